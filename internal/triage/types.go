@@ -1,0 +1,247 @@
+// Package triage is dlqt's pure logic: it decodes what the broker returned into
+// domain values (envelopes, deaths, timelines), classifies and groups messages,
+// redacts and sanitises what reaches the screen. It does no I/O; the use cases
+// reach the broker and the journal through the small interfaces defined here.
+package triage
+
+import (
+	"context"
+	"time"
+)
+
+// Reason says why a message sits in a parking queue: one of the broker's
+// dead-letter reasons, or ReasonPublished when an application put it there.
+type Reason string
+
+const (
+	ReasonRejected      Reason = "rejected"
+	ReasonExpired       Reason = "expired"
+	ReasonMaxlen        Reason = "maxlen"
+	ReasonDeliveryLimit Reason = "delivery_limit"
+	ReasonPublished     Reason = "published"
+)
+
+// Queue types as the management API names them.
+const (
+	QueueClassic = "classic"
+	QueueQuorum  = "quorum"
+	QueueStream  = "stream"
+)
+
+// Headers is an AMQP header table in plain Go values. Values are one of:
+// string, int64, float64, bool, time.Time, []byte, []any, Headers, nil.
+// The broker package converts amqp.Table into this shape, the snapshot file
+// round-trips it, and everything in triage reads it.
+type Headers map[string]any
+
+// Properties are the AMQP basic properties of a message that dlqt keeps.
+type Properties struct {
+	MessageID       string    `json:"message_id,omitempty"`
+	CorrelationID   string    `json:"correlation_id,omitempty"`
+	ContentType     string    `json:"content_type,omitempty"`
+	ContentEncoding string    `json:"content_encoding,omitempty"`
+	Type            string    `json:"type,omitempty"`
+	AppID           string    `json:"app_id,omitempty"`
+	UserID          string    `json:"user_id,omitempty"`
+	ReplyTo         string    `json:"reply_to,omitempty"`
+	Expiration      string    `json:"expiration,omitempty"`
+	Timestamp       time.Time `json:"timestamp,omitzero"`
+	Priority        uint8     `json:"priority,omitempty"`
+	DeliveryMode    uint8     `json:"delivery_mode,omitempty"`
+}
+
+// Message is one message as read from a parking queue, untouched: what the
+// broker delivered, plus where it was read and in which position.
+type Message struct {
+	Queue       string     `json:"queue"`
+	Position    int        `json:"position"` // 0-based order in which the browse saw it
+	Redelivered bool       `json:"redelivered,omitempty"`
+	Exchange    string     `json:"exchange"` // exchange of the delivery into the parking queue
+	RoutingKey  string     `json:"routing_key"`
+	Properties  Properties `json:"properties"`
+	Headers     Headers    `json:"headers,omitempty"`
+	Body        []byte     `json:"body"`
+}
+
+// Death is one x-death entry: the broker's compressed record of every time the
+// message died in one queue for one reason. Time is the FIRST such death.
+type Death struct {
+	Queue              string    `json:"queue"`
+	Reason             Reason    `json:"reason"`
+	Count              int64     `json:"count"`
+	Time               time.Time `json:"time,omitzero"`
+	Exchange           string    `json:"exchange"`
+	RoutingKeys        []string  `json:"routing_keys,omitempty"`
+	OriginalExpiration string    `json:"original_expiration,omitempty"`
+}
+
+// Failure is the failure block an application adds to its envelope.
+type Failure struct {
+	ReasonCode      string `json:"reason_code,omitempty"`
+	Consumer        string `json:"consumer,omitempty"`
+	ConsumerVersion string `json:"consumer_version,omitempty"`
+	Attempt         int    `json:"attempt,omitempty"`
+	FirstFailedAt   string `json:"first_failed_at,omitempty"`
+	LastFailedAt    string `json:"last_failed_at,omitempty"`
+}
+
+// Envelope is the diagnostic envelope of seed 003, decoded tolerantly: any
+// field may be missing, and a body that is not a JSON object has IsJSON false.
+type Envelope struct {
+	IsJSON        bool     `json:"-"`
+	MessageID     string   `json:"message_id,omitempty"`
+	EventType     string   `json:"event_type,omitempty"`
+	SchemaVersion string   `json:"schema_version,omitempty"`
+	OccurredAt    string   `json:"occurred_at,omitempty"`
+	CorrelationID string   `json:"correlation_id,omitempty"`
+	Failure       *Failure `json:"failure,omitempty"`
+}
+
+// EventKind names one kind of step in an attempt timeline.
+type EventKind string
+
+const (
+	EventPublished  EventKind = "published"   // original publish (timestamp / occurred_at)
+	EventDeath      EventKind = "death"       // an x-death entry
+	EventFirstDeath EventKind = "first-death" // x-first-death-* headers
+	EventLastDeath  EventKind = "last-death"  // x-last-death-* headers (3.13+)
+	EventRetry      EventKind = "retry"       // application retry headers
+	EventFailure    EventKind = "failure"     // envelope failure block
+	EventDelivery   EventKind = "delivery"    // quorum x-delivery-count
+	EventReplay     EventKind = "replay"      // dlqt's own replay headers
+)
+
+// Event is one step of a message's attempt timeline. Time is zero when the
+// source carries no time; such events sort after dated ones.
+type Event struct {
+	Time   time.Time `json:"time,omitzero"`
+	Kind   EventKind `json:"kind"`
+	Queue  string    `json:"queue,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	Count  int64     `json:"count,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// Triaged is a message with everything dlqt derived from it. Payload is the
+// redacted and sanitised text that may be shown or printed; the raw message
+// stays in Message, untouched.
+type Triaged struct {
+	Message       Message   `json:"-"`
+	ID            string    `json:"id"` // stable identity, see Identify
+	Envelope      Envelope  `json:"envelope"`
+	Deaths        []Death   `json:"deaths,omitempty"`
+	Reason        Reason    `json:"reason"`
+	ReasonCode    string    `json:"reason_code"`
+	Attempts      int       `json:"attempts"`
+	DeliveryCount int       `json:"delivery_count,omitempty"` // quorum x-delivery-count
+	DiedAt        time.Time `json:"died_at,omitzero"`         // most recent death or failure time
+	Timeline      []Event   `json:"timeline"`
+	Payload       string    `json:"payload"`
+	PayloadBytes  int       `json:"payload_bytes"`
+	Binary        bool      `json:"binary,omitempty"` // payload shown as a hex dump
+	Redactions    int       `json:"redactions"`
+}
+
+// Group is the messages of one queue that share a (reason, reason_code).
+type Group struct {
+	Reason     Reason    `json:"reason"`
+	ReasonCode string    `json:"reason_code"`
+	Count      int       `json:"count"`
+	Oldest     time.Time `json:"oldest,omitzero"`
+	Newest     time.Time `json:"newest,omitzero"`
+	EventTypes []string  `json:"event_types"`
+	Members    []int     `json:"-"` // indexes into the Triaged slice that was grouped
+}
+
+// Exchange is one exchange of a vhost.
+type Exchange struct {
+	Name string `json:"name"`
+	Type string `json:"type"` // direct, fanout, topic, headers, x-...
+}
+
+// Binding routes from an exchange to a queue or another exchange.
+type Binding struct {
+	Source          string  `json:"source"`
+	Destination     string  `json:"destination"`
+	DestinationType string  `json:"destination_type"` // "queue" or "exchange"
+	RoutingKey      string  `json:"routing_key"`
+	Arguments       Headers `json:"arguments,omitempty"`
+}
+
+// Queue is one queue of a vhost with the effective settings dlqt reasons
+// about: each Effective* value is the queue argument, else the policy's.
+type Queue struct {
+	Name      string  `json:"name"`
+	Type      string  `json:"type"`
+	Messages  int     `json:"messages"`
+	Consumers int     `json:"consumers"`
+	Arguments Headers `json:"arguments,omitempty"`
+	Policy    string  `json:"policy,omitempty"`
+
+	PublishRate   float64   `json:"publish_rate"`            // msg/s into the queue
+	HeadPublished time.Time `json:"head_published,omitzero"` // head_message_timestamp, when known
+
+	DeadLetterExchange      string `json:"dead_letter_exchange,omitempty"`
+	HasDeadLetterExchange   bool   `json:"has_dead_letter_exchange,omitempty"`
+	DeadLetterRoutingKey    string `json:"dead_letter_routing_key,omitempty"`
+	HasDeadLetterRoutingKey bool   `json:"has_dead_letter_routing_key,omitempty"`
+	DLXFromPolicy           bool   `json:"dlx_from_policy,omitempty"`
+	MessageTTL              int64  `json:"message_ttl,omitempty"` // ms; 0 = none
+	MaxLength               int64  `json:"max_length,omitempty"`  // 0 = none
+	Overflow                string `json:"overflow,omitempty"`
+	DeliveryLimit           int64  `json:"delivery_limit,omitempty"` // quorum; 0 = none
+}
+
+// Topology is what dlqt knows of a vhost: enough to find parking queues and
+// to tell a broker death from an application publish.
+type Topology struct {
+	Vhost     string     `json:"vhost"`
+	Queues    []Queue    `json:"queues"`
+	Exchanges []Exchange `json:"exchanges"`
+	Bindings  []Binding  `json:"bindings"`
+}
+
+// ParkingQueue is a queue where dead or given-up messages wait for a person.
+type ParkingQueue struct {
+	Queue
+	Vhost            string   `json:"vhost"`
+	DeadLetteredFrom []string `json:"dead_lettered_from"` // queues whose DLX routes here
+	ByName           bool     `json:"by_name,omitempty"`  // matched only by a name pattern
+}
+
+// Batch is what one bounded browse of a queue returned.
+type Batch struct {
+	Vhost    string    `json:"vhost"`
+	Queue    string    `json:"queue"`
+	Depth    int       `json:"depth"` // queue depth when the browse started
+	Limit    int       `json:"limit"`
+	TakenAt  time.Time `json:"taken_at"`
+	Messages []Message `json:"messages"`
+	// Err is set when the browse stopped early; Messages still holds every
+	// message read before that, all released back to the queue.
+	Err error `json:"-"`
+}
+
+// Truncated reports whether the batch holds fewer messages than the queue had.
+func (b Batch) Truncated() bool { return len(b.Messages) < b.Depth }
+
+// BrowseOptions bound and steer one browse.
+type BrowseOptions struct {
+	Limit int // at most this many messages; <= 0 means DefaultBrowseLimit
+	// AcceptDeliveryCost allows browsing a quorum queue with a delivery limit,
+	// which adds one to every read message's delivery count.
+	AcceptDeliveryCost bool
+	// Progress, when set, is called as messages arrive (read so far, expected).
+	Progress func(read, expected int)
+}
+
+// DefaultBrowseLimit bounds a snapshot when the user sets none.
+const DefaultBrowseLimit = 10000
+
+// Reader is what the read path needs from a broker or a snapshot file.
+type Reader interface {
+	// Describe names the source for the status line, e.g. "127.0.0.1:5672 vhost /".
+	Describe() string
+	Topology(ctx context.Context) (Topology, error)
+	Browse(ctx context.Context, queue string, opts BrowseOptions) (Batch, error)
+}
