@@ -1,0 +1,42 @@
+package broker
+
+import (
+	"fmt"
+	"net/http"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+)
+
+// CreateVhost creates c.Vhost and grants the management user full rights in
+// it. Used by tests and by `make demo`; dlqt itself never creates vhosts.
+func CreateVhost(c Config) error {
+	rh, err := c.management()
+	if err != nil {
+		return err
+	}
+	if _, err := rh.PutVhost(c.Vhost, rabbithole.VhostSettings{Description: "created by dlqt"}); err != nil {
+		return fmt.Errorf("create vhost %q: %w", c.Vhost, err)
+	}
+	user, _, _ := c.credentials()
+	perms := rabbithole.Permissions{Configure: ".*", Write: ".*", Read: ".*"}
+	if _, err := rh.UpdatePermissionsIn(c.Vhost, user, perms); err != nil {
+		return fmt.Errorf("grant %s on vhost %q: %w", user, c.Vhost, err)
+	}
+	return nil
+}
+
+// DeleteVhost deletes c.Vhost; a vhost that is already gone is not an error.
+func DeleteVhost(c Config) error {
+	rh, err := c.management()
+	if err != nil {
+		return err
+	}
+	res, err := rh.DeleteVhost(c.Vhost)
+	if res != nil && res.StatusCode == http.StatusNotFound {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete vhost %q: %w", c.Vhost, err)
+	}
+	return nil
+}

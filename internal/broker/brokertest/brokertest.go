@@ -1,0 +1,47 @@
+// Package brokertest gives integration tests a vhost of their own on the real
+// local broker, deleted when the test ends. Tests never touch vhost "/".
+package brokertest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/dlqt/dlqt/internal/broker"
+)
+
+// Env returns the broker the tests talk to: DLQT_TEST_AMQP_URL and
+// DLQT_TEST_MGMT_URL, else the local broker with guest/guest.
+func Env() broker.Config {
+	c := broker.Config{AMQPURL: broker.DefaultAMQPURL, MgmtURL: broker.DefaultMgmtURL}
+	if v := os.Getenv("DLQT_TEST_AMQP_URL"); v != "" {
+		c.AMQPURL = v
+	}
+	if v := os.Getenv("DLQT_TEST_MGMT_URL"); v != "" {
+		c.MgmtURL = v
+	}
+	return c
+}
+
+// NewVhost creates a uniquely named vhost (dlqt-test-<prefix>-<random>) and
+// deletes it in t.Cleanup. A broker that does not answer fails the test: an
+// integration test is never skipped.
+func NewVhost(t testing.TB, prefix string) broker.Config {
+	t.Helper()
+	c := Env()
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	c.Vhost = "dlqt-test-" + prefix + "-" + hex.EncodeToString(b[:])
+	if err := broker.CreateVhost(c); err != nil {
+		t.Fatalf("the integration tests need RabbitMQ with the management plugin (run .ci/run or `make broker`): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := broker.DeleteVhost(c); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return c
+}
