@@ -1,0 +1,152 @@
+package ui
+
+import (
+	"context"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Every broker and journal call runs in one of these commands, never in
+// Update. Each reply carries the id of the request that asked for it; the
+// model keeps the id it still waits for and drops any other reply, so a
+// slow answer for a screen the user has left never lands on the wrong one.
+
+// engine is the read path the TUI drives: the same use cases the headless
+// commands call.
+type engine struct {
+	listParking func(context.Context, triage.Reader, []string) ([]triage.ParkingQueue, triage.Topology, error)
+	inspect     func(context.Context, triage.Reader, string, triage.BrowseOptions, *triage.Redactor) (triage.Inspection, error)
+}
+
+func triageEngine() engine {
+	return engine{listParking: triage.ListParking, inspect: triage.Inspect}
+}
+
+// parkingMsg answers a queue list request.
+type parkingMsg struct {
+	id     int
+	queues []triage.ParkingQueue
+	err    error
+}
+
+func listCmd(ctx context.Context, e engine, r triage.Reader, patterns []string, id int) tea.Cmd {
+	return func() tea.Msg {
+		qs, _, err := e.listParking(ctx, r, patterns)
+		return parkingMsg{id: id, queues: qs, err: err}
+	}
+}
+
+// browseProgressMsg reports how far a browse got; inspectedMsg ends it.
+type browseProgressMsg struct {
+	id             int
+	read, expected int
+}
+
+type inspectedMsg struct {
+	id    int
+	queue string
+	insp  triage.Inspection
+	err   error
+}
+
+// browse is one Inspect in flight. Progress comes from the reader's
+// goroutine through a one-slot channel that keeps only the latest count, so
+// a slow screen never slows the browse (which holds messages unacked).
+type browse struct {
+	id       int
+	queue    string
+	cancel   context.CancelFunc
+	progress chan browseProgressMsg
+	done     chan inspectedMsg
+}
+
+func newBrowse(parent context.Context, id int, queue string) (*browse, context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	return &browse{
+		id: id, queue: queue, cancel: cancel,
+		progress: make(chan browseProgressMsg, 1),
+		done:     make(chan inspectedMsg, 1),
+	}, ctx
+}
+
+// report publishes the latest progress without ever blocking the reader.
+func (b *browse) report(read, expected int) {
+	p := browseProgressMsg{id: b.id, read: read, expected: expected}
+	select {
+	case b.progress <- p:
+		return
+	default:
+	}
+	select { // drop the stale count the screen has not taken yet
+	case <-b.progress:
+	default:
+	}
+	select {
+	case b.progress <- p:
+	default:
+	}
+}
+
+// start runs the inspection and waits for its first news.
+func (b *browse) start(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *triage.Redactor) tea.Cmd {
+	return func() tea.Msg {
+		go func() {
+			opts.Progress = b.report
+			insp, err := e.inspect(ctx, r, b.queue, opts, red)
+			b.done <- inspectedMsg{id: b.id, queue: b.queue, insp: insp, err: err}
+		}()
+		return b.wait()
+	}
+}
+
+// next waits for the browse's next progress or its end.
+func (b *browse) next() tea.Cmd {
+	return func() tea.Msg { return b.wait() }
+}
+
+func (b *browse) wait() tea.Msg {
+	select {
+	case d := <-b.done:
+		return d
+	case p := <-b.progress:
+		return p
+	}
+}
+
+// tagsMsg answers a request for the tags of the inspected messages.
+type tagsMsg struct {
+	id    int
+	queue string
+	tags  map[string][]string
+	err   error
+}
+
+func tagsCmd(j *journal.Journal, vhost, queue string, ids []string, id int) tea.Cmd {
+	return func() tea.Msg {
+		tags, err := j.Tags(vhost, queue, ids)
+		return tagsMsg{id: id, queue: queue, tags: tags, err: err}
+	}
+}
+
+// taggedMsg answers a tag written to the journal, with the message's tags
+// as the journal now has them.
+type taggedMsg struct {
+	queue     string
+	messageID string
+	tags      []string
+	err       error
+}
+
+func tagCmd(j *journal.Journal, e journal.Entry) tea.Cmd {
+	return func() tea.Msg {
+		id := e.MessageIDs[0]
+		if _, err := j.Append(e); err != nil {
+			return taggedMsg{queue: e.Queue, messageID: id, err: err}
+		}
+		tags, err := j.Tags(e.Vhost, e.Queue, []string{id})
+		return taggedMsg{queue: e.Queue, messageID: id, tags: tags[id], err: err}
+	}
+}

@@ -1,0 +1,22 @@
+package ui
+
+import (
+	"context"
+	"errors"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// Run shows the TUI until the user quits or ctx ends. Nothing is logged to
+// the screen: errors appear on the status area or come back from Run.
+func Run(ctx context.Context, opts Options) error {
+	m := newModel(opts)
+	m.base = ctx
+	p := tea.NewProgram(m, tea.WithContext(ctx))
+	_, err := p.Run()
+	m.stopBrowse()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}

@@ -1,0 +1,142 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/views"
+)
+
+// footer is what sits under the screen body: help, the status line, and the
+// error and notice lines when there are any.
+func (m *Model) footer() []string {
+	var lines []string
+	helpView := m.help.View(m.helpKeys())
+	if m.dialog != nil {
+		helpView = ""
+	}
+	if helpView != "" {
+		lines = append(lines, strings.Split(helpView, "\n")...)
+	}
+	lines = append(lines, m.ctx.Styles.Status.Render(fitWidth(m.status(), m.width)))
+	if m.lastErr != "" {
+		lines = append(lines, m.ctx.Styles.Error.Render(fitWidth("error: "+m.lastErr, m.width)))
+	}
+	if m.opts.Notice != "" {
+		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth("note: "+triage.SanitizeLine(m.opts.Notice), m.width)))
+	}
+	return lines
+}
+
+// status is the bottom line: source, vhost, actor and the snapshot's bound.
+func (m *Model) status() string {
+	parts := []string{"dlqt"}
+	if m.opts.Reader != nil {
+		parts = append(parts, triage.SanitizeLine(m.opts.Reader.Describe()))
+	}
+	if m.opts.Vhost != "" {
+		parts = append(parts, "vhost "+triage.SanitizeLine(m.opts.Vhost))
+	}
+	if m.opts.Actor != "" {
+		parts = append(parts, "actor "+triage.SanitizeLine(m.opts.Actor))
+	}
+	if m.screen != screenQueues {
+		if m.browse != nil {
+			parts = append(parts, "reading "+triage.SanitizeLine(m.browse.queue)+"…")
+		} else if insp := m.groups.Inspection(); insp != nil {
+			parts = append(parts, views.Bound(insp.Batch))
+		}
+	}
+	return " " + strings.Join(parts, " │ ")
+}
+
+func (m *Model) helpKeys() interface {
+	ShortHelp() []key.Binding
+	FullHelp() [][]key.Binding
+} {
+	switch m.screen {
+	case screenQueues:
+		return &m.queues
+	case screenGroups:
+		return &m.groups
+	case screenMessages:
+		return &m.messages
+	default:
+		return &m.message
+	}
+}
+
+// layout pushes the body size down to every screen; the footer's height
+// changes with help, errors and notices, so it runs after every update.
+func (m *Model) layout() {
+	m.help.SetWidth(m.width)
+	h := max(m.height-len(m.footer()), 1)
+	m.queues.SetSize(m.width, h)
+	m.groups.SetSize(m.width, h)
+	m.messages.SetSize(m.width, h)
+	m.message.SetSize(m.width, h)
+}
+
+func (m *Model) body(h int) string {
+	if m.dialog != nil {
+		var d string
+		switch dl := m.dialog.(type) {
+		case costDialog:
+			d = dl.view(m.ctx, m.width)
+		case tagPrompt:
+			d = dl.view(m.ctx, m.width)
+		}
+		return place(m.width, h, d)
+	}
+	switch m.screen {
+	case screenQueues:
+		return m.queues.View()
+	case screenGroups:
+		return m.groups.View()
+	case screenMessages:
+		return m.messages.View()
+	default:
+		return m.message.View()
+	}
+}
+
+// Screen renders the whole screen as a string: exactly height lines, none
+// wider than width.
+func (m *Model) Screen() string {
+	foot := m.footer()
+	h := max(m.height-len(foot), 1)
+	lines := strings.Split(m.body(h), "\n")
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	lines = append(lines[:h], foot...)
+	if len(lines) > m.height {
+		lines = lines[:m.height]
+	}
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, m.width, "…")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// View is the only tea.View of the program: full screen, in the alt screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Screen())
+	v.AltScreen = true
+	v.WindowTitle = "dlqt"
+	return v
+}
+
+// fitWidth pads or truncates s to exactly w cells, so a reversed status bar
+// spans the whole line.
+func fitWidth(s string, w int) string {
+	s = ansi.Truncate(s, w, "…")
+	if n := ansi.StringWidth(s); n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}

@@ -1,0 +1,24 @@
+// Package views holds one Bubble Tea model per dlqt screen. Views only
+// render domain values handed to them and report what the user selected; they
+// never call the broker or the journal (internal/ui does, off the Update loop).
+package views
+
+import "time"
+
+// Context is what every view shares with the root: the keymap, the styles
+// and the clock. The root owns it and hands the same pointer to each view, so
+// a theme change reaches every screen at once.
+type Context struct {
+	Keys   KeyMap
+	Styles Styles
+	// Now is the clock used for ages ("3m ago"); tests fix it so screens are
+	// reproducible.
+	Now func() time.Time
+}
+
+func (c *Context) now() time.Time {
+	if c.Now == nil {
+		return time.Now()
+	}
+	return c.Now()
+}

@@ -1,0 +1,139 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// fit truncates s to w cells with "…" and pads it to exactly w cells, so
+// columns line up and never wrap.
+func fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	s = ansi.Truncate(s, w, "…")
+	if n := ansi.StringWidth(s); n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// fitRight is fit for numbers: right-aligned.
+func fitRight(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	s = ansi.Truncate(s, w, "…")
+	if n := ansi.StringWidth(s); n < w {
+		s = strings.Repeat(" ", w-n) + s
+	}
+	return s
+}
+
+// Count formats n with thousands separators: 48210 -> "48,210".
+func Count(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// Age is a compact duration: "45s", "12m", "3h12m", "2d4h".
+func Age(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		if m == 0 {
+			return fmt.Sprintf("%dh", h)
+		}
+		return fmt.Sprintf("%dh%dm", h, m)
+	default:
+		days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
+		if h == 0 {
+			return fmt.Sprintf("%dd", days)
+		}
+		return fmt.Sprintf("%dd%dh", days, h)
+	}
+}
+
+// ageSince is how long ago t was, "?" when t is unknown.
+func ageSince(now, t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return Age(now.Sub(t))
+}
+
+// ago is ageSince with " ago", or "?" when unknown.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return Age(now.Sub(t)) + " ago"
+}
+
+// stamp is an absolute time in UTC, the zone incident timelines are kept in.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// rate formats a message rate in msg/s.
+func rate(f float64) string {
+	switch {
+	case f <= 0:
+		return "0"
+	case f < 10:
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	case f < 10000:
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	default:
+		return strconv.FormatFloat(f/1000, 'f', 0, 64) + "k"
+	}
+}
+
+// orDash shows "-" for an empty value, so a blank cell never reads as a bug.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// fitLines truncates every line of s to w cells and returns exactly h lines.
+func fitLines(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, w, "…")
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}

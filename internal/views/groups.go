@@ -1,0 +1,198 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/spinner"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Groups is the second screen: the messages of one queue grouped by
+// (reason, reason_code), with the browse progress while it is read.
+type Groups struct {
+	ctx     *Context
+	table   Table
+	queue   string
+	insp    *triage.Inspection
+	loading bool
+	read    int
+	expect  int
+	spin    spinner.Model
+	width   int
+	height  int
+}
+
+// NewGroups returns an empty groups screen.
+func NewGroups(ctx *Context) Groups {
+	return Groups{ctx: ctx, spin: spinner.New(spinner.WithSpinner(spinner.Line)), table: newTable(ctx, []Column{
+		{Title: "reason", Width: 14},
+		{Title: "reason_code", Width: 12, Flex: 2},
+		{Title: "count", Width: 6, Right: true},
+		{Title: "oldest", Width: 6, Right: true},
+		{Title: "newest", Width: 6, Right: true},
+		{Title: "event types", Width: 10, Flex: 2},
+	})}
+}
+
+// Bound says how much of the queue a snapshot holds, for headers and the
+// status line: "first 10,000 of 48,210 messages" or "all 37 messages".
+func Bound(b triage.Batch) string {
+	if b.Truncated() {
+		return fmt.Sprintf("first %s of %s messages", Count(len(b.Messages)), Count(b.Depth))
+	}
+	return fmt.Sprintf("all %s messages", Count(len(b.Messages)))
+}
+
+// Open starts showing queue name: the old inspection is dropped and the
+// returned command starts the progress spinner.
+func (g *Groups) Open(name string) tea.Cmd {
+	g.queue, g.insp = name, nil
+	g.table.ClearFilter()
+	g.table.SetRows(nil)
+	return g.StartLoading()
+}
+
+// Queue is the queue shown.
+func (g *Groups) Queue() string { return g.queue }
+
+// StartLoading shows the progress line until SetInspection or StopLoading.
+func (g *Groups) StartLoading() tea.Cmd {
+	g.loading, g.read, g.expect = true, 0, 0
+	return g.spin.Tick
+}
+
+// StopLoading hides the progress line (the browse failed or was refused).
+func (g *Groups) StopLoading() { g.loading = false }
+
+// Loading reports whether a browse is in flight.
+func (g *Groups) Loading() bool { return g.loading }
+
+// SetProgress records how far the browse got.
+func (g *Groups) SetProgress(read, expected int) { g.read, g.expect = read, expected }
+
+// UpdateSpinner advances the spinner while loading; the tick chain ends
+// when loading does.
+func (g *Groups) UpdateSpinner(msg spinner.TickMsg) tea.Cmd {
+	if !g.loading {
+		return nil
+	}
+	var cmd tea.Cmd
+	g.spin, cmd = g.spin.Update(msg)
+	return cmd
+}
+
+// SetInspection shows what the browse found.
+func (g *Groups) SetInspection(insp *triage.Inspection) {
+	g.insp, g.loading = insp, false
+	now := g.ctx.now()
+	rows := make([][]string, len(insp.Groups))
+	for i, gr := range insp.Groups {
+		types := make([]string, len(gr.EventTypes))
+		for j, t := range gr.EventTypes {
+			types[j] = triage.SanitizeLine(t)
+		}
+		rows[i] = []string{
+			string(gr.Reason),
+			orDash(triage.SanitizeLine(gr.ReasonCode)),
+			Count(gr.Count),
+			ageSince(now, gr.Oldest),
+			ageSince(now, gr.Newest),
+			orDash(strings.Join(types, ", ")),
+		}
+	}
+	g.table.SetRows(rows)
+}
+
+// Inspection is what is shown, nil while the first browse runs.
+func (g *Groups) Inspection() *triage.Inspection { return g.insp }
+
+// Selected is the group under the cursor.
+func (g *Groups) Selected() (triage.Group, bool) {
+	i, ok := g.table.Selected()
+	if !ok || g.insp == nil {
+		return triage.Group{}, false
+	}
+	return g.insp.Groups[i], true
+}
+
+// SelectGroup puts the cursor on the group with this reason and code.
+func (g *Groups) SelectGroup(reason triage.Reason, code string) {
+	if g.insp == nil {
+		return
+	}
+	for i, gr := range g.insp.Groups {
+		if gr.Reason == reason && gr.ReasonCode == code {
+			g.table.Select(i)
+		}
+	}
+}
+
+// Table exposes the list for filtering.
+func (g *Groups) Table() *Table { return &g.table }
+
+// SetSize sets the area of the screen body.
+func (g *Groups) SetSize(w, h int) {
+	g.width, g.height = w, h
+	g.table.SetSize(w, h-2)
+}
+
+// Update handles movement and filter typing.
+func (g *Groups) Update(msg tea.Msg) tea.Cmd { return g.table.Update(msg) }
+
+func (g *Groups) header() string {
+	name := triage.SanitizeLine(g.queue)
+	if g.insp == nil {
+		return name
+	}
+	q, _ := g.insp.Topology.Queue(g.queue)
+	kind := triage.SanitizeLine(q.Type)
+	if q.DeliveryLimit > 0 {
+		kind += fmt.Sprintf(", delivery limit %d", q.DeliveryLimit)
+	}
+	if kind != "" {
+		name += " (" + kind + ")"
+	}
+	return name + " — " + Bound(g.insp.Batch) + ", " + Count(len(g.insp.Groups)) + " groups"
+}
+
+func (g *Groups) progress() string {
+	line := g.spin.View() + " reading " + Count(g.read)
+	if g.expect > 0 {
+		line += " / " + Count(g.expect)
+		barW := min(g.width-len([]rune(line))-3, 40)
+		if barW >= 5 {
+			done := min(barW*g.read/g.expect, barW)
+			line += "  " + strings.Repeat("█", done) + strings.Repeat("░", barW-done)
+		}
+	}
+	return line
+}
+
+// View draws the header, the progress while browsing, and the groups.
+func (g *Groups) View() string {
+	st := g.ctx.Styles
+	second := ""
+	if g.loading {
+		second = g.progress()
+	}
+	if g.insp != nil && len(g.insp.Groups) == 0 && !g.loading {
+		second = "The queue is empty: nothing to triage."
+	}
+	return fitLines(st.Title.Render(g.header())+"\n"+second+"\n"+g.table.View(), g.width, g.height)
+}
+
+// ShortHelp implements help.KeyMap.
+func (g *Groups) ShortHelp() []key.Binding {
+	k := g.ctx.Keys
+	return []key.Binding{k.Open, k.Back, k.Filter, k.Refresh, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (g *Groups) FullHelp() [][]key.Binding {
+	k := g.ctx.Keys
+	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter}, k.general()}
+}

@@ -1,0 +1,35 @@
+package views
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap holds one binding per action. internal/ui fills it from keymap.yaml
+// (plus the user's override file); views only match against it.
+type KeyMap struct {
+	Up       key.Binding
+	Down     key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+	Open     key.Binding
+	Back     key.Binding
+	Filter   key.Binding
+	Refresh  key.Binding
+	Tag      key.Binding
+	Help     key.Binding
+	Quit     key.Binding
+
+	// Dialog scope: only read while a dialog is open, so they may share keys
+	// with the actions above (esc cancels a dialog and goes back elsewhere).
+	Confirm key.Binding
+	Cancel  key.Binding
+}
+
+// navigation is the short list of movement keys every list shows in its full help.
+func (k KeyMap) navigation() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}
+}
+
+func (k KeyMap) general() []key.Binding {
+	return []key.Binding{k.Refresh, k.Help, k.Quit}
+}

@@ -1,0 +1,298 @@
+package views
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Message is the fourth screen: one message, read safely, in a scrollable
+// viewport: identity, failure, attempt timeline, payload and headers.
+type Message struct {
+	ctx     *Context
+	vp      viewport.Model
+	msg     triage.Triaged
+	limit   int64
+	headers triage.Headers
+	hidden  int // header values redacted
+	tags    []string
+	width   int
+	height  int
+}
+
+// NewMessage returns an empty message screen.
+func NewMessage(ctx *Context) Message {
+	vp := viewport.New()
+	vp.FillHeight = true
+	return Message{ctx: ctx, vp: vp}
+}
+
+// SetMessage shows t. limit is the queue's delivery limit (0: none); red
+// masks secrets in the headers (the payload is already redacted by triage).
+func (m *Message) SetMessage(t triage.Triaged, limit int64, red *triage.Redactor, tags []string) {
+	same := m.msg.ID == t.ID
+	m.msg, m.limit, m.tags = t, limit, tags
+	m.headers, m.hidden = triage.RedactHeaders(t.Message.Headers, red)
+	m.render()
+	if !same {
+		m.vp.GotoTop()
+	}
+}
+
+// SetTags refreshes the tags line.
+func (m *Message) SetTags(tags []string) {
+	m.tags = tags
+	m.render()
+}
+
+// Shown is the message on screen.
+func (m *Message) Shown() triage.Triaged { return m.msg }
+
+// SetSize sets the area of the screen body.
+func (m *Message) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.vp.SetWidth(w)
+	m.vp.SetHeight(max(h-1, 1))
+	m.render()
+}
+
+// Update scrolls with the shared keymap (the viewport's own keys are not
+// used, so a user's keymap.yaml applies here too).
+func (m *Message) Update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	keys := m.ctx.Keys
+	switch {
+	case key.Matches(k, keys.Up):
+		m.vp.ScrollUp(1)
+	case key.Matches(k, keys.Down):
+		m.vp.ScrollDown(1)
+	case key.Matches(k, keys.PageUp):
+		m.vp.PageUp()
+	case key.Matches(k, keys.PageDown):
+		m.vp.PageDown()
+	case key.Matches(k, keys.Top):
+		m.vp.GotoTop()
+	case key.Matches(k, keys.Bottom):
+		m.vp.GotoBottom()
+	}
+	return nil
+}
+
+// View draws the title line and the viewport.
+func (m *Message) View() string {
+	st := m.ctx.Styles
+	title := "message " + triage.SanitizeLine(m.msg.ID)
+	if m.vp.TotalLineCount() > m.vp.Height() {
+		title += fmt.Sprintf(" — %d%%", int(m.vp.ScrollPercent()*100))
+	}
+	return fitLines(st.Title.Render(title)+"\n"+m.vp.View(), m.width, m.height)
+}
+
+// ShortHelp implements help.KeyMap.
+func (m *Message) ShortHelp() []key.Binding {
+	k := m.ctx.Keys
+	return []key.Binding{k.Down, k.PageDown, k.Back, k.Tag, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (m *Message) FullHelp() [][]key.Binding {
+	k := m.ctx.Keys
+	return [][]key.Binding{k.navigation(), {k.Back, k.Tag}, k.general()}
+}
+
+// labelWidth aligns the values of every section.
+const labelWidth = 16
+
+// page builds the viewport's lines, wrapped to the width.
+type page struct {
+	st    Styles
+	width int
+	lines []string
+}
+
+func (p *page) section(title string) {
+	if len(p.lines) > 0 {
+		p.lines = append(p.lines, "")
+	}
+	p.lines = append(p.lines, p.st.Section.Render(ansi.Truncate(title, p.width, "…")))
+}
+
+// field writes "label  value", wrapping a long value under itself.
+func (p *page) field(label, value string) {
+	w := max(p.width-2-labelWidth, 10)
+	parts := strings.Split(ansi.Hardwrap(value, w, true), "\n")
+	for i, part := range parts {
+		l := ""
+		if i == 0 {
+			l = label
+		}
+		p.lines = append(p.lines, "  "+p.st.Label.Render(fit(l, labelWidth))+part)
+	}
+}
+
+// text writes free text (payload), hard-wrapped with a small indent.
+func (p *page) text(s string) {
+	w := max(p.width-2, 10)
+	for _, line := range strings.Split(s, "\n") {
+		for _, part := range strings.Split(ansi.Hardwrap(line, w, true), "\n") {
+			p.lines = append(p.lines, "  "+part)
+		}
+	}
+}
+
+func (m *Message) render() {
+	if m.width <= 0 {
+		return
+	}
+	now := m.ctx.now()
+	t := m.msg
+	s := triage.SanitizeLine
+	p := &page{st: m.ctx.Styles, width: m.width}
+
+	p.section("identity")
+	p.field("id", s(t.ID))
+	p.field("message_id", orDash(s(t.Message.Properties.MessageID)))
+	corr := t.Message.Properties.CorrelationID
+	if corr == "" {
+		corr = t.Envelope.CorrelationID
+	}
+	p.field("correlation id", orDash(s(corr)))
+	p.field("event type", orDash(s(t.Envelope.EventType)))
+	p.field("schema version", orDash(s(t.Envelope.SchemaVersion)))
+	p.field("occurred at", orDash(s(t.Envelope.OccurredAt)))
+	p.field("tags", orDash(tagList(m.tags)))
+
+	p.section("failure")
+	p.field("reason", string(t.Reason))
+	p.field("reason_code", orDash(s(t.ReasonCode)))
+	p.field("attempts", strconv.Itoa(t.Attempts))
+	p.field("died at", when(now, t.DiedAt))
+	if m.limit > 0 {
+		p.field("delivery count", fmt.Sprintf("%d of limit %d (this read added 1)", t.DeliveryCount, m.limit))
+	}
+	if f := t.Envelope.Failure; f != nil {
+		consumer := strings.TrimSpace(s(f.Consumer) + " " + s(f.ConsumerVersion))
+		p.field("consumer", orDash(consumer))
+		p.field("app attempt", strconv.Itoa(f.Attempt))
+		p.field("first failed", orDash(s(f.FirstFailedAt)))
+		p.field("last failed", orDash(s(f.LastFailedAt)))
+	}
+
+	p.section(fmt.Sprintf("attempt timeline (%d events)", len(t.Timeline)))
+	for _, e := range t.Timeline {
+		p.lines = append(p.lines, "  "+timelineLine(e))
+	}
+	if len(t.Timeline) == 0 {
+		p.lines = append(p.lines, "  no death or retry history on this message")
+	}
+
+	head := fmt.Sprintf("payload (%s bytes", Count(t.PayloadBytes))
+	if ct := s(t.Message.Properties.ContentType); ct != "" {
+		head += ", " + ct
+	}
+	if t.Redactions > 0 {
+		head += fmt.Sprintf(", %d values redacted", t.Redactions)
+	}
+	if t.Binary {
+		head += ", binary, shown as hex"
+	}
+	p.section(head + ")")
+	if t.Payload == "" {
+		p.lines = append(p.lines, "  (empty)")
+	} else {
+		p.text(t.Payload)
+	}
+
+	keys := make([]string, 0, len(m.headers))
+	for k := range m.headers {
+		if k == "x-death" { // shown as the timeline above
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	head = fmt.Sprintf("headers (%d", len(keys))
+	if m.hidden > 0 {
+		head += fmt.Sprintf(", %d values redacted", m.hidden)
+	}
+	p.section(head + ")")
+	for _, k := range keys {
+		p.field(s(k), s(HeaderValue(m.headers[k])))
+	}
+
+	m.vp.SetContentLines(p.lines)
+}
+
+// when is an absolute time with its age: "2026-11-30 10:37:02Z (5m ago)".
+func when(now, t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return stamp(t) + " (" + ago(now, t) + ")"
+}
+
+// timelineLine is one step of the attempt timeline.
+func timelineLine(e triage.Event) string {
+	s := triage.SanitizeLine
+	parts := []string{fit(stamp(e.Time), 20), fit(string(e.Kind), 11)}
+	if e.Queue != "" {
+		parts = append(parts, s(e.Queue))
+	}
+	if e.Reason != "" {
+		parts = append(parts, s(e.Reason))
+	}
+	if e.Count > 0 {
+		parts = append(parts, fmt.Sprintf("×%d", e.Count))
+	}
+	if e.Detail != "" {
+		parts = append(parts, s(e.Detail))
+	}
+	return strings.Join(parts, " ")
+}
+
+// HeaderValue renders an AMQP header value on one line.
+func HeaderValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return x
+	case []byte:
+		return fmt.Sprintf("%d bytes: %x", len(x), x[:min(len(x), 32)])
+	case time.Time:
+		return stamp(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = HeaderValue(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case triage.Headers:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + ": " + HeaderValue(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case map[string]any:
+		return HeaderValue(triage.Headers(x))
+	default:
+		return fmt.Sprint(x)
+	}
+}

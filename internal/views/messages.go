@@ -1,0 +1,170 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Messages is the third screen: the messages of one group.
+type Messages struct {
+	ctx    *Context
+	table  Table
+	insp   *triage.Inspection
+	group  triage.Group
+	tags   map[string][]string
+	limit  int64 // quorum delivery limit of the queue, 0 when none
+	width  int
+	height int
+}
+
+// NewMessages returns an empty messages screen.
+func NewMessages(ctx *Context) Messages {
+	return Messages{ctx: ctx, table: newTable(ctx, nil)}
+}
+
+func (m *Messages) columns() []Column {
+	cols := []Column{
+		{Title: "id", Width: 10, Flex: 3},
+		{Title: "event type", Width: 8, Flex: 2},
+		{Title: "att", Width: 3, Right: true},
+		{Title: "age", Width: 6, Right: true},
+		{Title: "died at (UTC)", Width: 19},
+		{Title: "reason_code", Width: 8, Flex: 2},
+		{Title: "tags", Width: 6, Flex: 2},
+	}
+	if m.limit > 0 {
+		cols = append(cols, Column{Title: "deliv", Width: 7, Right: true})
+	}
+	return cols
+}
+
+// Open shows group g of insp from the top, unfiltered; tags are by message
+// id and may be nil.
+func (m *Messages) Open(insp *triage.Inspection, g triage.Group, tags map[string][]string) {
+	m.table.ClearFilter()
+	m.table.rows, m.table.cursor, m.table.offset = nil, 0, 0
+	m.SetGroup(insp, g, tags)
+}
+
+// SetGroup shows group g of a fresh inspection, keeping the filter and,
+// when still there, the selected message.
+func (m *Messages) SetGroup(insp *triage.Inspection, g triage.Group, tags map[string][]string) {
+	sel, hadSel := m.Selected()
+	m.insp, m.group, m.tags = insp, g, tags
+	q, _ := insp.Topology.Queue(insp.Batch.Queue)
+	m.limit = q.DeliveryLimit
+	m.table.SetColumns(m.columns())
+	m.render()
+	if hadSel {
+		m.SelectID(sel.ID)
+	}
+}
+
+// SetTags refreshes the tags column.
+func (m *Messages) SetTags(tags map[string][]string) {
+	m.tags = tags
+	m.render()
+}
+
+func (m *Messages) render() {
+	if m.insp == nil {
+		return
+	}
+	now := m.ctx.now()
+	rows := make([][]string, len(m.group.Members))
+	for i, idx := range m.group.Members {
+		t := m.insp.Messages[idx]
+		row := []string{
+			triage.SanitizeLine(t.ID),
+			orDash(triage.SanitizeLine(t.Envelope.EventType)),
+			strconv.Itoa(t.Attempts),
+			ageSince(now, t.DiedAt),
+			strings.TrimSuffix(stamp(t.DiedAt), "Z"),
+			orDash(triage.SanitizeLine(t.ReasonCode)),
+			orDash(tagList(m.tags[t.ID])),
+		}
+		if m.limit > 0 {
+			row = append(row, fmt.Sprintf("%d/%d", t.DeliveryCount, m.limit))
+		}
+		rows[i] = row
+	}
+	m.table.SetRows(rows)
+}
+
+func tagList(tags []string) string {
+	clean := make([]string, len(tags))
+	for i, t := range tags {
+		clean[i] = triage.SanitizeLine(t)
+	}
+	return strings.Join(clean, ",")
+}
+
+// Group is the group shown.
+func (m *Messages) Group() triage.Group { return m.group }
+
+// Selected is the message under the cursor.
+func (m *Messages) Selected() (triage.Triaged, bool) {
+	i, ok := m.table.Selected()
+	if !ok || m.insp == nil {
+		return triage.Triaged{}, false
+	}
+	return m.insp.Messages[m.group.Members[i]], true
+}
+
+// SelectID puts the cursor on the message with this id.
+func (m *Messages) SelectID(id string) {
+	if m.insp == nil {
+		return
+	}
+	for i, idx := range m.group.Members {
+		if m.insp.Messages[idx].ID == id {
+			m.table.Select(i)
+			return
+		}
+	}
+}
+
+// Table exposes the list for filtering.
+func (m *Messages) Table() *Table { return &m.table }
+
+// SetSize sets the area of the screen body.
+func (m *Messages) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.table.SetSize(w, h-1)
+}
+
+// Update handles movement and filter typing.
+func (m *Messages) Update(msg tea.Msg) tea.Cmd { return m.table.Update(msg) }
+
+// View draws the group's title and its messages.
+func (m *Messages) View() string {
+	st := m.ctx.Styles
+	title := ""
+	if m.insp != nil {
+		title = fmt.Sprintf("%s › %s / %s — %s messages",
+			triage.SanitizeLine(m.insp.Batch.Queue), m.group.Reason,
+			orDash(triage.SanitizeLine(m.group.ReasonCode)), Count(m.group.Count))
+		if m.limit > 0 {
+			title += fmt.Sprintf(", deliv = delivery count / limit %d", m.limit)
+		}
+	}
+	return fitLines(st.Title.Render(title)+"\n"+m.table.View(), m.width, m.height)
+}
+
+// ShortHelp implements help.KeyMap.
+func (m *Messages) ShortHelp() []key.Binding {
+	k := m.ctx.Keys
+	return []key.Binding{k.Open, k.Back, k.Filter, k.Tag, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (m *Messages) FullHelp() [][]key.Binding {
+	k := m.ctx.Keys
+	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter, k.Tag}, k.general()}
+}

@@ -1,0 +1,136 @@
+package views
+
+import (
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Queues is the first screen: every parking queue of the vhost.
+type Queues struct {
+	ctx     *Context
+	table   Table
+	queues  []triage.ParkingQueue
+	loading bool
+	loaded  bool
+	width   int
+	height  int
+}
+
+// NewQueues returns the queue list, empty until SetQueues.
+func NewQueues(ctx *Context) Queues {
+	return Queues{ctx: ctx, table: newTable(ctx, []Column{
+		{Title: "queue", Width: 12, Flex: 3},
+		{Title: "type", Width: 7},
+		{Title: "depth", Width: 7, Right: true},
+		{Title: "in/s", Width: 5, Right: true},
+		{Title: "cons", Width: 4, Right: true},
+		{Title: "oldest", Width: 6, Right: true},
+		{Title: "dead-lettered from", Width: 10, Flex: 2},
+	})}
+}
+
+// SetLoading marks a (re)load in flight; the old list stays on screen.
+func (q *Queues) SetLoading(on bool) { q.loading = on }
+
+// SetQueues shows a freshly read list. Every broker string is sanitised here.
+func (q *Queues) SetQueues(qs []triage.ParkingQueue) {
+	q.queues, q.loading, q.loaded = qs, false, true
+	now := q.ctx.now()
+	rows := make([][]string, len(qs))
+	for i, p := range qs {
+		from := make([]string, len(p.DeadLetteredFrom))
+		for j, f := range p.DeadLetteredFrom {
+			from[j] = triage.SanitizeLine(f)
+		}
+		source := strings.Join(from, ", ")
+		if p.ByName && source == "" {
+			source = "(matched by name)"
+		}
+		rows[i] = []string{
+			triage.SanitizeLine(p.Name),
+			triage.SanitizeLine(p.Type),
+			Count(p.Messages),
+			rate(p.PublishRate),
+			strconv.Itoa(p.Consumers),
+			ageSince(now, p.HeadPublished),
+			orDash(source),
+		}
+	}
+	q.table.SetRows(rows)
+}
+
+// Selected is the queue under the cursor.
+func (q *Queues) Selected() (triage.ParkingQueue, bool) {
+	i, ok := q.table.Selected()
+	if !ok {
+		return triage.ParkingQueue{}, false
+	}
+	return q.queues[i], true
+}
+
+// SelectName puts the cursor on the queue called name, if listed.
+func (q *Queues) SelectName(name string) {
+	for i, p := range q.queues {
+		if p.Name == name {
+			q.table.Select(i)
+			return
+		}
+	}
+}
+
+// Table exposes the list for filtering.
+func (q *Queues) Table() *Table { return &q.table }
+
+// SetSize sets the area of the screen body.
+func (q *Queues) SetSize(w, h int) {
+	q.width, q.height = w, h
+	q.table.SetSize(w, h-1)
+}
+
+// Update handles movement and filter typing.
+func (q *Queues) Update(msg tea.Msg) tea.Cmd { return q.table.Update(msg) }
+
+// View draws the list, or says how to get some parking queues.
+func (q *Queues) View() string {
+	st := q.ctx.Styles
+	var head string
+	switch {
+	case !q.loaded:
+		head = "reading the topology…"
+	case q.loading:
+		head = Count(len(q.queues)) + " parking queues (refreshing…)"
+	default:
+		head = Count(len(q.queues)) + " parking queues"
+	}
+	if q.loaded && len(q.queues) == 0 {
+		body := strings.Join([]string{
+			head,
+			"",
+			"No parking queues in this vhost: no queue receives dead letters, and none",
+			"is named like a dead-letter queue (dlq, dead, parking, _error, .error, failed).",
+			"",
+			"To try dlqt:",
+			"  make demo     load realistic scenarios into the dlqt-demo vhost and open it",
+			"  dlqt --demo   open the bundled snapshot, no broker needed",
+		}, "\n")
+		return fitLines(body, q.width, q.height)
+	}
+	return fitLines(st.Dim.Render(head)+"\n"+q.table.View(), q.width, q.height)
+}
+
+// ShortHelp implements help.KeyMap.
+func (q *Queues) ShortHelp() []key.Binding {
+	k := q.ctx.Keys
+	return []key.Binding{k.Open, k.Filter, k.Refresh, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (q *Queues) FullHelp() [][]key.Binding {
+	k := q.ctx.Keys
+	return [][]key.Binding{k.navigation(), {k.Open, k.Filter, k.Back}, k.general()}
+}
