@@ -1,0 +1,295 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// How long a browse waits for the broker. Messages held unacked by another
+// consumer are not ready and never arrive, so a browse stops on silence.
+const (
+	firstMessageWait = 1 * time.Second         // nothing at all arrives
+	idleGap          = 1500 * time.Millisecond // after the last message
+	streamTailGap    = 250 * time.Millisecond  // a stream read past its reported length
+	releaseWait      = 10 * time.Second        // draining deliveries after basic.cancel
+	progressEvery    = 100
+)
+
+// Browse reads up to opts.Limit messages of a queue without taking them, as
+// DESIGN.md prescribes:
+//
+//   - classic queues, and quorum queues without a delivery limit: held with
+//     basic.consume (manual ack), then the consumer is cancelled and every
+//     message released with one Nack(multiple, requeue). Order is kept; the
+//     broker sets redelivered.
+//   - quorum queues with a delivery limit: refused with a DeliveryCostError
+//     unless opts.AcceptDeliveryCost. Verified on 3.10.8: each browse adds
+//     exactly 1 to x-delivery-count (absent = 0), and a message delivered
+//     with x-delivery-count equal to the limit is dead-lettered (or dropped)
+//     by its release; x-delivery-limit 0 dead-letters on the first release.
+//     The consumer MUST be cancelled before the Nack: a message requeued to a
+//     live consumer is redelivered at once and counted twice.
+//   - streams: read by offset from the first message and acked as read
+//     (acks only give credit); nothing to release.
+//
+// A browse that stops early returns every message read so far with Batch.Err
+// set and the same error; the channel close requeues whatever was held.
+func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptions) (triage.Batch, error) {
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = triage.DefaultBrowseLimit
+	}
+	b := triage.Batch{Vhost: l.cfg.Vhost, Queue: queue, Limit: limit, TakenAt: time.Now().UTC()}
+	info, err := l.queueInfo(ctx, queue)
+	if err != nil {
+		return b, err
+	}
+	conn, err := l.connection(ctx)
+	if err != nil {
+		return b, err
+	}
+	q := info.domain()
+	r := reading{queue: queue, progress: opts.Progress}
+
+	if q.Type == triage.QueueStream {
+		// A passive declare reports 0 for a stream: take the management count
+		// and read on past it, since that count may lag a few seconds.
+		b.Depth = q.Messages
+		r.want, r.expected = limit, min(limit, b.Depth)
+		r.stream = true
+		b.Messages, err = r.read(ctx, conn)
+		b.Depth = max(b.Depth, len(b.Messages))
+		return finish(b, err)
+	}
+
+	if b.Depth, err = passiveDepth(conn, queue, l.cfg.Vhost); err != nil {
+		return b, err
+	}
+	if q.Type == triage.QueueQuorum && info.hasDeliveryLimit() && !opts.AcceptDeliveryCost {
+		return b, &triage.DeliveryCostError{Queue: queue, Limit: q.DeliveryLimit, Depth: b.Depth}
+	}
+	r.want = min(limit, b.Depth)
+	r.expected = r.want
+	if r.want == 0 {
+		r.report(0, true)
+		return b, nil
+	}
+	b.Messages, err = r.read(ctx, conn)
+	return finish(b, err)
+}
+
+func finish(b triage.Batch, err error) (triage.Batch, error) {
+	if err != nil {
+		b.Err = err
+	}
+	return b, err
+}
+
+// passiveDepth counts the ready messages of a queue. A failed passive declare
+// closes its channel, so it gets a channel of its own.
+func passiveDepth(conn *amqp.Connection, queue, vhost string) (int, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return 0, fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return 0, notFound(fmt.Sprintf("queue %q does not exist in vhost %q", queue, vhost))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("queue %q: %w", queue, err)
+	}
+	return q.Messages, nil
+}
+
+// reading is one consume of one queue.
+type reading struct {
+	queue    string
+	want     int // stop after this many
+	expected int // what progress reports as the total
+	stream   bool
+	progress func(read, expected int)
+}
+
+func (r reading) report(n int, final bool) {
+	if r.progress != nil && (final || n%progressEvery == 0) {
+		r.progress(n, max(r.expected, n))
+	}
+}
+
+// prefetch bounds what the broker pushes to what we mean to read. Qos takes
+// a uint16; above that 0 (unlimited) and the loop stops at want. A stream
+// needs a bounded window and gets its credit back from the acks.
+func (r reading) prefetch() int {
+	if r.stream {
+		return min(max(r.want, 1), 1000)
+	}
+	if r.want > math.MaxUint16 {
+		return 0
+	}
+	return r.want
+}
+
+func (r reading) read(ctx context.Context, conn *amqp.Connection) ([]triage.Message, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("open channel: %w", err)
+	}
+	// Closing the channel requeues anything still held: belt and braces for
+	// every path out of here, the Nack below being the braces.
+	defer ch.Close()
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	prefetch := r.prefetch()
+	if err := ch.Qos(prefetch, 0, false); err != nil {
+		return nil, fmt.Errorf("browse %q: set prefetch: %w", r.queue, err)
+	}
+	var args amqp.Table
+	if r.stream {
+		args = amqp.Table{"x-stream-offset": "first"}
+	}
+	tag := consumerTag()
+	deliveries, err := ch.Consume(r.queue, tag, false, false, false, false, args)
+	if err != nil {
+		return nil, fmt.Errorf("browse %q: consume: %w", r.queue, err)
+	}
+	r.report(0, true)
+
+	var (
+		msgs    []triage.Message
+		lastTag uint64
+		stopErr error
+		timer   = time.NewTimer(firstMessageWait)
+	)
+	defer timer.Stop()
+	ackEvery := max(prefetch/2, 1)
+read:
+	for len(msgs) < r.want {
+		select {
+		case d, ok := <-deliveries:
+			if !ok {
+				stopErr = closeCause(closed)
+				break read
+			}
+			msgs = append(msgs, toMessage(d, r.queue, len(msgs)))
+			lastTag = d.DeliveryTag
+			if r.stream && len(msgs)%ackEvery == 0 {
+				if err := ch.Ack(lastTag, true); err != nil {
+					stopErr = err
+					break read
+				}
+			}
+			r.report(len(msgs), false)
+			gap := idleGap
+			if r.stream && len(msgs) >= r.expected {
+				gap = streamTailGap
+			}
+			timer.Reset(gap)
+		case <-timer.C:
+			break read // silence: the rest is held elsewhere, or there is no more
+		case <-ctx.Done():
+			stopErr = ctx.Err()
+			break read
+		}
+	}
+	r.report(len(msgs), true)
+
+	if !ch.IsClosed() {
+		if err := r.release(ch, tag, deliveries, lastTag); err != nil && stopErr == nil {
+			stopErr = err
+		}
+	}
+	if stopErr != nil {
+		return msgs, fmt.Errorf("browse of %q stopped after %d of %d messages (all released): %w",
+			r.queue, len(msgs), r.expected, stopErr)
+	}
+	return msgs, nil
+}
+
+// release cancels the consumer first (a message requeued to a live consumer
+// comes straight back, and a quorum queue counts it twice), takes in what the
+// broker pushed before the cancel-ok, then requeues everything in one Nack.
+func (r reading) release(ch *amqp.Channel, tag string, deliveries <-chan amqp.Delivery, lastTag uint64) error {
+	if err := ch.Cancel(tag, false); err != nil {
+		return fmt.Errorf("cancel consumer: %w", err)
+	}
+	timeout := time.After(releaseWait)
+drain:
+	for {
+		select {
+		case d, ok := <-deliveries:
+			if !ok {
+				break drain
+			}
+			lastTag = max(lastTag, d.DeliveryTag)
+		case <-timeout:
+			break drain // the channel close requeues the rest
+		}
+	}
+	if r.stream || lastTag == 0 {
+		return nil
+	}
+	if err := ch.Nack(lastTag, true, true); err != nil {
+		return fmt.Errorf("requeue: %w", err)
+	}
+	return nil
+}
+
+// closeCause says why the deliveries stopped: the broker's reason when it
+// closed the channel or connection.
+func closeCause(closed <-chan *amqp.Error) error {
+	select {
+	case e, ok := <-closed:
+		if ok && e != nil {
+			return e
+		}
+	case <-time.After(100 * time.Millisecond):
+	}
+	return errors.New("channel closed")
+}
+
+func consumerTag() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "dlqt-browse-" + hex.EncodeToString(b[:])
+}
+
+func toMessage(d amqp.Delivery, queue string, pos int) triage.Message {
+	m := triage.Message{
+		Queue:       queue,
+		Position:    pos,
+		Redelivered: d.Redelivered,
+		Exchange:    d.Exchange,
+		RoutingKey:  d.RoutingKey,
+		Properties: triage.Properties{
+			MessageID:       d.MessageId,
+			CorrelationID:   d.CorrelationId,
+			ContentType:     d.ContentType,
+			ContentEncoding: d.ContentEncoding,
+			Type:            d.Type,
+			AppID:           d.AppId,
+			UserID:          d.UserId,
+			ReplyTo:         d.ReplyTo,
+			Expiration:      d.Expiration,
+			Priority:        d.Priority,
+			DeliveryMode:    d.DeliveryMode,
+		},
+		Headers: tableToHeaders(d.Headers),
+		Body:    bytes.Clone(d.Body),
+	}
+	if !d.Timestamp.IsZero() {
+		m.Properties.Timestamp = d.Timestamp.UTC()
+	}
+	return m
+}

@@ -1,0 +1,144 @@
+package broker
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Header values in a snapshot file are tagged with their type, so that what
+// JSON would blur comes back as it was: {"int":"3"} vs {"float":3},
+// {"time":"..."} and {"bytes":"base64"} vs {"str":"..."}, {"table":{...}}
+// vs a map. Integers are strings so no reader rounds them through float64.
+// The same tagging covers queue and binding arguments.
+
+func tagHeaders(h triage.Headers) map[string]any {
+	if h == nil {
+		return nil
+	}
+	out := make(map[string]any, len(h))
+	for k, v := range h {
+		out[k] = tagValue(v)
+	}
+	return out
+}
+
+func tagValue(v any) map[string]any {
+	switch v := v.(type) {
+	case nil:
+		return map[string]any{"null": true}
+	case string:
+		return map[string]any{"str": v}
+	case bool:
+		return map[string]any{"bool": v}
+	case int64:
+		return map[string]any{"int": strconv.FormatInt(v, 10)}
+	case int:
+		return map[string]any{"int": strconv.Itoa(v)}
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return map[string]any{"float": strconv.FormatFloat(v, 'g', -1, 64)}
+		}
+		return map[string]any{"float": v}
+	case time.Time:
+		return map[string]any{"time": v.UTC().Format(time.RFC3339Nano)}
+	case []byte:
+		return map[string]any{"bytes": base64.StdEncoding.EncodeToString(v)}
+	case []any:
+		list := make([]any, len(v))
+		for i, e := range v {
+			list[i] = tagValue(e)
+		}
+		return map[string]any{"list": list}
+	case triage.Headers:
+		return map[string]any{"table": tagHeaders(v)}
+	case map[string]any:
+		return map[string]any{"table": tagHeaders(v)}
+	default:
+		// Not a value triage.Headers allows; keep its text rather than fail.
+		return map[string]any{"str": fmt.Sprint(v)}
+	}
+}
+
+// untagHeaders reverses tagHeaders on what encoding/json decoded (with
+// UseNumber) into a Headers field.
+func untagHeaders(raw triage.Headers) (triage.Headers, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	out := make(triage.Headers, len(raw))
+	for k, v := range raw {
+		val, err := untagValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", k, err)
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+func untagValue(v any) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return nil, fmt.Errorf("want one {type: value} pair, got %v", v)
+	}
+	for tag, x := range m {
+		switch tag {
+		case "null":
+			return nil, nil
+		case "str":
+			if s, ok := x.(string); ok {
+				return s, nil
+			}
+		case "bool":
+			if b, ok := x.(bool); ok {
+				return b, nil
+			}
+		case "int":
+			if s, ok := x.(string); ok {
+				return strconv.ParseInt(s, 10, 64)
+			}
+		case "float":
+			switch f := x.(type) {
+			case json.Number:
+				return f.Float64()
+			case string:
+				return strconv.ParseFloat(f, 64)
+			}
+		case "time":
+			if s, ok := x.(string); ok {
+				t, err := time.Parse(time.RFC3339Nano, s)
+				return t.UTC(), err
+			}
+		case "bytes":
+			if s, ok := x.(string); ok {
+				return base64.StdEncoding.DecodeString(s)
+			}
+		case "list":
+			if l, ok := x.([]any); ok {
+				out := make([]any, len(l))
+				for i, e := range l {
+					val, err := untagValue(e)
+					if err != nil {
+						return nil, fmt.Errorf("[%d]: %w", i, err)
+					}
+					out[i] = val
+				}
+				return out, nil
+			}
+		case "table":
+			if t, ok := x.(map[string]any); ok {
+				return untagHeaders(triage.Headers(t))
+			}
+		default:
+			return nil, fmt.Errorf("unknown value type %q", tag)
+		}
+		return nil, fmt.Errorf("bad %s value %v", tag, x)
+	}
+	panic("unreachable")
+}

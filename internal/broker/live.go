@@ -1,0 +1,148 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sync"
+	"syscall"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Live reads a running broker: topology through the management API, messages
+// through AMQP. It implements triage.Reader and is safe for concurrent use.
+type Live struct {
+	cfg  Config
+	mgmt *management
+	addr string // host:port of the AMQP listener, for messages and Describe
+	url  string // AMQP URL pointed at cfg.Vhost; holds the password, never printed
+
+	mu   sync.Mutex
+	conn *amqp.Connection
+}
+
+var _ triage.Reader = (*Live)(nil)
+
+// Dial checks that the management API answers with these credentials and
+// that the vhost exists, then opens the AMQP connection.
+//
+// The AMQP connection is opened eagerly: a wrong AMQP port, credentials that
+// differ from the management user's, or a missing vhost permission then show
+// at startup as one line, not halfway through the first browse. If the
+// connection drops later, the next Browse opens a new one.
+func Dial(ctx context.Context, cfg Config) (*Live, error) {
+	if cfg.AMQPURL == "" {
+		cfg.AMQPURL = DefaultAMQPURL
+	}
+	if cfg.MgmtURL == "" {
+		cfg.MgmtURL = DefaultMgmtURL
+	}
+	if cfg.Vhost == "" {
+		cfg.Vhost = "/"
+	}
+	mgmt, err := newManagement(cfg)
+	if err != nil {
+		return nil, err
+	}
+	amqpURL, err := cfg.amqpURL()
+	if err != nil {
+		return nil, err
+	}
+	u, _ := url.Parse(amqpURL)
+	l := &Live{cfg: cfg, mgmt: mgmt, addr: hostPort(u), url: amqpURL}
+	if err := mgmt.check(ctx, cfg.Vhost); err != nil {
+		return nil, err
+	}
+	if _, err := l.connection(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "amqps" {
+		return net.JoinHostPort(u.Hostname(), "5671")
+	}
+	return net.JoinHostPort(u.Hostname(), "5672")
+}
+
+// Describe names the broker for the status line: "127.0.0.1:5672 vhost /".
+func (l *Live) Describe() string { return l.addr + " vhost " + l.cfg.Vhost }
+
+// Close closes the AMQP connection; every message still held is requeued
+// by the broker.
+func (l *Live) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil || l.conn.IsClosed() {
+		return nil
+	}
+	err := l.conn.Close()
+	l.conn = nil
+	return err
+}
+
+// connection returns the open AMQP connection, reopening a dropped one.
+func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn != nil && !l.conn.IsClosed() {
+		return l.conn, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	user := amqpUser(l.cfg.AMQPURL)
+	conn, err := amqp.DialConfig(l.url, amqp.Config{
+		Dial:       amqp.DefaultDial(l.cfg.timeout()),
+		Properties: amqp.Table{"connection_name": "dlqt browse"},
+	})
+	if err != nil {
+		return nil, l.explainAMQP(err, user)
+	}
+	l.conn = conn
+	return conn, nil
+}
+
+// amqpUser is the AMQP user for messages; amqp091-go defaults to guest.
+func amqpUser(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return u.User.Username()
+	}
+	return "guest"
+}
+
+// explainAMQP turns an AMQP dial error into one line without the password.
+func (l *Live) explainAMQP(err error, user string) error {
+	var ae *amqp.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("AMQP at %s: connection refused — is RabbitMQ running and listening there?", l.addr)
+	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
+		return fmt.Errorf("AMQP at %s: bad credentials for user %s", l.addr, user)
+	case errors.As(err, &ae) && ae.Code == amqp.NotAllowed:
+		return fmt.Errorf("AMQP at %s: user %s may not open vhost %q: %s", l.addr, user, l.cfg.Vhost, ae.Reason)
+	case errors.As(err, &ae):
+		return fmt.Errorf("AMQP at %s: %s", l.addr, ae.Reason)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("AMQP at %s: no answer within %s", l.addr, l.cfg.timeout())
+	}
+	return fmt.Errorf("AMQP at %s: %v", l.addr, err)
+}
+
+// notFoundError is one readable line that still matches triage.ErrNotFound.
+type notFoundError struct{ msg string }
+
+func notFound(msg string) error               { return &notFoundError{msg} }
+func (e *notFoundError) Error() string        { return e.msg }
+func (e *notFoundError) Is(target error) bool { return target == triage.ErrNotFound }

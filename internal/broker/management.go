@@ -1,0 +1,155 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+)
+
+// management talks to the management API: rabbit-hole for what it models
+// well, raw JSON GETs for the fields it lacks. Every call honours ctx.
+type management struct {
+	endpoint string // http://host:15672, no userinfo, no trailing slash
+	user     string
+	pass     string
+	http     *http.Client
+}
+
+func newManagement(c Config) (*management, error) {
+	user, pass, err := c.credentials()
+	if err != nil {
+		return nil, err
+	}
+	raw := c.MgmtURL
+	if raw == "" {
+		raw = DefaultMgmtURL
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("bad management URL %q: want http://host:15672", redactURL(raw))
+	}
+	u.User = nil
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return &management{
+		endpoint: u.String(),
+		user:     user,
+		pass:     pass,
+		http:     &http.Client{Timeout: c.timeout()},
+	}, nil
+}
+
+// rabbitHole returns a rabbit-hole client whose requests carry ctx, so a
+// cancelled Topology call stops instead of running to the timeout.
+func (m *management) rabbitHole(ctx context.Context) *rabbithole.Client {
+	rh, _ := rabbithole.NewTLSClient(m.endpoint, m.user, m.pass, ctxTransport{ctx: ctx})
+	rh.SetTimeout(m.http.Timeout)
+	return rh
+}
+
+type ctxTransport struct{ ctx context.Context }
+
+func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return http.DefaultTransport.RoundTrip(r.WithContext(t.ctx))
+}
+
+// errHTTPNotFound marks a 404 from the management API; callers turn it into
+// a domain error naming what was missing.
+var errHTTPNotFound = errors.New("404 not found")
+
+// get decodes the JSON answer of GET /api/<path> into out. path segments
+// must already be escaped.
+func (m *management) get(ctx context.Context, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.endpoint+"/api/"+path, nil)
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(m.user, m.pass)
+	res, err := m.http.Do(req)
+	if err != nil {
+		return m.explain(err)
+	}
+	defer res.Body.Close()
+	switch {
+	case res.StatusCode == http.StatusNotFound:
+		return errHTTPNotFound
+	case res.StatusCode >= 400:
+		var e struct {
+			Error  string `json:"error"`
+			Reason string `json:"reason"`
+		}
+		_ = json.NewDecoder(io.LimitReader(res.Body, 1<<16)).Decode(&e)
+		return m.explain(rabbithole.ErrorResponse{StatusCode: res.StatusCode, Message: e.Error, Reason: e.Reason})
+	}
+	dec := json.NewDecoder(res.Body)
+	dec.UseNumber() // arguments keep integers exact; see jsonToHeaders
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("management API GET /api/%s: bad answer: %v", path, err)
+	}
+	return nil
+}
+
+// explain turns a transport or HTTP error into one line a responder can act
+// on. It never includes the password.
+func (m *management) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("management API at %s: no answer within %s", m.endpoint, m.http.Timeout)
+		}
+		return err
+	}
+	var rme rabbithole.ErrorResponse
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("management API at %s: connection refused — is rabbitmq_management enabled?", m.endpoint)
+	case strings.Contains(err.Error(), "API responded with a 401"): // rabbit-hole's own text
+		return fmt.Errorf("management API: 401 bad credentials for user %s", m.user)
+	case errors.As(err, &rme):
+		if rme.StatusCode == http.StatusUnauthorized {
+			return fmt.Errorf("management API: 401 bad credentials for user %s", m.user)
+		}
+		if rme.StatusCode == http.StatusForbidden {
+			return fmt.Errorf("management API: 403 user %s may not do this (needs the management tag and vhost access): %s", m.user, rme.Reason)
+		}
+		return fmt.Errorf("management API at %s: %d %s %s", m.endpoint, rme.StatusCode, rme.Message, rme.Reason)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("management API at %s: no answer within %s", m.endpoint, m.http.Timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its text repeats the URL
+	}
+	return fmt.Errorf("management API at %s: %v", m.endpoint, err)
+}
+
+// check proves the API answers, the credentials work and the vhost exists.
+func (m *management) check(ctx context.Context, vhost string) error {
+	var who struct {
+		Name string `json:"name"`
+	}
+	if err := m.get(ctx, "whoami", &who); err != nil {
+		return err
+	}
+	var vh struct {
+		Name string `json:"name"`
+	}
+	err := m.get(ctx, "vhosts/"+url.PathEscape(vhost), &vh)
+	if errors.Is(err, errHTTPNotFound) {
+		return notFound(fmt.Sprintf("vhost %q does not exist", vhost))
+	}
+	return err
+}

@@ -1,0 +1,230 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// queueJSON is one element of GET /api/queues/{vhost}, with the fields
+// rabbit-hole v2.16.0 does not model.
+type queueJSON struct {
+	Name                 string          `json:"name"`
+	Type                 string          `json:"type"`
+	Messages             int             `json:"messages"`
+	Consumers            int             `json:"consumers"`
+	Arguments            map[string]any  `json:"arguments"`
+	Policy               string          `json:"policy"`
+	EffectivePolicy      map[string]any  `json:"effective_policy_definition"`
+	HeadMessageTimestamp json.RawMessage `json:"head_message_timestamp"`
+	MessagesDLX          int             `json:"messages_dlx"`
+	MessageStats         struct {
+		PublishDetails struct {
+			Rate float64 `json:"rate"`
+		} `json:"publish_details"`
+	} `json:"message_stats"`
+}
+
+// Topology reads the vhost's exchanges, bindings and queues.
+func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
+	top := triage.Topology{Vhost: l.cfg.Vhost}
+	var raw []queueJSON
+	if err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost), &raw); err != nil {
+		return top, l.vhostErr(err)
+	}
+	for _, q := range raw {
+		top.Queues = append(top.Queues, q.domain())
+	}
+	if err := ctx.Err(); err != nil {
+		return top, err
+	}
+	rh := l.mgmt.rabbitHole(ctx)
+	xs, err := rh.ListExchangesIn(l.cfg.Vhost)
+	if err != nil {
+		return top, l.rabbitHoleErr(err)
+	}
+	hasDefault := false
+	for _, x := range xs {
+		top.Exchanges = append(top.Exchanges, triage.Exchange{Name: x.Name, Type: x.Type})
+		hasDefault = hasDefault || x.Name == ""
+	}
+	if !hasDefault { // the default exchange routes by queue name; never leave it out
+		top.Exchanges = append([]triage.Exchange{{Name: "", Type: "direct"}}, top.Exchanges...)
+	}
+	bs, err := rh.ListBindingsIn(l.cfg.Vhost)
+	if err != nil {
+		return top, l.rabbitHoleErr(err)
+	}
+	for _, b := range bs {
+		top.Bindings = append(top.Bindings, triage.Binding{
+			Source:          b.Source,
+			Destination:     b.Destination,
+			DestinationType: b.DestinationType,
+			RoutingKey:      b.RoutingKey,
+			Arguments:       jsonToHeaders(b.Arguments),
+		})
+	}
+	return top, nil
+}
+
+// queueInfo reads one queue; an unknown queue wraps triage.ErrNotFound.
+func (l *Live) queueInfo(ctx context.Context, name string) (queueJSON, error) {
+	var q queueJSON
+	err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost)+"/"+url.PathEscape(name), &q)
+	if errors.Is(err, errHTTPNotFound) {
+		return q, notFound(fmt.Sprintf("queue %q does not exist in vhost %q", name, l.cfg.Vhost))
+	}
+	return q, err
+}
+
+// vhostErr reads a 404 on a vhost-wide listing as a vanished vhost; get
+// has explained every other error already.
+func (l *Live) vhostErr(err error) error {
+	if errors.Is(err, errHTTPNotFound) {
+		return notFound(fmt.Sprintf("vhost %q does not exist", l.cfg.Vhost))
+	}
+	return err
+}
+
+// rabbitHoleErr is vhostErr for rabbit-hole's raw errors.
+func (l *Live) rabbitHoleErr(err error) error {
+	var rme rabbithole.ErrorResponse
+	if errors.As(err, &rme) && rme.StatusCode == http.StatusNotFound {
+		return l.vhostErr(errHTTPNotFound)
+	}
+	return l.mgmt.explain(err)
+}
+
+// domain turns the management view of a queue into a triage.Queue. Each
+// effective setting is resolved as the broker does (rabbit_amqqueue_process,
+// 3.10): dead-letter exchange, routing key and overflow take the queue
+// argument over the policy; message TTL, max length and delivery limit take
+// the lower of the two (checked on 3.10.8: argument x-delivery-limit 5 with a
+// policy delivery-limit 1 dead-letters on the second return).
+func (q queueJSON) domain() triage.Queue {
+	args := jsonToHeaders(q.Arguments)
+	pol := jsonToHeaders(q.EffectivePolicy)
+	out := triage.Queue{
+		Name:        q.Name,
+		Type:        q.Type,
+		Messages:    q.Messages,
+		Consumers:   q.Consumers,
+		Arguments:   args,
+		Policy:      q.Policy,
+		PublishRate: q.MessageStats.PublishDetails.Rate,
+	}
+	if out.Type == "" {
+		out.Type = triage.QueueClassic // before 3.8 the API left it out
+	}
+	if sec, ok := headTimestamp(q.HeadMessageTimestamp); ok {
+		out.HeadPublished = time.Unix(sec, 0).UTC()
+	}
+	if v, fromPolicy, ok := argElsePolicy[string](args, pol, "dead-letter-exchange"); ok {
+		out.DeadLetterExchange, out.HasDeadLetterExchange, out.DLXFromPolicy = v, true, fromPolicy
+	}
+	if v, _, ok := argElsePolicy[string](args, pol, "dead-letter-routing-key"); ok {
+		out.DeadLetterRoutingKey, out.HasDeadLetterRoutingKey = v, true
+	}
+	if v, _, ok := argElsePolicy[string](args, pol, "overflow"); ok {
+		out.Overflow = v
+	}
+	out.MessageTTL = lowerOf(args, pol, "message-ttl")
+	out.MaxLength = lowerOf(args, pol, "max-length")
+	out.DeliveryLimit = lowerOf(args, pol, "delivery-limit")
+	return out
+}
+
+// hasDeliveryLimit reports whether a limit is set at all: x-delivery-limit 0
+// is a real limit (every return dead-letters), unlike triage's 0 = none.
+func (q queueJSON) hasDeliveryLimit() bool {
+	_, aok := jsonToHeaders(q.Arguments)["x-delivery-limit"].(int64)
+	_, pok := jsonToHeaders(q.EffectivePolicy)["delivery-limit"].(int64)
+	return aok || pok
+}
+
+// argElsePolicy reads "x-"+key from the arguments, else key from the policy.
+func argElsePolicy[T any](args, pol map[string]any, key string) (v T, fromPolicy, ok bool) {
+	if v, ok := args["x-"+key].(T); ok {
+		return v, false, true
+	}
+	if v, ok := pol[key].(T); ok {
+		return v, true, true
+	}
+	return v, false, false
+}
+
+func lowerOf(args, pol map[string]any, key string) int64 {
+	a, aok := args["x-"+key].(int64)
+	p, pok := pol[key].(int64)
+	switch {
+	case aok && pok:
+		return min(a, p)
+	case aok:
+		return a
+	case pok:
+		return p
+	}
+	return 0
+}
+
+// headTimestamp reads head_message_timestamp: seconds, or "" / null when the
+// head message has no timestamp property (or the queue is empty).
+func headTimestamp(raw json.RawMessage) (int64, bool) {
+	var n json.Number
+	if len(raw) == 0 || json.Unmarshal(raw, &n) != nil {
+		return 0, false
+	}
+	sec, err := n.Int64()
+	if err != nil || sec <= 0 {
+		return 0, false
+	}
+	return sec, true
+}
+
+// jsonToHeaders turns decoded JSON (arguments, policy definitions) into
+// Headers: integral numbers become int64, as they were declared over AMQP.
+func jsonToHeaders(m map[string]any) triage.Headers {
+	if m == nil {
+		return nil
+	}
+	h := make(triage.Headers, len(m))
+	for k, v := range m {
+		h[k] = jsonValue(v)
+	}
+	return h
+}
+
+func jsonValue(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int64(v)
+		}
+		return v
+	case map[string]any:
+		return jsonToHeaders(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = jsonValue(e)
+		}
+		return out
+	}
+	return v
+}
