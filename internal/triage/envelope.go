@@ -1,7 +1,89 @@
 package triage
 
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+)
+
+// maxEnvelopeField bounds every string taken from an envelope: ids and names
+// longer than this are not ids but payload, and would flood a screen.
+const maxEnvelopeField = 1024
+
 // DecodeEnvelope reads the seed-003 envelope from a body, tolerating missing
 // fields, other shapes, non-JSON and binary bodies.
 func DecodeEnvelope(body []byte) Envelope {
-	panic("not implemented")
+	var raw map[string]json.RawMessage
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &raw) != nil || raw == nil {
+		return Envelope{}
+	}
+	env := Envelope{
+		IsJSON:        true,
+		MessageID:     envText(raw["message_id"]),
+		EventType:     envText(raw["event_type"]),
+		SchemaVersion: envText(raw["schema_version"]),
+		OccurredAt:    envText(raw["occurred_at"]),
+		CorrelationID: envText(raw["correlation_id"]),
+	}
+	var failure map[string]json.RawMessage
+	if f := raw["failure"]; len(f) > 0 && f[0] == '{' && json.Unmarshal(f, &failure) == nil {
+		env.Failure = &Failure{
+			ReasonCode:      envText(failure["reason_code"]),
+			Consumer:        envText(failure["consumer"]),
+			ConsumerVersion: envText(failure["consumer_version"]),
+			Attempt:         envAttempt(failure["attempt"]),
+			FirstFailedAt:   envText(failure["first_failed_at"]),
+			LastFailedAt:    envText(failure["last_failed_at"]),
+		}
+	}
+	return env
+}
+
+// envText reads a JSON string or number as text ("schema_version": 3 and
+// "3" mean the same); any other JSON value is treated as missing.
+func envText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case string:
+		return oneLine(x, maxEnvelopeField)
+	case json.Number:
+		return oneLine(x.String(), maxEnvelopeField)
+	}
+	return ""
+}
+
+// envAttempt reads failure.attempt: a number or a numeric string. Negative or
+// absurd values are not attempts and read as 0.
+func envAttempt(raw json.RawMessage) int {
+	if len(raw) == 0 {
+		return 0
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return 0
+	}
+	var n int64
+	var ok bool
+	switch x := v.(type) {
+	case json.Number:
+		n, ok = intOf(x)
+	case string:
+		n, ok = intOf(strings.TrimSpace(x))
+	}
+	if !ok || n < 0 || n > math.MaxInt32 {
+		return 0
+	}
+	return int(n)
 }

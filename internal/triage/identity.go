@@ -1,6 +1,176 @@
 package triage
 
-// Identify returns the stable identity of each message (same order).
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"hash"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxID bounds an identity taken from a message; real ids are far shorter.
+const maxID = 256
+
+// volatileHeaders change while a message sits in or moves between queues
+// (broker bookkeeping, shovels, dlqt's own replays), so they are not part of
+// a message's identity: the same message must hash the same when browsed
+// again, dead-lettered again or replayed.
+var volatileHeaders = map[string]bool{
+	"x-death":                true,
+	"x-delivery-count":       true,
+	"x-acquired-count":       true, // 4.x quorum queues
+	"x-first-death-queue":    true,
+	"x-first-death-reason":   true,
+	"x-first-death-exchange": true,
+	"x-last-death-queue":     true,
+	"x-last-death-reason":    true,
+	"x-last-death-exchange":  true,
+	"x-received-from":        true, // shovel and federation
+	"x-opt-deaths":           true,
+	hdrReplayID:              true,
+	hdrReplayedAt:            true,
+	hdrAttempts:              true,
+}
+
+// Identify returns the stable identity of each message (same order): the
+// AMQP message_id, else the envelope's message_id, else "sha256:" and the
+// first 16 bytes of a SHA-256 over the body, the properties the broker keeps
+// and the headers that do not change on redelivery. Identical ids get an
+// occurrence suffix in batch order: the first keeps the id, later ones get
+// "#2", "#3"... The result depends only on the input, so browsing the same
+// queue twice gives the same ids.
 func Identify(ms []Message, envs []Envelope) []string {
-	panic("not implemented")
+	base := make([]string, len(ms))
+	taken := make(map[string]bool, len(ms))
+	for i, m := range ms {
+		id := oneLine(m.Properties.MessageID, maxID)
+		if id == "" && i < len(envs) {
+			id = oneLine(envs[i].MessageID, maxID)
+		}
+		if id == "" {
+			id = contentID(m)
+		}
+		base[i] = id
+		taken[id] = true
+	}
+	ids := make([]string, len(ms))
+	seen := make(map[string]int, len(ms))
+	for i, id := range base {
+		seen[id]++
+		n := seen[id]
+		if n == 1 {
+			ids[i] = id
+			continue
+		}
+		// An id that already ends in "#2" must not collide with a suffix.
+		cand := id + "#" + strconv.Itoa(n)
+		for taken[cand] {
+			n++
+			cand = id + "#" + strconv.Itoa(n)
+		}
+		seen[id] = n
+		taken[cand] = true
+		ids[i] = cand
+	}
+	return ids
+}
+
+// contentID hashes what stays the same across redeliveries. Every field is
+// length-prefixed and typed, so no two different messages encode alike.
+func contentID(m Message) string {
+	h := sha256.New()
+	writeBytes(h, m.Body)
+	p := m.Properties // Expiration is dropped by dead-lettering, so it is left out
+	for _, s := range []string{p.CorrelationID, p.ContentType, p.ContentEncoding, p.Type, p.AppID, p.UserID, p.ReplyTo} {
+		writeBytes(h, []byte(s))
+	}
+	writeValue(h, p.Timestamp)
+	writeValue(h, int64(p.Priority))
+	writeValue(h, int64(p.DeliveryMode))
+	stable := Headers{}
+	for k, v := range m.Headers {
+		if !volatileHeaders[strings.ToLower(k)] {
+			stable[k] = v
+		}
+	}
+	writeValue(h, stable)
+	sum := h.Sum(nil)
+	return "sha256:" + hex.EncodeToString(sum[:16])
+}
+
+func writeBytes(h hash.Hash, b []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	h.Write(n[:])
+	h.Write(b)
+}
+
+// writeValue is a canonical encoding of a header value: a type tag, then the
+// value; tables in sorted key order. Integer and float types each collapse to
+// one form, so the same header read from AMQP or from a snapshot file hashes
+// alike.
+func writeValue(h hash.Hash, v any) {
+	tag := func(t byte) { h.Write([]byte{t}) }
+	num := func(u uint64) {
+		var b [8]byte
+		binary.BigEndian.PutUint64(b[:], u)
+		h.Write(b[:])
+	}
+	switch x := v.(type) {
+	case nil:
+		tag('n')
+	case string:
+		tag('s')
+		writeBytes(h, []byte(x))
+	case []byte:
+		tag('s') // a snapshot may give back as text what AMQP gave as bytes
+		writeBytes(h, x)
+	case bool:
+		tag('b')
+		if x {
+			tag(1)
+		} else {
+			tag(0)
+		}
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 { // JSON turns ints into floats
+			tag('i')
+			num(uint64(int64(x)))
+			return
+		}
+		tag('f')
+		num(math.Float64bits(x))
+	case float32:
+		writeValue(h, float64(x))
+	case time.Time:
+		tag('t')
+		num(uint64(x.UnixNano()))
+	case Headers:
+		tag('m')
+		num(uint64(len(x)))
+		for _, k := range sortedKeys(x) {
+			writeBytes(h, []byte(k))
+			writeValue(h, x[k])
+		}
+	case map[string]any:
+		writeValue(h, Headers(x))
+	default:
+		if list, ok := listOf(v); ok {
+			tag('l')
+			num(uint64(len(list)))
+			for _, e := range list {
+				writeValue(h, e)
+			}
+			return
+		}
+		if n, ok := intOf(v); ok {
+			tag('i')
+			num(uint64(n))
+			return
+		}
+		tag('?') // an unknown type: only its presence counts
+	}
 }
