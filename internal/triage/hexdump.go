@@ -1,0 +1,92 @@
+package triage
+
+import (
+	"fmt"
+	"strings"
+)
+
+// hexDump renders b like `hexdump -C`: an offset, 16 bytes in hex split 8+8,
+// and an ASCII column where anything unprintable is '.'. Bytes marked in
+// hidden are shown as "**" and '*': a secret in a binary body is no more
+// readable in hex than in text. The result is plain ASCII.
+func hexDump(b []byte, hidden []bool) string {
+	var sb strings.Builder
+	sb.Grow((len(b)/16 + 2) * 80)
+	for off := 0; off < len(b); off += 16 {
+		line := b[off:min(off+16, len(b))]
+		fmt.Fprintf(&sb, "%08x ", off)
+		for i := range 16 {
+			if i == 8 {
+				sb.WriteByte(' ')
+			}
+			switch {
+			case i >= len(line):
+				sb.WriteString("   ")
+			case isHidden(hidden, off+i):
+				sb.WriteString(" **")
+			default:
+				sb.WriteByte(' ')
+				sb.WriteByte(hexDigits[line[i]>>4])
+				sb.WriteByte(hexDigits[line[i]&0xf])
+			}
+		}
+		sb.WriteString("  |")
+		for i, c := range line {
+			switch {
+			case isHidden(hidden, off+i):
+				sb.WriteByte('*')
+			case c >= 0x20 && c < 0x7f:
+				sb.WriteByte(c)
+			default:
+				sb.WriteByte('.')
+			}
+		}
+		sb.WriteString("|\n")
+	}
+	fmt.Fprintf(&sb, "%08x", len(b))
+	return sb.String()
+}
+
+func isHidden(hidden []bool, i int) bool { return i < len(hidden) && hidden[i] }
+
+// hiddenBytes marks the bytes of b that a value rule of r would mask, so a
+// token or card number embedded in a binary body is hidden in its dump.
+func (r *Redactor) hiddenBytes(b []byte) ([]bool, int) {
+	if r == nil {
+		return nil, 0
+	}
+	var hidden []bool
+	n := 0
+	for i := range r.values {
+		v := &r.values[i]
+		if len(v.Anchors) > 0 && !containsAnyBytes(b, v.Anchors) {
+			continue
+		}
+		for _, loc := range v.Pattern.FindAllSubmatchIndex(b, -1) {
+			if 2*v.Group+1 >= len(loc) {
+				continue
+			}
+			start, end := loc[2*v.Group], loc[2*v.Group+1]
+			if start < 0 || start == end || (v.Valid != nil && !v.Valid(string(b[start:end]))) {
+				continue
+			}
+			if hidden == nil {
+				hidden = make([]bool, len(b))
+			}
+			for j := start; j < end; j++ {
+				hidden[j] = true
+			}
+			n++
+		}
+	}
+	return hidden, n
+}
+
+func containsAnyBytes(b []byte, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(string(b), sub) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,171 @@
+package triage
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestRenderPayloadJSON(t *testing.T) {
+	body := []byte(`{"message_id":"m-1","customer":{"email":"jane@example.com","password":"hunter2"},"amount":12.50}`)
+	p := RenderPayload(body, "application/json", NewRedactor())
+	want := "{\n  \"message_id\": \"m-1\",\n  \"customer\": {\n    \"email\": \"j***@example.com\",\n    \"password\": \"[REDACTED]\"\n  },\n  \"amount\": 12.50\n}"
+	if p.Text != want || p.Binary || p.Redactions != 2 {
+		t.Errorf("got %q binary=%v redactions=%d\nwant %q", p.Text, p.Binary, p.Redactions, want)
+	}
+}
+
+func TestRenderPayloadPlainText(t *testing.T) {
+	body := []byte("login failed for jane@example.com\r\npassword=hunter2\n\x1b]0;pwned\x07\x1b[2J done\u202e")
+	p := RenderPayload(body, "text/plain", NewRedactor())
+	want := "login failed for j***@example.com\npassword=[REDACTED]\n" + `\x1b]0;pwned\x07\x1b[2J done\u202e`
+	if p.Text != want || p.Binary || p.Redactions != 2 {
+		t.Errorf("got %q binary=%v redactions=%d\nwant %q", p.Text, p.Binary, p.Redactions, want)
+	}
+	assertSafe(t, p.Text, true)
+}
+
+func TestRenderPayloadWithoutRedactorStillSanitises(t *testing.T) {
+	p := RenderPayload([]byte(`{"password":"hunter2","x":"\u001b[2J"}`), "", nil)
+	want := "{\n  \"password\": \"hunter2\",\n  \"x\": \"\\u001b[2J\"\n}"
+	if p.Text != want || p.Redactions != 0 {
+		t.Errorf("got %q (%d), want %q", p.Text, p.Redactions, want)
+	}
+	p = RenderPayload([]byte("a\x1b[2Jb"), "", nil)
+	if p.Text != `a\x1b[2Jb` {
+		t.Errorf("got %q", p.Text)
+	}
+}
+
+func TestRenderPayloadBinary(t *testing.T) {
+	body := []byte("\x00\x01\x02\x03Hello, world!\xff\xfe\x10\x11\x12\x13\x14\x15\x16")
+	p := RenderPayload(body, "", NewRedactor())
+	want := "00000000  00 01 02 03 48 65 6c 6c  6f 2c 20 77 6f 72 6c 64  |....Hello, world|\n" +
+		"00000010  21 ff fe 10 11 12 13 14  15 16                    |!.........|\n" +
+		"0000001a"
+	if !p.Binary || p.Text != want {
+		t.Errorf("got binary=%v\n%s\nwant\n%s", p.Binary, p.Text, want)
+	}
+}
+
+func TestRenderPayloadBinaryHidesSecrets(t *testing.T) {
+	body := append([]byte{0x0a, 0x00, 0x01, 0x02}, []byte("key "+testAWSKey)...)
+	body = append(body, 0xff, 0x00)
+	p := RenderPayload(body, "application/x-protobuf", NewRedactor())
+	if !p.Binary || p.Redactions != 1 {
+		t.Fatalf("binary=%v redactions=%d", p.Binary, p.Redactions)
+	}
+	if strings.Contains(p.Text, "AKIA") || strings.Contains(p.Text, "41 4b 49 41") {
+		t.Errorf("secret visible in the dump:\n%s", p.Text)
+	}
+	if !strings.Contains(p.Text, "|....key ******") || !strings.Contains(p.Text, " ** ") {
+		t.Errorf("masked bytes not shown as * and **:\n%s", p.Text)
+	}
+}
+
+func TestRenderPayloadBounds(t *testing.T) {
+	big := bytes.Repeat([]byte{0x00, 0xff}, 5000)
+	p := RenderPayload(big, "", nil)
+	if !p.Binary || !strings.HasSuffix(p.Text, fmt.Sprintf("\n... %d more bytes", len(big)-maxDumpBytes)) {
+		t.Errorf("binary not bounded: ends %q", p.Text[max(0, len(p.Text)-60):])
+	}
+	if lines := strings.Count(p.Text, "\n"); lines != maxDumpBytes/16+1 {
+		t.Errorf("%d lines in the dump, want %d", lines, maxDumpBytes/16+1)
+	}
+
+	text := strings.Repeat("Đơn hàng ", maxTextBytes/8)
+	p = RenderPayload([]byte(text), "", nil)
+	shown := len(text) - len(trimPartialRune([]byte(text[:maxTextBytes])))
+	if p.Binary || !strings.HasSuffix(p.Text, fmt.Sprintf("\n... %d more bytes not shown", shown)) {
+		t.Errorf("text not bounded: ends %q", p.Text[max(0, len(p.Text)-60):])
+	}
+	assertSafe(t, p.Text, true)
+
+	deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
+	p = RenderPayload([]byte(deep), "application/json", nil)
+	if len(p.Text) > maxTextBytes+200 {
+		t.Errorf("deep JSON rendered to %d bytes", len(p.Text))
+	}
+}
+
+func TestIsBinary(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		ct   string
+		want bool
+	}{
+		{"json", `{"a":1}`, "application/json", false},
+		{"json as octet-stream", `{"a":1}`, "application/octet-stream", false},
+		{"coloured log line", "\x1b[31mERROR\x1b[0m failed\n", "", false},
+		{"one stray control", "hello\x07world", "", false},
+		{"invalid utf-8", "ab\xffcd", "", true},
+		{"many controls", "\x08\x01\x12\x03abc", "", true},
+		{"protobuf content type", "\nhello", "application/x-protobuf", true},
+		{"image", "GIF89a", "image/gif", true},
+		{"content type with parameters", "plain", "text/plain; charset=utf-8", false},
+	}
+	for _, tt := range tests {
+		if got := isBinary([]byte(tt.body), tt.ct); got != tt.want {
+			t.Errorf("%s: isBinary = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+var payloadSeeds = []string{
+	`{"password":"hunter2","n":[1,2.5,{"token":{"a":1}}]}`,
+	`[{"email":"a@b.co"},"Bearer ` + testJWT + `"]`,
+	`"top-level string"`, `42`, `null`, `{"a":"\u001b[2J\u202e"}`,
+	"plain text password=x\r\n\x1b]0;pwned\x07",
+	"\x00\x01\x02binary\xff",
+	"-----BEGIN PRIVATE KEY-----\nabc",
+	"4111 1111 1111 1111",
+	"",
+}
+
+func FuzzRenderPayload(f *testing.F) {
+	for _, s := range payloadSeeds {
+		f.Add([]byte(s), "")
+		f.Add([]byte(s), "application/json")
+	}
+	r := NewRedactor()
+	f.Fuzz(func(t *testing.T, body []byte, ct string) {
+		for _, red := range []*Redactor{r, nil} {
+			p := RenderPayload(body, ct, red)
+			assertSafe(t, p.Text, true)
+			if p.Binary || len(body) > maxTextBytes || !json.Valid(body) {
+				continue
+			}
+			if !json.Valid([]byte(p.Text)) {
+				t.Fatalf("valid JSON %q rendered as invalid JSON %q", body, p.Text)
+			}
+		}
+	})
+}
+
+// A realistic 1 KiB dead-lettered envelope (seed 003 shape).
+var benchEnvelope = []byte(`{
+  "message_id": "9f1c2d3e-4b5a-6c7d-8e9f-0a1b2c3d4e5f",
+  "event_type": "payment.captured",
+  "schema_version": "2.1",
+  "occurred_at": "2026-11-30T09:41:12.345Z",
+  "correlation_id": "c-7f3a9b",
+  "customer": {"id": 884213, "email": "jane.doe@example.com", "name": "Nguyễn Văn An"},
+  "payment": {"amount": 129.90, "currency": "EUR", "card_number": "4111111111111111",
+              "authorization": "Bearer ` + testJWT + `"},
+  "items": [{"sku": "A-1", "qty": 2, "price": 19.95}, {"sku": "B-7", "qty": 1, "price": 89.99}],
+  "failure": {"reason_code": "PAYMENT_GATEWAY_TIMEOUT", "consumer": "payments-worker",
+              "consumer_version": "3.4.1", "attempt": 5,
+              "first_failed_at": "2026-11-30T09:41:13Z", "last_failed_at": "2026-11-30T09:46:13Z",
+              "detail": "upstream https://gateway.example/v2/capture timed out after 30s"}
+}`)
+
+func BenchmarkRenderPayload(b *testing.B) {
+	r := NewRedactor()
+	b.SetBytes(int64(len(benchEnvelope)))
+	for b.Loop() {
+		RenderPayload(benchEnvelope, "application/json", r)
+	}
+}

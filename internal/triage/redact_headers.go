@@ -1,0 +1,132 @@
+package triage
+
+import (
+	"encoding/hex"
+	"fmt"
+	"reflect"
+	"time"
+	"unicode/utf8"
+)
+
+// maxHeaderBinary bounds how many bytes of a binary header value are shown.
+const maxHeaderBinary = 64
+
+// RedactHeaders returns a copy of h with secrets masked and strings sanitised.
+// h itself is never changed: reading a message must not alter it. Secret
+// header names (authorization, x-api-key, cookie, ...) mask their whole
+// value; other strings, and []byte that holds text, are redacted by shape.
+// Every key and string goes through SanitizeLine. In the copy, []byte becomes
+// a string (its text, or "0x" and its hex when binary) so no raw bytes reach
+// a screen; numbers, booleans, times and nil are kept as they are.
+func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
+	if h == nil {
+		return nil, 0
+	}
+	out := make(Headers, len(h))
+	n := 0
+	for k, v := range h {
+		val, c := redactHeader(k, v, r)
+		out[SanitizeLine(k)] = val
+		n += c
+	}
+	return out, n
+}
+
+// redactHeader redacts the value of one named field of a table.
+func redactHeader(key string, v any, r *Redactor) (any, int) {
+	if rule, ok := r.keyRule(key); ok && !revealsNothing(v) {
+		return maskKeyed(headerSecret(v), rule.Mask), 1
+	}
+	return redactHeaderValue(v, r)
+}
+
+func redactHeaderValue(v any, r *Redactor) (any, int) {
+	switch t := v.(type) {
+	case nil, bool, int64, float64, time.Time:
+		return t, 0
+	case string:
+		s, n := r.Text(t)
+		return SanitizeLine(s), n
+	case []byte:
+		if utf8.Valid(t) && !isBinary(t, "") {
+			s, n := r.Text(string(t))
+			return SanitizeLine(s), n
+		}
+		return binaryHeader(t), 0
+	case Headers:
+		return RedactHeaders(t, r)
+	case map[string]any:
+		return RedactHeaders(Headers(t), r)
+	case []any:
+		out := make([]any, len(t))
+		n := 0
+		for i, e := range t {
+			var c int
+			out[i], c = redactHeaderValue(e, r)
+			n += c
+		}
+		return out, n
+	}
+	return redactOtherValue(v, r)
+}
+
+// redactOtherValue handles what the Headers contract does not promise but a
+// careless converter might pass: other number types are kept, tables and
+// lists of other named types are walked, anything else becomes its
+// sanitised text.
+func redactOtherValue(v any, r *Redactor) (any, int) {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64, reflect.Bool:
+		return v, 0
+	case reflect.Map:
+		if rv.Type().Key().Kind() == reflect.String {
+			h := make(Headers, rv.Len())
+			for it := rv.MapRange(); it.Next(); {
+				h[it.Key().String()] = it.Value().Interface()
+			}
+			return RedactHeaders(h, r)
+		}
+	case reflect.Slice, reflect.Array:
+		list := make([]any, rv.Len())
+		for i := range list {
+			list[i] = rv.Index(i).Interface()
+		}
+		return redactHeaderValue(list, r)
+	}
+	s, n := r.Text(fmt.Sprint(v))
+	return SanitizeLine(s), n
+}
+
+// revealsNothing lists values a secret key keeps: they say whether a
+// credential was sent without saying what it was.
+func revealsNothing(v any) bool {
+	switch t := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return t == ""
+	case []byte:
+		return len(t) == 0
+	}
+	return false
+}
+
+func headerSecret(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case []byte:
+		return string(t)
+	}
+	return fmt.Sprint(v)
+}
+
+func binaryHeader(b []byte) string {
+	if len(b) <= maxHeaderBinary {
+		return "0x" + hex.EncodeToString(b)
+	}
+	return fmt.Sprintf("0x%s... (%d bytes)", hex.EncodeToString(b[:maxHeaderBinary]), len(b))
+}

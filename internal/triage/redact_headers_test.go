@@ -1,0 +1,168 @@
+package triage
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestRedactHeaders(t *testing.T) {
+	when := time.Date(2026, 11, 30, 9, 41, 0, 0, time.UTC)
+	h := Headers{
+		"authorization":  "Bearer abc",
+		"X-Api-Key":      []byte("k-123"),
+		"cookie":         "session=abc",
+		"x-password-set": false,
+		"x-last-error":   "login failed for jane@example.com\n\x1b[2J",
+		"x-attempt":      int64(3),
+		"x-ratio":        0.5,
+		"x-ok":           true,
+		"x-at":           when,
+		"x-none":         nil,
+		"x-blob":         []byte{0x00, 0x01, 0xff},
+		"x-text-bytes":   []byte("card 4111 1111 1111 1111"),
+		"q\x1b[2J":       "name\u202e",
+		"x-death": []any{Headers{
+			"queue": "orders", "count": int64(2), "time": when,
+			"routing-keys": []any{"orders.created", "jane@example.com"},
+		}},
+		"x-ctx":    map[string]any{"token": "t-1", "user": "bob"},
+		"x-secret": Headers{"a": "b"},
+	}
+	orig := deepCopyHeaders(h)
+
+	got, n := RedactHeaders(h, NewRedactor())
+	want := Headers{
+		"authorization":  "[REDACTED]",
+		"X-Api-Key":      "[REDACTED]",
+		"cookie":         "[REDACTED]",
+		"x-password-set": false,
+		"x-last-error":   `login failed for j***@example.com\n\x1b[2J`,
+		"x-attempt":      int64(3),
+		"x-ratio":        0.5,
+		"x-ok":           true,
+		"x-at":           when,
+		"x-none":         nil,
+		"x-blob":         "0x0001ff",
+		"x-text-bytes":   "card [REDACTED:card ...1111]",
+		`q\x1b[2J`:       `name\u202e`,
+		"x-death": []any{Headers{
+			"queue": "orders", "count": int64(2), "time": when,
+			"routing-keys": []any{"orders.created", "j***@example.com"},
+		}},
+		"x-ctx":    Headers{"token": "[REDACTED]", "user": "bob"},
+		"x-secret": "[REDACTED]",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %#v\nwant %#v", got, want)
+	}
+	if n != 8 {
+		t.Errorf("redactions = %d, want 8", n)
+	}
+	if !reflect.DeepEqual(h, orig) {
+		t.Errorf("RedactHeaders changed its input:\n%#v", h)
+	}
+	assertHeadersSafe(t, got)
+}
+
+func TestRedactHeadersNil(t *testing.T) {
+	if got, n := RedactHeaders(nil, NewRedactor()); got != nil || n != 0 {
+		t.Errorf("got %v, %d", got, n)
+	}
+	got, n := RedactHeaders(Headers{"authorization": "x\x1b"}, nil)
+	if got["authorization"] != `x\x1b` || n != 0 {
+		t.Errorf("nil redactor: got %v, %d", got, n)
+	}
+}
+
+func TestRedactHeadersOtherTypes(t *testing.T) {
+	type table map[string]any // what an amqp.Table would be
+	h := Headers{"t": table{"password": "x"}, "i": int32(7), "l": []string{"a\x1b"}, "s": struct{ A string }{"\x1b"}}
+	got, n := RedactHeaders(h, NewRedactor())
+	want := Headers{"t": Headers{"password": "[REDACTED]"}, "i": int32(7), "l": []any{`a\x1b`}, "s": `{\x1b}`}
+	if !reflect.DeepEqual(got, want) || n != 1 {
+		t.Errorf("got %#v (%d), want %#v", got, n, want)
+	}
+}
+
+func deepCopyHeaders(h Headers) Headers {
+	out := Headers{}
+	for k, v := range h {
+		out[k] = deepCopyValue(v)
+	}
+	return out
+}
+
+func deepCopyValue(v any) any {
+	switch t := v.(type) {
+	case Headers:
+		return deepCopyHeaders(t)
+	case map[string]any:
+		m := map[string]any{}
+		for k, e := range t {
+			m[k] = deepCopyValue(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(t))
+		for i, e := range t {
+			l[i] = deepCopyValue(e)
+		}
+		return l
+	case []byte:
+		return append([]byte(nil), t...)
+	}
+	return v
+}
+
+// assertHeadersSafe fails if any key or string of h could drive a terminal
+// or if a raw []byte survived.
+func assertHeadersSafe(t testing.TB, h Headers) {
+	t.Helper()
+	for k, v := range h {
+		assertSafe(t, k, false)
+		assertValueSafe(t, v)
+	}
+}
+
+func assertValueSafe(t testing.TB, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case string:
+		assertSafe(t, x, false)
+	case []byte:
+		t.Fatalf("raw []byte %q left in redacted headers", x)
+	case Headers:
+		assertHeadersSafe(t, x)
+	case []any:
+		for _, e := range x {
+			assertValueSafe(t, e)
+		}
+	}
+}
+
+func FuzzRedactHeaders(f *testing.F) {
+	f.Add("authorization", "Bearer "+testJWT, []byte("x"), "nested", "jane@example.com")
+	f.Add("q\x1b[2J", "\u202e\r\n", []byte{0xff, 0x00}, "password", "hunter2")
+	f.Add("", "", []byte(nil), "", "")
+	r := NewRedactor()
+	f.Fuzz(func(t *testing.T, k1, v1 string, b []byte, k2, v2 string) {
+		h := Headers{
+			k1:       v1,
+			"bytes":  b,
+			"nested": Headers{k2: v2, "list": []any{v1, b, int64(1)}},
+			"map":    map[string]any{k2: []any{v2}},
+		}
+		orig := deepCopyHeaders(h)
+		for _, red := range []*Redactor{r, nil} {
+			got, n := RedactHeaders(h, red)
+			if n < 0 || (red == nil && n != 0) {
+				t.Fatalf("redactions = %d", n)
+			}
+			assertHeadersSafe(t, got)
+		}
+		if !reflect.DeepEqual(h, orig) {
+			t.Fatalf("RedactHeaders changed its input")
+		}
+	})
+}
