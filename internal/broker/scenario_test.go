@@ -1,0 +1,355 @@
+package broker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"testing"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/broker/brokertest"
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// These tests read the broker with raw AMQP and the management API only, so
+// that what they prove about the scenarios does not depend on dlqt's reader.
+
+func loadScenarios(t *testing.T, cfg broker.Config) broker.Scenarios {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	sc, err := broker.LoadScenarios(ctx, cfg)
+	if err != nil {
+		t.Fatalf("LoadScenarios: %v", err)
+	}
+	t.Logf("scenarios settled in %v", time.Since(start).Round(time.Millisecond))
+	return sc
+}
+
+func TestScenariosAreDeadLetteredByTheBroker(t *testing.T) {
+	t.Parallel()
+	cfg := brokertest.NewVhost(t, "scenario")
+	sc := loadScenarios(t, cfg)
+	conn := dialVhost(t, cfg)
+
+	var names []string
+	for _, p := range sc.Parking {
+		names = append(names, p.Queue)
+	}
+	wantNames := []string{"billing.parking", "payments.parking", "orders.dlq.q", "legacy.events.failed"}
+	if !slices.Equal(names, wantNames) {
+		t.Fatalf("parking queues = %v, want %v", names, wantNames)
+	}
+
+	// Depths as the broker reports them, and nobody left consuming.
+	for _, p := range sc.Parking {
+		assertDepth(t, conn, p.Queue, len(p.Messages))
+	}
+	for _, q := range sc.NotParking {
+		want := 0
+		if q == "billing.exports" {
+			want = 2 // its x-max-length: the three oldest died of maxlen
+		}
+		assertDepth(t, conn, q, want)
+	}
+
+	for _, p := range sc.Parking {
+		t.Run(p.Queue, func(t *testing.T) {
+			ds := peek(t, conn, p.Queue, len(p.Messages))
+			assertParkedAsProduced(t, p, ds)
+			assertDepth(t, conn, p.Queue, len(p.Messages)) // the peek put them all back
+		})
+	}
+
+	t.Run("the reminders' DLX comes from a policy", func(t *testing.T) {
+		q := managementQueue(t, cfg, "billing.reminders")
+		if q.Policy != "billing-reminders-dlx" {
+			t.Errorf("billing.reminders policy = %q, want billing-reminders-dlx", q.Policy)
+		}
+		if _, ok := q.Arguments["x-dead-letter-exchange"]; ok {
+			t.Errorf("billing.reminders has a DLX argument %v; the policy alone should set it", q.Arguments)
+		}
+	})
+	t.Run("payments.parking is a quorum queue with a delivery limit", func(t *testing.T) {
+		q := managementQueue(t, cfg, "payments.parking")
+		if q.Type != triage.QueueQuorum {
+			t.Errorf("type = %q, want quorum", q.Type)
+		}
+		if n, _ := q.Arguments["x-delivery-limit"].(float64); n != 5 {
+			t.Errorf("x-delivery-limit = %v, want 5", q.Arguments["x-delivery-limit"])
+		}
+	})
+	t.Run("markers are planted", func(t *testing.T) {
+		if len(sc.Secrets) == 0 || len(sc.Hostile) == 0 {
+			t.Fatalf("no markers: secrets %q, hostile %q", sc.Secrets, sc.Hostile)
+		}
+		var raw []byte
+		for _, p := range sc.Parking {
+			for _, d := range peek(t, conn, p.Queue, len(p.Messages)) {
+				raw = append(raw, d.Body...)
+				for _, v := range d.Headers {
+					if s, ok := v.(string); ok {
+						raw = append(raw, s...)
+					}
+				}
+			}
+		}
+		for _, s := range sc.Secrets {
+			if !bytes.Contains(raw, []byte(s)) {
+				t.Errorf("secret %q is in no parked message", s)
+			}
+		}
+		for _, h := range []string{broker.ScenarioClear, broker.ScenarioHeaderEscape, broker.ScenarioBidi} {
+			if !bytes.Contains(raw, []byte(h)) {
+				t.Errorf("hostile marker %q is in no parked message raw", h)
+			}
+		}
+	})
+}
+
+func TestLoadingScenariosTwiceDoublesTheMessages(t *testing.T) {
+	t.Parallel()
+	cfg := brokertest.NewVhost(t, "scenario2")
+	first := loadScenarios(t, cfg)
+	second := loadScenarios(t, cfg)
+	conn := dialVhost(t, cfg)
+	for _, p := range second.Parking {
+		want := 2 * len(p.Messages)
+		if p.Queue == "billing.parking" {
+			// The second call's five exports also push out the two the
+			// first call left in billing.exports.
+			want += 2
+		}
+		if got := second.Depths[p.Queue]; got != want {
+			t.Errorf("%s after two loads: Depths says %d, want %d", p.Queue, got, want)
+		}
+		assertDepth(t, conn, p.Queue, want)
+		if f, ok := first.Queue(p.Queue); !ok || len(f.Messages) != len(p.Messages) {
+			t.Errorf("%s: the two calls describe different sets", p.Queue)
+		}
+	}
+	assertDepth(t, conn, "billing.exports", 2)
+}
+
+// assertParkedAsProduced checks each parked message against the expectation
+// with its message id (or, for id-less ones, against the id-less ones).
+func assertParkedAsProduced(t *testing.T, p broker.ParkingScenario, ds []amqp.Delivery) {
+	t.Helper()
+	if len(ds) != len(p.Messages) {
+		t.Fatalf("read %d messages, produced %d", len(ds), len(p.Messages))
+	}
+	seen := map[string]int{}
+	for _, d := range ds {
+		i := slices.IndexFunc(p.Messages, func(m broker.Produced) bool { return m.MessageID == d.MessageId })
+		if i < 0 {
+			t.Errorf("unexpected message %q in %s", d.MessageId, p.Queue)
+			continue
+		}
+		seen[d.MessageId]++
+		want := p.Messages[i]
+		deaths := xDeaths(t, d.Headers)
+		for _, step := range want.Deaths {
+			if deaths[step] < 1 {
+				t.Errorf("%s: no x-death %s/%s in %v", d.MessageId, step.Queue, step.Reason, deaths)
+			}
+		}
+		if len(want.Deaths) == 0 && len(deaths) != 0 {
+			t.Errorf("%s: published straight here, yet x-death = %v", d.MessageId, deaths)
+		}
+		if len(want.Deaths) != len(deaths) {
+			t.Errorf("%s: %d x-death entries, want %d (%v)", d.MessageId, len(deaths), len(want.Deaths), deaths)
+		}
+		if len(want.Deaths) > 0 {
+			first := want.Deaths[0]
+			if q, r := d.Headers["x-first-death-queue"], d.Headers["x-first-death-reason"]; q != first.Queue || r != string(first.Reason) {
+				t.Errorf("%s: first death %v/%v, want %s/%s", d.MessageId, q, r, first.Queue, first.Reason)
+			}
+		}
+		if got := headerInt(d.Headers["x-retry-count"]); got != want.RetryCount {
+			t.Errorf("%s: x-retry-count = %d, want %d", d.MessageId, got, want.RetryCount)
+		}
+		if want.Reason == triage.ReasonPublished && want.RetryCount > 0 {
+			assertFailureBlock(t, d, want)
+		}
+	}
+	for _, m := range p.Messages {
+		n := 0
+		for _, o := range p.Messages {
+			if o.MessageID == m.MessageID {
+				n++
+			}
+		}
+		if seen[m.MessageID] != n {
+			t.Errorf("message %q read %d times, produced %d", m.MessageID, seen[m.MessageID], n)
+		}
+	}
+}
+
+// assertFailureBlock checks seed 002's give-up publish: the retry headers and
+// the envelope's failure block.
+func assertFailureBlock(t *testing.T, d amqp.Delivery, want broker.Produced) {
+	t.Helper()
+	for _, h := range []string{"x-last-error", "x-last-error-time", "x-error", "x-failed-at"} {
+		if s, _ := d.Headers[h].(string); s == "" {
+			t.Errorf("%s: header %s missing", d.MessageId, h)
+		}
+	}
+	var env struct {
+		EventType string `json:"event_type"`
+		Failure   struct {
+			ReasonCode    string `json:"reason_code"`
+			Consumer      string `json:"consumer"`
+			Attempt       int    `json:"attempt"`
+			FirstFailedAt string `json:"first_failed_at"`
+			LastFailedAt  string `json:"last_failed_at"`
+		} `json:"failure"`
+	}
+	if err := json.Unmarshal(d.Body, &env); err != nil {
+		t.Fatalf("%s: body is not an envelope: %v", d.MessageId, err)
+	}
+	f := env.Failure
+	if f.ReasonCode != want.ReasonCode || f.Attempt != want.RetryCount+1 || f.Consumer == "" || env.EventType != want.EventType {
+		t.Errorf("%s: envelope %+v, want code %s attempt %d event %s", d.MessageId, env, want.ReasonCode, want.RetryCount+1, want.EventType)
+	}
+	first, err1 := time.Parse(time.RFC3339Nano, f.FirstFailedAt)
+	last, err2 := time.Parse(time.RFC3339Nano, f.LastFailedAt)
+	if err1 != nil || err2 != nil || last.Before(first) {
+		t.Errorf("%s: failure times %q .. %q", d.MessageId, f.FirstFailedAt, f.LastFailedAt)
+	}
+}
+
+func xDeaths(t *testing.T, h amqp.Table) map[broker.DeathStep]int64 {
+	t.Helper()
+	out := map[broker.DeathStep]int64{}
+	raw, ok := h["x-death"]
+	if !ok {
+		return out
+	}
+	entries, ok := raw.([]any)
+	if !ok {
+		t.Fatalf("x-death is %T", raw)
+	}
+	for _, e := range entries {
+		tab, ok := e.(amqp.Table)
+		if !ok {
+			t.Fatalf("x-death entry is %T", e)
+		}
+		q, _ := tab["queue"].(string)
+		r, _ := tab["reason"].(string)
+		n, _ := tab["count"].(int64)
+		out[broker.DeathStep{Queue: q, Reason: triage.Reason(r)}] = n
+	}
+	return out
+}
+
+func headerInt(v any) int {
+	switch n := v.(type) {
+	case int32:
+		return int(n)
+	case int64:
+		return int(n)
+	case int16:
+		return int(n)
+	case int8:
+		return int(n)
+	}
+	return 0
+}
+
+func dialVhost(t *testing.T, cfg broker.Config) *amqp.Connection {
+	t.Helper()
+	u, err := url.Parse(cfg.AMQPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + cfg.Vhost
+	conn, err := amqp.Dial(u.String())
+	if err != nil {
+		t.Fatalf("dial vhost %s: %v", cfg.Vhost, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// assertDepth waits (boundedly) until queue holds want messages and no
+// consumer: a quorum queue settles a Nack and a channel close asynchronously,
+// so right after a browse its depth and consumer count lag a moment.
+func assertDepth(t *testing.T, conn *amqp.Connection, queue string, want int) {
+	t.Helper()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		if err != nil {
+			t.Fatalf("passive declare %s: %v", queue, err)
+		}
+		if q.Messages == want && q.Consumers == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: %d messages and %d consumers, want %d and none", queue, q.Messages, q.Consumers, want)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// peek reads n messages by holding them unacked, then releases them all in
+// one Nack(multiple, requeue), as DESIGN.md prescribes for browsing.
+func peek(t *testing.T, conn *amqp.Connection, queue string, n int) []amqp.Delivery {
+	t.Helper()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	deliveries, err := ch.Consume(queue, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatalf("consume %s: %v", queue, err)
+	}
+	var out []amqp.Delivery
+	timeout := time.After(10 * time.Second)
+	for len(out) < n {
+		select {
+		case d := <-deliveries:
+			out = append(out, d)
+		case <-timeout:
+			t.Fatalf("%s: read %d of %d messages", queue, len(out), n)
+		}
+	}
+	if n > 0 {
+		if err := out[n-1].Nack(true, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func managementQueue(t *testing.T, cfg broker.Config, name string) *rabbithole.DetailedQueueInfo {
+	t.Helper()
+	user, pass := "guest", "guest"
+	if u, err := url.Parse(cfg.AMQPURL); err == nil && u.User != nil {
+		user = u.User.Username()
+		pass, _ = u.User.Password()
+	}
+	rh, err := rabbithole.NewClient(cfg.MgmtURL, user, pass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := rh.GetQueue(cfg.Vhost, name)
+	if err != nil {
+		t.Fatalf("management: queue %s: %v", name, err)
+	}
+	return q
+}
