@@ -32,17 +32,15 @@ func (m *Model) footer() []string {
 	return lines
 }
 
-// status is the bottom line: source, vhost, actor and the snapshot's bound.
+// status is the bottom line: source, vhost, the snapshot's bound and the
+// actor, most important first since a narrow terminal cuts the end.
 func (m *Model) status() string {
-	parts := []string{"dlqt"}
+	var parts []string
 	if m.opts.Reader != nil {
 		parts = append(parts, triage.SanitizeLine(m.opts.Reader.Describe()))
 	}
 	if m.opts.Vhost != "" {
 		parts = append(parts, "vhost "+triage.SanitizeLine(m.opts.Vhost))
-	}
-	if m.opts.Actor != "" {
-		parts = append(parts, "actor "+triage.SanitizeLine(m.opts.Actor))
 	}
 	if m.screen != screenQueues {
 		if m.browse != nil {
@@ -50,6 +48,9 @@ func (m *Model) status() string {
 		} else if insp := m.groups.Inspection(); insp != nil {
 			parts = append(parts, views.Bound(insp.Batch))
 		}
+	}
+	if m.opts.Actor != "" {
+		parts = append(parts, "actor "+triage.SanitizeLine(m.opts.Actor))
 	}
 	return " " + strings.Join(parts, " │ ")
 }

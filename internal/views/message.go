@@ -132,13 +132,29 @@ func (p *page) section(title string) {
 // field writes "label  value", wrapping a long value under itself.
 func (p *page) field(label, value string) {
 	w := max(p.width-2-labelWidth, 10)
-	parts := strings.Split(ansi.Hardwrap(value, w, true), "\n")
+	parts := strings.Split(ansi.Wrap(value, w, ""), "\n")
 	for i, part := range parts {
 		l := ""
 		if i == 0 {
 			l = label
 		}
 		p.lines = append(p.lines, "  "+p.st.Label.Render(fit(l, labelWidth))+part)
+	}
+}
+
+// hanging writes one logical line wrapped to the width, continuation lines
+// indented so they read as part of it.
+func (p *page) hanging(line string, indent int) {
+	w := max(p.width-2, 20)
+	parts := strings.Split(ansi.Wrap(line, w, ""), "\n")
+	p.lines = append(p.lines, "  "+parts[0])
+	if len(parts) == 1 {
+		return
+	}
+	rest := strings.Join(parts[1:], " ")
+	pad := strings.Repeat(" ", indent)
+	for _, part := range strings.Split(ansi.Wrap(rest, max(w-indent, 10), ""), "\n") {
+		p.lines = append(p.lines, "  "+pad+part)
 	}
 }
 
@@ -192,7 +208,7 @@ func (m *Message) render() {
 
 	p.section(fmt.Sprintf("attempt timeline (%d events)", len(t.Timeline)))
 	for _, e := range t.Timeline {
-		p.lines = append(p.lines, "  "+timelineLine(e))
+		p.hanging(timelineLine(e), 33)
 	}
 	if len(t.Timeline) == 0 {
 		p.lines = append(p.lines, "  no death or retry history on this message")
@@ -203,7 +219,7 @@ func (m *Message) render() {
 		head += ", " + ct
 	}
 	if t.Redactions > 0 {
-		head += fmt.Sprintf(", %d values redacted", t.Redactions)
+		head += ", " + plural(t.Redactions, "value") + " redacted"
 	}
 	if t.Binary {
 		head += ", binary, shown as hex"
@@ -225,14 +241,22 @@ func (m *Message) render() {
 	sort.Strings(keys)
 	head = fmt.Sprintf("headers (%d", len(keys))
 	if m.hidden > 0 {
-		head += fmt.Sprintf(", %d values redacted", m.hidden)
+		head += ", " + plural(m.hidden, "value") + " redacted"
 	}
 	p.section(head + ")")
 	for _, k := range keys {
-		p.field(s(k), s(HeaderValue(m.headers[k])))
+		p.hanging(s(k)+": "+s(HeaderValue(m.headers[k])), 4)
 	}
 
 	m.vp.SetContentLines(p.lines)
+}
+
+// plural is "1 value", "2 values".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return Count(n) + " " + noun + "s"
 }
 
 // when is an absolute time with its age: "2026-11-30 10:37:02Z (5m ago)".

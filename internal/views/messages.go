@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -34,7 +35,7 @@ func (m *Messages) columns() []Column {
 		{Title: "event type", Width: 8, Flex: 2},
 		{Title: "att", Width: 3, Right: true},
 		{Title: "age", Width: 6, Right: true},
-		{Title: "died at (UTC)", Width: 19},
+		{Title: "died (UTC)", Width: 16},
 		{Title: "reason_code", Width: 8, Flex: 2},
 		{Title: "tags", Width: 6, Flex: 2},
 	}
@@ -85,7 +86,7 @@ func (m *Messages) render() {
 			orDash(triage.SanitizeLine(t.Envelope.EventType)),
 			strconv.Itoa(t.Attempts),
 			ageSince(now, t.DiedAt),
-			strings.TrimSuffix(stamp(t.DiedAt), "Z"),
+			minute(t.DiedAt),
 			orDash(triage.SanitizeLine(t.ReasonCode)),
 			orDash(tagList(m.tags[t.ID])),
 		}
@@ -95,6 +96,15 @@ func (m *Messages) render() {
 		rows[i] = row
 	}
 	m.table.SetRows(rows)
+}
+
+// minute is an absolute time to the minute, in UTC: enough to line a list
+// up with an incident timeline; the message screen has the seconds.
+func minute(t time.Time) string {
+	if t.IsZero() {
+		return "?"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
 }
 
 func tagList(tags []string) string {

@@ -1,0 +1,118 @@
+package ui
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden screens under testdata/golden")
+
+// goldenScreens walks to each screen and names it.
+var goldenScreens = []struct {
+	name string
+	walk func(h *harness)
+}{
+	{"queues", func(h *harness) {}},
+	{"groups", func(h *harness) { h.openQueue("orders.dlq") }},
+	{"messages", func(h *harness) {
+		h.openQueue("orders.dlq")
+		h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+		h.press("open")
+	}},
+	{"message", func(h *harness) {
+		h.openQueue("orders.dlq")
+		h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+		h.press("open")
+		h.m.messages.SelectID("m-1001")
+		h.press("open")
+	}},
+	{"delivery-cost", func(h *harness) { h.openQueue("payments.parking") }},
+	{"quorum-messages", func(h *harness) {
+		h.openQueue("payments.parking")
+		h.press("confirm")
+		h.press("open")
+	}},
+}
+
+// TestGoldenScreens renders every screen at 80x24 and 120x40 with NO_COLOR
+// and compares it with testdata/golden (go test ./internal/ui -update
+// rewrites them).
+func TestGoldenScreens(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		for _, s := range goldenScreens {
+			name := fmt.Sprintf("%s-%dx%d.txt", s.name, size[0], size[1])
+			t.Run(name, func(t *testing.T) {
+				h := newHarness(t, Options{Notice: "showing the bundled demo snapshot"}, size[0], size[1])
+				s.walk(h)
+				got := h.screen() + "\n"
+				path := filepath.Join("..", "..", "testdata", "golden", name)
+				if *update {
+					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test ./internal/ui -update to create it)", err)
+				}
+				if got != string(want) {
+					t.Errorf("screen differs from %s (go test ./internal/ui -update rewrites it)\n--- got ---\n%s--- want ---\n%s", path, got, want)
+				}
+			})
+		}
+	}
+}
+
+var sgr = regexp.MustCompile("\x1b\\[([0-9;:]*)m")
+
+// TestNoColourMeansNoColour: with NO_COLOR the screen may be bold or
+// reversed, but carries no colour at all.
+func TestNoColourMeansNoColour(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	for _, s := range goldenScreens {
+		h := newHarness(t, Options{}, 120, 40)
+		s.walk(h)
+		for _, m := range sgr.FindAllStringSubmatch(h.m.Screen(), -1) {
+			for _, p := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ';' || r == ':' }) {
+				switch {
+				case len(p) == 2 && (p[0] == '3' || p[0] == '4' || p[0] == '9') && p != "39" && p != "49",
+					len(p) == 3 && p[:2] == "10":
+					t.Fatalf("%s: colour SGR %q under NO_COLOR", s.name, m[0])
+				}
+			}
+		}
+	}
+}
+
+// TestBrokerEscapesNeverReachTheScreen opens a message whose queue name,
+// header and payload carry escape sequences and a bidi override.
+func TestBrokerEscapesNeverReachTheScreen(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{}, 120, 40)
+	h.openQueue(hostileQueue)
+	h.press("open")
+	h.press("open")
+	if h.m.screen != screenMessage {
+		t.Fatalf("screen %d, want message", h.m.screen)
+	}
+	raw := h.m.Screen()
+	for _, bad := range []string{"\x1b[2J", "\x1b[31m", "\x1b]0;", "\a", "\u202e"} {
+		if strings.Contains(raw, bad) {
+			t.Fatalf("screen carries %q", bad)
+		}
+	}
+	h.mustShow(`\x1b[2Jcleared`, "plain")
+	if strings.Contains(ansi.Strip(raw), "\x1b") {
+		t.Fatal("an escape survived outside our own styling")
+	}
+}

@@ -1,0 +1,292 @@
+package ui
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+func TestQueueListShowsParkingQueuesSanitised(t *testing.T) {
+	h := newHarness(t, Options{}, 120, 40)
+	h.mustShow("orders.dlq", "payments.parking", "audit.failed", "orders.work", `evil\x1b]0;pwned\x07.dlq`, "3h12m")
+	if strings.Contains(h.m.Screen(), "\x1b]0;") || strings.Contains(h.m.Screen(), "\a") {
+		t.Fatal("a queue name's escape sequence reached the screen")
+	}
+}
+
+func TestEnterWalksTheFourScreensAndEscWalksBack(t *testing.T) {
+	h := newHarness(t, Options{}, 120, 40)
+	h.openQueue("orders.dlq")
+	if h.m.screen != screenGroups {
+		t.Fatalf("screen %d after open, want groups", h.m.screen)
+	}
+	h.mustShow("all 5 messages", "INVALID_SKU", "PAYMENT_TIMEOUT", "published")
+
+	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+	h.press("open")
+	if h.m.screen != screenMessages {
+		t.Fatalf("screen %d, want messages", h.m.screen)
+	}
+	h.mustShow("m-1001", "m-1002", "m-1003")
+	h.mustNotShow("m-1004")
+
+	h.m.messages.SelectID("m-1001")
+	h.press("open")
+	if h.m.screen != screenMessage {
+		t.Fatalf("screen %d, want message", h.m.screen)
+	}
+	h.mustShow("identity", "failure", "attempt timeline", "payload", "values redacted")
+	// the secret and the escape sequence from the payload never reach the screen
+	h.mustNotShow("hunter2")
+	if strings.Contains(h.m.Screen(), "\x1b[31m") {
+		t.Fatal("a payload escape sequence reached the screen")
+	}
+
+	for _, want := range []screen{screenMessages, screenGroups, screenQueues} {
+		h.press("back")
+		if h.m.screen != want {
+			t.Fatalf("esc led to screen %d, want %d", h.m.screen, want)
+		}
+	}
+}
+
+func TestMessageScreenShowsHeadersRedactedWithoutRawXDeath(t *testing.T) {
+	h := newHarness(t, Options{}, 120, 60)
+	h.openQueue("orders.dlq")
+	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+	h.press("open")
+	h.m.messages.SelectID("m-1001")
+	h.press("open")
+	h.press("bottom")
+	h.mustShow("x-first-death-queue", "x-api-token")
+	h.mustNotShow("tok_live_abcdefghijklmnop", "x-death:")
+}
+
+func TestFilterTypingNeverTriggersActions(t *testing.T) {
+	h := newHarness(t, Options{}, 120, 40)
+	h.press("filter")
+	// q quits, r refreshes, t tags, j moves: typed into a filter they are text
+	h.typeText("qrtj")
+	if h.quit {
+		t.Fatal("typing q in the filter quit the program")
+	}
+	if got := h.m.queues.Table().FilterValue(); got != "qrtj" {
+		t.Fatalf("filter = %q, want qrtj", got)
+	}
+	h.press("back") // esc clears the focused filter
+	if h.m.queues.Table().Filtering() || h.m.queues.Table().FilterValue() != "" {
+		t.Fatal("esc did not clear the filter")
+	}
+
+	h.press("filter")
+	h.typeText("PAYM")
+	h.press("open") // enter keeps the filter and gives the keys back
+	if n := h.m.queues.Table().Len(); n != 1 {
+		t.Fatalf("filter PAYM (any case) kept %d queues, want 1", n)
+	}
+	h.press("open")
+	if h.m.screen != screenGroups || h.m.groups.Queue() != "payments.parking" {
+		t.Fatalf("opened %q on screen %d", h.m.groups.Queue(), h.m.screen)
+	}
+}
+
+func TestCtrlCQuitsEvenWhileTyping(t *testing.T) {
+	h := newHarness(t, Options{}, 80, 24)
+	h.press("filter")
+	h.send(keyPress("ctrl+c"))
+	if !h.quit {
+		t.Fatal("ctrl+c did not quit while the filter was focused")
+	}
+}
+
+func TestStartQueueOpensItsGroupsAndEscListsQueues(t *testing.T) {
+	h := newHarness(t, Options{StartQueue: "orders.dlq"}, 80, 24)
+	if h.m.screen != screenGroups || h.m.groups.Inspection() == nil {
+		t.Fatalf("screen %d, inspection %v", h.m.screen, h.m.groups.Inspection() != nil)
+	}
+	h.press("back")
+	if h.m.screen != screenQueues {
+		t.Fatalf("esc led to screen %d, want queues", h.m.screen)
+	}
+	if q, _ := h.m.queues.Selected(); q.Name != "orders.dlq" {
+		t.Fatalf("selected %q, want the queue we came from", q.Name)
+	}
+}
+
+func TestStaleRepliesAreDropped(t *testing.T) {
+	h := newHarness(t, Options{}, 120, 40)
+
+	// open orders.dlq, and walk away before its browse answers
+	h.m.queues.SelectName("orders.dlq")
+	_, staleBrowse := h.m.Update(keyPress("enter"))
+	h.press("back")
+	if h.m.browse != nil {
+		t.Fatal("leaving the screen kept the browse")
+	}
+	h.openQueue(hostileQueue)
+	want := h.m.groups.Inspection()
+
+	// now the first browse answers, progress and all: it must change nothing
+	h.run(staleBrowse)
+	if h.m.groups.Queue() != hostileQueue || h.m.groups.Inspection() != want {
+		t.Fatalf("a stale reply replaced the screen with %q", h.m.groups.Queue())
+	}
+	h.mustShow(`evil\x1b]0;pwned\x07.dlq`)
+	h.mustNotShow("INVALID_SKU")
+
+	// a stale queue list is dropped too
+	h.press("refresh")
+	h.send(parkingMsg{id: h.m.listReq - 1})
+	if h.m.queues.Table().Total() == 0 {
+		t.Fatal("a stale queue list emptied the screen")
+	}
+}
+
+func TestDeliveryCostAsksThenAcceptReBrowses(t *testing.T) {
+	h := newHarness(t, Options{}, 80, 24)
+	h.openQueue("payments.parking")
+	if _, ok := h.m.dialog.(costDialog); !ok {
+		t.Fatalf("no delivery-cost dialog, dialog = %T", h.m.dialog)
+	}
+	h.mustShow("payments.parking", "delivery limit  5", "depth           2 messages", "dead-lettered")
+	h.press("confirm")
+	calls := h.reader.calls()
+	if len(calls) != 2 || calls[0].AcceptDeliveryCost || !calls[1].AcceptDeliveryCost {
+		t.Fatalf("browses %+v, want a refused one then an accepted one", calls)
+	}
+	if h.m.dialog != nil || h.m.groups.Inspection() == nil {
+		t.Fatal("accepting did not browse the queue")
+	}
+	h.press("open")
+	h.mustShow("deliv", "3/5")
+}
+
+func TestDeliveryCostAnyOtherKeyGoesBack(t *testing.T) {
+	h := newHarness(t, Options{}, 80, 24)
+	h.openQueue("payments.parking")
+	h.typeText("x")
+	if h.m.dialog != nil || h.m.screen != screenQueues {
+		t.Fatalf("dialog %T, screen %d: want back on the queue list", h.m.dialog, h.m.screen)
+	}
+	if n := len(h.reader.calls()); n != 1 {
+		t.Fatalf("%d browses, want only the refused one", n)
+	}
+}
+
+func TestBrowseProgressAndBound(t *testing.T) {
+	h := newHarness(t, Options{BrowseLimit: 3}, 120, 40)
+	h.m.queues.SelectName("orders.dlq")
+	_, cmd := h.m.Update(keyPress("enter"))
+	h.m.layout()
+	h.m.groups.SetProgress(2, 3)
+	h.mustShow("reading 2 / 3")
+	h.run(cmd)
+	h.mustShow("first 3 of 5 messages")
+}
+
+func TestRefreshKeepsTheOpenMessage(t *testing.T) {
+	h := newHarness(t, Options{}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+	h.press("open")
+	h.m.messages.SelectID("m-1002")
+	h.press("open")
+	h.press("refresh")
+	if h.m.screen != screenMessage || h.m.message.Shown().ID != "m-1002" {
+		t.Fatalf("after refresh: screen %d, message %q", h.m.screen, h.m.message.Shown().ID)
+	}
+	if n := len(h.reader.calls()); n != 2 {
+		t.Fatalf("%d browses, want 2", n)
+	}
+}
+
+func TestTagWritesTheJournalAndShows(t *testing.T) {
+	j, err := journal.Open(filepath.Join(t.TempDir(), "journal.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	h := newHarness(t, Options{Journal: j, Host: "bastion"}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+	h.press("open")
+	h.m.messages.SelectID("m-1002")
+	h.press("tag")
+	if _, ok := h.m.dialog.(tagPrompt); !ok {
+		t.Fatalf("no tag prompt, dialog = %T", h.m.dialog)
+	}
+	h.typeText("poison q") // q is text here, not quit
+	h.press("open")
+	if h.quit || h.m.dialog != nil {
+		t.Fatalf("quit %v, dialog %T after saving the tag", h.quit, h.m.dialog)
+	}
+	h.mustShow("poison q")
+
+	es, err := j.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 {
+		t.Fatalf("%d journal entries, want 1", len(es))
+	}
+	e := es[0]
+	if e.Action != journal.ActionTag || e.Reason != "poison q" || e.Actor != "ana@bastion" || e.Host != "bastion" ||
+		e.Vhost != "shop" || e.Queue != "orders.dlq" || len(e.MessageIDs) != 1 || e.MessageIDs[0] != "m-1002" {
+		t.Fatalf("journal entry %+v", e)
+	}
+
+	// reopening the queue reads the tags back from the journal
+	h.press("back")
+	h.press("back")
+	h.openQueue("orders.dlq")
+	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+	h.press("open")
+	h.mustShow("poison q")
+}
+
+func TestTagWithoutJournalSaysWhy(t *testing.T) {
+	h := newHarness(t, Options{JournalErr: journal.ErrLocked}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.press("open")
+	h.press("tag")
+	if h.m.dialog != nil {
+		t.Fatal("a tag prompt opened with no journal")
+	}
+	h.mustShow("tagging is off", "in use by another dlqt")
+}
+
+func TestStatusLineShowsSourceVhostActorBoundAndNotice(t *testing.T) {
+	h := newHarness(t, Options{Notice: "no broker answered — showing the bundled demo snapshot"}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.mustShow("fake broker 127.0.0.1:5672", "vhost shop", "actor ana@bastion", "all 5 messages", "showing the bundled demo snapshot")
+}
+
+func TestEveryScreenFitsTheTerminal(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {60, 16}} {
+		h := newHarness(t, Options{}, size[0], size[1])
+		check := func(where string) {
+			lines := strings.Split(h.m.Screen(), "\n")
+			if len(lines) != size[1] {
+				t.Fatalf("%dx%d %s: %d lines", size[0], size[1], where, len(lines))
+			}
+			for i, l := range lines {
+				if w := ansiWidth(l); w > size[0] {
+					t.Fatalf("%dx%d %s: line %d is %d wide: %q", size[0], size[1], where, i, w, l)
+				}
+			}
+		}
+		check("queues")
+		h.openQueue("orders.dlq")
+		check("groups")
+		h.press("open")
+		check("messages")
+		h.press("open")
+		check("message")
+		h.press("help")
+		check("message with full help")
+	}
+}
