@@ -9,7 +9,6 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-
 )
 
 // testKeyMap loads the keymap.yaml that main embeds.
@@ -159,5 +158,11 @@ func (h *harness) openQueue(name string) {
 	h.press("open")
 }
 
-
 func ansiWidth(s string) int { return ansi.StringWidth(s) }
+
+// refreshQueuesID starts a queue list request without running it and
+// returns its id, so a test can answer it by hand.
+func (m *Model) refreshQueuesID() int {
+	m.refreshQueues()
+	return m.listReq
+}

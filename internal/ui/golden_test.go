@@ -35,6 +35,12 @@ var goldenScreens = []struct {
 		h.m.messages.SelectID("m-1001")
 		h.press("open")
 	}},
+	{"reading", func(h *harness) {
+		h.m.queues.SelectName("orders.dlq")
+		h.m.Update(keyPress("enter")) // the browse command is not run: it stays in flight
+		h.m.groups.SetProgress(3200, 10000)
+	}},
+	{"empty", func(h *harness) { h.send(parkingMsg{id: h.m.refreshQueuesID()}) }},
 	{"delivery-cost", func(h *harness) { h.openQueue("payments.parking") }},
 	{"quorum-messages", func(h *harness) {
 		h.openQueue("payments.parking")

@@ -89,6 +89,7 @@ func newModel(opts Options) *Model {
 		help: help.New(),
 	}
 	m.help.Styles = ctx.Styles.Help
+	m.queues.SetPatterns(opts.Patterns)
 	m.layout()
 	return m
 }

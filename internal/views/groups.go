@@ -182,7 +182,11 @@ func (g *Groups) View() string {
 	if g.insp != nil && len(g.insp.Groups) == 0 && !g.loading {
 		second = "The queue is empty: nothing to triage."
 	}
-	return fitLines(st.Title.Render(g.header())+"\n"+second+"\n"+g.table.View(), g.width, g.height)
+	list := ""
+	if g.insp != nil {
+		list = g.table.View()
+	}
+	return fitLines(st.Title.Render(g.header())+"\n"+second+"\n"+list, g.width, g.height)
 }
 
 // ShortHelp implements help.KeyMap.

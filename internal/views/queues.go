@@ -12,13 +12,14 @@ import (
 
 // Queues is the first screen: every parking queue of the vhost.
 type Queues struct {
-	ctx     *Context
-	table   Table
-	queues  []triage.ParkingQueue
-	loading bool
-	loaded  bool
-	width   int
-	height  int
+	ctx      *Context
+	table    Table
+	queues   []triage.ParkingQueue
+	loading  bool
+	loaded   bool
+	patterns []string
+	width    int
+	height   int
 }
 
 // NewQueues returns the queue list, empty until SetQueues.
@@ -33,6 +34,9 @@ func NewQueues(ctx *Context) Queues {
 		{Title: "dead-lettered from", Width: 10, Flex: 2},
 	})}
 }
+
+// SetPatterns names the parking name patterns in use, for the empty screen.
+func (q *Queues) SetPatterns(p []string) { q.patterns = p }
 
 // SetLoading marks a (re)load in flight; the old list stays on screen.
 func (q *Queues) SetLoading(on bool) { q.loading = on }
@@ -108,11 +112,20 @@ func (q *Queues) View() string {
 		head = Count(len(q.queues)) + " parking queues"
 	}
 	if q.loaded && len(q.queues) == 0 {
+		patterns := q.patterns
+		if patterns == nil {
+			patterns = triage.DefaultParkingPatterns
+		}
+		clean := make([]string, len(patterns))
+		for i, p := range patterns {
+			clean[i] = triage.SanitizeLine(p)
+		}
 		body := strings.Join([]string{
 			head,
 			"",
-			"No parking queues in this vhost: no queue receives dead letters, and none",
-			"is named like a dead-letter queue (dlq, dead, parking, _error, .error, failed).",
+			"No parking queues in this vhost: no queue receives dead letters, and no",
+			"queue name contains a parking pattern:",
+			"  " + strings.Join(clean, ", "),
 			"",
 			"To try dlqt:",
 			"  make demo     load realistic scenarios into the dlqt-demo vhost and open it",
