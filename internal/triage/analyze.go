@@ -1,7 +1,111 @@
 package triage
 
+import "time"
+
 // Analyze derives everything dlqt shows from a batch. It never changes the
 // messages; red may be nil only in tests that want no redaction.
 func Analyze(b Batch, top Topology, red *Redactor) []Triaged {
-	panic("not implemented")
+	r := newRouter(top)
+	envs := make([]Envelope, len(b.Messages))
+	for i, m := range b.Messages {
+		envs[i] = DecodeEnvelope(m.Body)
+	}
+	ids := Identify(b.Messages, envs)
+	out := make([]Triaged, len(b.Messages))
+	for i, m := range b.Messages {
+		env := envs[i]
+		deaths := ParseDeaths(m.Headers)
+		raw := parseDeaths(m.Headers, func(s string) string { return s })
+		p := RenderPayload(m.Body, m.Properties.ContentType, red)
+		delivery, _ := headerInt(m.Headers, "x-delivery-count")
+		out[i] = Triaged{
+			Message:       m,
+			ID:            ids[i],
+			Envelope:      env,
+			Deaths:        deaths,
+			Reason:        reason(r, m, raw, deaths),
+			ReasonCode:    ReasonCodeOf(m, env),
+			Attempts:      attempts(m.Headers, env, deaths),
+			DeliveryCount: clampInt(delivery),
+			DiedAt:        diedAt(m.Headers, env, deaths),
+			Timeline:      BuildTimeline(m, env, deaths),
+			Payload:       p.Text,
+			PayloadBytes:  len(m.Body),
+			Binary:        p.Binary,
+			Redactions:    p.Redactions,
+		}
+	}
+	return out
+}
+
+// reason classifies with the raw x-death names, which must match the
+// topology exactly, and reports the sanitised reason string.
+func reason(r *router, m Message, raw, deaths []Death) Reason {
+	if len(raw) > 0 && len(deaths) > 0 && raw[0].Reason != "" && r.brokerDeath(m, raw[0]) {
+		return deaths[0].Reason
+	}
+	return ReasonPublished
+}
+
+// attempts is the best evidence of how many times the message was tried:
+// the largest of the envelope's failure.attempt, x-retry-count,
+// dlqt-attempts, x-delivery-count, and the sum of x-death counts for
+// rejected and delivery_limit (each a failed delivery; expired and maxlen
+// are waits and overflow, not attempts). The largest, because each source
+// can be reset or missing: 4.x restarts x-death after a replay, an app
+// may not bump its counter, and x-death alone misses app-managed retries.
+func attempts(h Headers, env Envelope, deaths []Death) int {
+	var best int64
+	if env.Failure != nil {
+		best = int64(env.Failure.Attempt)
+	}
+	for _, key := range []string{"x-retry-count", hdrAttempts, "x-delivery-count"} {
+		if n, ok := headerInt(h, key); ok && n > best {
+			best = n
+		}
+	}
+	var died int64
+	for _, d := range deaths {
+		if d.Reason == ReasonRejected || d.Reason == ReasonDeliveryLimit {
+			if died += d.Count; died < 0 { // overflow from garbage counts
+				died = 1<<63 - 1
+			}
+		}
+	}
+	return clampInt(max(best, died))
+}
+
+// diedAt is the latest known time the message died or failed: x-death times,
+// the envelope's failure times, x-last-error-time and x-failed-at. An x-death
+// time is the FIRST death of its {queue, reason} (RabbitMQ keeps no later
+// one), so for a message that died many times in one queue this is a lower
+// bound, and the application's own times are often the better evidence.
+func diedAt(h Headers, env Envelope, deaths []Death) time.Time {
+	var latest time.Time
+	later := func(t time.Time, ok bool) {
+		if ok && t.After(latest) {
+			latest = t
+		}
+	}
+	for _, d := range deaths {
+		later(d.Time, !d.Time.IsZero())
+	}
+	if f := env.Failure; f != nil {
+		later(parseTime(f.LastFailedAt))
+		later(parseTime(f.FirstFailedAt))
+	}
+	later(headerTime(h, "x-last-error-time"))
+	later(headerTime(h, "x-failed-at"))
+	return latest
+}
+
+func clampInt(n int64) int {
+	const maxInt = int64(^uint(0) >> 1)
+	switch {
+	case n < 0:
+		return 0
+	case n > maxInt:
+		return int(maxInt)
+	}
+	return int(n)
 }

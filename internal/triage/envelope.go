@@ -42,22 +42,20 @@ func DecodeEnvelope(body []byte) Envelope {
 }
 
 // envText reads a JSON string or number as text ("schema_version": 3 and
-// "3" mean the same); any other JSON value is treated as missing.
+// "3" mean the same); any other JSON value is treated as missing. raw was
+// validated by the enclosing Unmarshal, so a number is its own text.
 func envText(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return ""
-	}
-	switch x := v.(type) {
-	case string:
-		return oneLine(x, maxEnvelopeField)
-	case json.Number:
-		return oneLine(x.String(), maxEnvelopeField)
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return oneLine(s, maxEnvelopeField)
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		return oneLine(string(raw), maxEnvelopeField)
 	}
 	return ""
 }
@@ -68,20 +66,11 @@ func envAttempt(raw json.RawMessage) int {
 	if len(raw) == 0 {
 		return 0
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
+	text := string(raw)
+	if raw[0] == '"' && json.Unmarshal(raw, &text) != nil {
 		return 0
 	}
-	var n int64
-	var ok bool
-	switch x := v.(type) {
-	case json.Number:
-		n, ok = intOf(x)
-	case string:
-		n, ok = intOf(strings.TrimSpace(x))
-	}
+	n, ok := intOf(strings.TrimSpace(text))
 	if !ok || n < 0 || n > math.MaxInt32 {
 		return 0
 	}
