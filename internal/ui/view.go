@@ -36,11 +36,14 @@ func (m *Model) footer() []string {
 // actor, most important first since a narrow terminal cuts the end.
 func (m *Model) status() string {
 	var parts []string
+	source := ""
 	if m.opts.Reader != nil {
-		parts = append(parts, triage.SanitizeLine(m.opts.Reader.Describe()))
+		source = triage.SanitizeLine(m.opts.Reader.Describe())
+		parts = append(parts, source)
 	}
-	if m.opts.Vhost != "" {
-		parts = append(parts, "vhost "+triage.SanitizeLine(m.opts.Vhost))
+	// a live reader names its vhost already; say it once
+	if vh := "vhost " + triage.SanitizeLine(m.opts.Vhost); m.opts.Vhost != "" && !strings.Contains(source, vh) {
+		parts = append(parts, vh)
 	}
 	if m.screen != screenQueues {
 		if m.browse != nil {

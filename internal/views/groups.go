@@ -156,7 +156,7 @@ func (g *Groups) header() string {
 	if kind != "" {
 		name += " (" + kind + ")"
 	}
-	return name + " — " + Bound(g.insp.Batch) + ", " + Count(len(g.insp.Groups)) + " groups"
+	return name + " — " + Bound(g.insp.Batch) + ", " + plural(len(g.insp.Groups), "group")
 }
 
 func (g *Groups) progress() string {

@@ -292,6 +292,9 @@ func HeaderValue(v any) string {
 	case nil:
 		return "null"
 	case string:
+		if x == "" {
+			return `""` // an empty value is still a value, not a rendering gap
+		}
 		return x
 	case []byte:
 		return fmt.Sprintf("%d bytes: %x", len(x), x[:min(len(x), 32)])

@@ -161,7 +161,7 @@ func (m *Messages) View() string {
 			triage.SanitizeLine(m.insp.Batch.Queue), m.group.Reason,
 			orDash(triage.SanitizeLine(m.group.ReasonCode)), Count(m.group.Count))
 		if m.limit > 0 {
-			title += fmt.Sprintf(", deliv = delivery count / limit %d", m.limit)
+			title += fmt.Sprintf(", delivery limit %d (each read adds 1)", m.limit)
 		}
 	}
 	return fitLines(st.Title.Render(title)+"\n"+m.table.View(), m.width, m.height)
