@@ -25,7 +25,7 @@ func Analyze(b Batch, top Topology, red *Redactor) []Triaged {
 			Deaths:        deaths,
 			Reason:        reason(r, m, raw, deaths),
 			ReasonCode:    ReasonCodeOf(m, env),
-			Attempts:      attempts(m.Headers, env, deaths),
+			Attempts:      attempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
 			DeliveryCount: clampInt(delivery),
 			DiedAt:        diedAt(m.Headers, env, deaths),
 			Timeline:      BuildTimeline(m, env, deaths),
@@ -54,12 +54,18 @@ func reason(r *router, m Message, raw, deaths []Death) Reason {
 // are waits and overflow, not attempts). The largest, because each source
 // can be reset or missing: 4.x restarts x-death after a replay, an app
 // may not bump its counter, and x-death alone misses app-managed retries.
-func attempts(h Headers, env Envelope, deaths []Death) int {
+// In a quorum parking queue x-delivery-count counts returns to the parking
+// queue itself (browsing included), not attempts, so it is left out there.
+func attempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int {
 	var best int64
 	if env.Failure != nil {
 		best = int64(env.Failure.Attempt)
 	}
-	for _, key := range []string{"x-retry-count", hdrAttempts, "x-delivery-count"} {
+	keys := []string{"x-retry-count", hdrAttempts, "x-delivery-count"}
+	if quorumHere {
+		keys = keys[:2]
+	}
+	for _, key := range keys {
 		if n, ok := headerInt(h, key); ok && n > best {
 			best = n
 		}

@@ -95,8 +95,17 @@ func TestAnalyze(t *testing.T) {
 			{Queue: "nghia-dia", Body: []byte(`{"failure":{"attempt":"12"}}`)},
 			{Queue: "nghia-dia", Headers: Headers{"x-death": []any{Headers{"queue": "viec", "reason": "rejected", "count": float64(1e300)}, Headers{"queue": "viec", "reason": "rejected", "count": float64(1e300)}}}},
 		}
-		got := Analyze(Batch{Messages: ms}, seed001Topology(), nil)
-		for i, want := range []int{5, 7, 12, int(^uint(0) >> 1)} {
+		top := seed001Topology()
+		top.Queues = append(top.Queues, Queue{Name: "parking.qq", Type: QueueQuorum})
+		ms = append(ms,
+			Message{Queue: "nghia-dia", Headers: Headers{"x-delivery-count": int64(3)}},  // carried from a quorum work queue
+			Message{Queue: "parking.qq", Headers: Headers{"x-delivery-count": int64(3)}}, // returns to this parking queue
+		)
+		got := Analyze(Batch{Messages: ms}, top, nil)
+		if got[5].DeliveryCount != 3 {
+			t.Fatalf("delivery count %d", got[5].DeliveryCount)
+		}
+		for i, want := range []int{5, 7, 12, int(^uint(0) >> 1), 3, 0} {
 			if got[i].Attempts != want {
 				t.Fatalf("message %d: attempts %d, want %d", i, got[i].Attempts, want)
 			}

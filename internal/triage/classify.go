@@ -57,17 +57,11 @@ func (r *router) deadLettersInto(q Queue, d Death, m Message) bool {
 // would use: one of the death's routing keys, or the dead-letter routing key
 // of a queue with that DLX. Without that evidence the message was published.
 func (r *router) deliveredAsDeadLetter(m Message, d Death) bool {
-	isDLX := false
-	for _, q := range r.queues {
-		if !q.HasDeadLetterExchange || q.DeadLetterExchange != m.Exchange {
-			continue
-		}
-		isDLX = true
-		if q.HasDeadLetterRoutingKey && q.DeadLetterRoutingKey == m.RoutingKey {
-			return true
-		}
+	keys, isDLX := r.deadLetterKeys[m.Exchange]
+	if !isDLX {
+		return false
 	}
-	return isDLX && slices.Contains(d.RoutingKeys, m.RoutingKey)
+	return keys[m.RoutingKey] || slices.Contains(d.RoutingKeys, m.RoutingKey)
 }
 
 // maxReasonCode bounds a reason code: it is a grouping key, not a message.

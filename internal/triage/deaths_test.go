@@ -6,6 +6,9 @@ import (
 	"time"
 )
 
+// table stands in for amqp091-go's Table, which triage cannot import.
+type table map[string]any
+
 func TestParseDeaths(t *testing.T) {
 	t1 := at("2026-11-30T10:00:00Z")
 	t2 := at("2026-11-30T10:05:00Z")
@@ -56,6 +59,8 @@ func TestParseDeaths(t *testing.T) {
 		{"not a list", Headers{"x-death": "rejected"}, nil},
 		{"lone table", Headers{"x-death": Headers{"queue": "q", "reason": "maxlen", "count": int64(1)}},
 			[]Death{{Queue: "q", Reason: ReasonMaxlen, Count: 1}}},
+		{"a named table type (amqp091-go's Table)", Headers{"x-death": []any{table{"queue": "q", "reason": "expired", "count": int64(2)}}},
+			[]Death{{Queue: "q", Reason: ReasonExpired, Count: 2}}},
 		{"[]Headers from a caller", Headers{"x-death": []Headers{{"queue": "q", "reason": "rejected"}}},
 			[]Death{{Queue: "q", Reason: ReasonRejected}}},
 		{"time out of range is no time", deathsHeader(Headers{"queue": "q", "reason": "rejected", "time": time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC)}),

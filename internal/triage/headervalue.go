@@ -3,6 +3,7 @@ package triage
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -219,15 +220,26 @@ func believable(t time.Time) (time.Time, bool) {
 	return t.UTC(), true
 }
 
-// mapOf reads a nested table.
+// mapOf reads a nested table. Named map types (amqp091-go's Table, handed
+// over by a caller that skipped the broker's conversion) are accepted too.
 func mapOf(v any) (Headers, bool) {
 	switch x := v.(type) {
 	case Headers:
 		return x, x != nil
 	case map[string]any:
 		return Headers(x), x != nil
+	case nil:
+		return nil, false
 	}
-	return nil, false
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String || rv.IsNil() {
+		return nil, false
+	}
+	h := make(Headers, rv.Len())
+	for it := rv.MapRange(); it.Next(); {
+		h[it.Key().String()] = it.Value().Interface()
+	}
+	return h, true
 }
 
 // listOf reads an array value.

@@ -166,6 +166,10 @@ func writeValue(h hash.Hash, v any) {
 			}
 			return
 		}
+		if m, ok := mapOf(v); ok {
+			writeValue(h, m)
+			return
+		}
 		if n, ok := intOf(v); ok {
 			tag('i')
 			num(uint64(n))

@@ -13,6 +13,9 @@ type router struct {
 	queues   map[string]Queue
 	types    map[string]string // exchange name -> type
 	bindings map[string][]Binding
+	// deadLetterKeys maps each exchange that is some queue's effective DLX
+	// to the dead-letter routing keys used with it ("" = the message's own).
+	deadLetterKeys map[string]map[string]bool
 }
 
 func newRouter(t Topology) *router {
@@ -20,9 +23,19 @@ func newRouter(t Topology) *router {
 		queues:   make(map[string]Queue, len(t.Queues)),
 		types:    make(map[string]string, len(t.Exchanges)),
 		bindings: make(map[string][]Binding),
+
+		deadLetterKeys: make(map[string]map[string]bool),
 	}
 	for _, q := range t.Queues {
 		r.queues[q.Name] = q
+		if q.HasDeadLetterExchange {
+			keys := r.deadLetterKeys[q.DeadLetterExchange]
+			if keys == nil {
+				keys = map[string]bool{}
+				r.deadLetterKeys[q.DeadLetterExchange] = keys
+			}
+			keys[q.DeadLetterRoutingKey] = keys[q.DeadLetterRoutingKey] || q.HasDeadLetterRoutingKey
+		}
 	}
 	for _, x := range t.Exchanges {
 		r.types[x.Name] = x.Type
