@@ -57,9 +57,10 @@ func (r *Redactor) hiddenBytes(b []byte) ([]bool, int) {
 	}
 	var hidden []bool
 	n := 0
+	text := string(b)
 	for i := range r.values {
 		v := &r.values[i]
-		if len(v.Anchors) > 0 && !containsAnyBytes(b, v.Anchors) {
+		if !v.mayMatch(text) {
 			continue
 		}
 		for _, loc := range v.Pattern.FindAllSubmatchIndex(b, -1) {
@@ -80,13 +81,4 @@ func (r *Redactor) hiddenBytes(b []byte) ([]bool, int) {
 		}
 	}
 	return hidden, n
-}
-
-func containsAnyBytes(b []byte, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(string(b), sub) {
-			return true
-		}
-	}
-	return false
 }

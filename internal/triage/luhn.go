@@ -39,3 +39,23 @@ func luhn(digits []byte) bool {
 	}
 	return sum%10 == 0
 }
+
+// hasCardRun reports a run of at least 13 digits, possibly split by spaces or
+// dashes: the only text worth the card pattern. Timestamps and UUIDs break
+// their digit runs with letters, colons or dots.
+func hasCardRun(s string) bool {
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+			if digits >= 13 {
+				return true
+			}
+		case c == ' ' || c == '-':
+		default:
+			digits = 0
+		}
+	}
+	return false
+}

@@ -1,7 +1,6 @@
 package triage
 
 import (
-	"encoding/json"
 	"fmt"
 	"mime"
 	"strings"
@@ -44,7 +43,7 @@ func RenderPayload(body []byte, contentType string, r *Redactor) Payload {
 	var text string
 	n, rest := 0, 0
 	parsed := false
-	if len(body) <= maxTextBytes && json.Valid(body) {
+	if len(body) <= maxTextBytes {
 		out, c, unread, err := redactJSON(body, r, maxTextBytes)
 		if err == nil {
 			text, n, rest, parsed = out, c, unread, true

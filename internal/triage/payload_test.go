@@ -135,8 +135,8 @@ func FuzzRenderPayload(f *testing.F) {
 		for _, red := range []*Redactor{r, nil} {
 			p := RenderPayload(body, ct, red)
 			assertSafe(t, p.Text, true)
-			if p.Binary || len(body) > maxTextBytes || !json.Valid(body) {
-				continue
+			if p.Binary || !json.Valid(body) || strings.HasSuffix(p.Text, " more bytes not shown") {
+				continue // only whole JSON renderings must be JSON
 			}
 			if !json.Valid([]byte(p.Text)) {
 				t.Fatalf("valid JSON %q rendered as invalid JSON %q", body, p.Text)

@@ -48,8 +48,11 @@ type ValueRule struct {
 	// Anchors, when set, are literals of which a match contains at least one:
 	// text without any of them skips the pattern, which keeps clean text cheap.
 	Anchors []string
-	Valid   func(secret string) bool // optional check, e.g. Luhn for cards
-	Mask    Mask
+	// Prefilter, when set, is a cheap test of the whole text: false skips
+	// the pattern (a card needs a run of 13 digits somewhere).
+	Prefilter func(text string) bool
+	Valid     func(secret string) bool // optional check, e.g. Luhn for cards
+	Mask      Mask
 }
 
 // Redactor masks secrets in payloads and header values. It is immutable and
@@ -167,7 +170,7 @@ func (r *Redactor) Text(s string) (string, int) {
 }
 
 func (v *ValueRule) apply(s string) (string, int) {
-	if len(v.Anchors) > 0 && !containsAny(s, v.Anchors) {
+	if !v.mayMatch(s) {
 		return s, 0
 	}
 	locs := v.Pattern.FindAllStringSubmatchIndex(s, -1)
@@ -198,6 +201,13 @@ func (v *ValueRule) apply(s string) (string, int) {
 	}
 	b.WriteString(s[last:])
 	return b.String(), n
+}
+
+func (v *ValueRule) mayMatch(s string) bool {
+	if len(v.Anchors) > 0 && !containsAny(s, v.Anchors) {
+		return false
+	}
+	return v.Prefilter == nil || v.Prefilter(s)
 }
 
 func containsAny(s string, subs []string) bool {

@@ -110,7 +110,10 @@ func deepCopyValue(v any) any {
 		}
 		return l
 	case []byte:
-		return append([]byte(nil), t...)
+		if t == nil {
+			return t
+		}
+		return append([]byte{}, t...)
 	}
 	return v
 }
@@ -162,7 +165,7 @@ func FuzzRedactHeaders(f *testing.F) {
 			assertHeadersSafe(t, got)
 		}
 		if !reflect.DeepEqual(h, orig) {
-			t.Fatalf("RedactHeaders changed its input")
+			t.Fatalf("RedactHeaders changed its input:\n%#v\n%#v", h, orig)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -14,28 +15,32 @@ var errOutputFull = errors.New("output bound reached")
 // output quadratically; deeper levels share the last indent.
 const maxIndentDepth = 32
 
-// jsonPrinter re-emits one JSON value pretty-printed with a token-level walk,
-// so key order, duplicate keys and number text stay as the sender wrote them,
-// while secrets are masked by key and by shape.
+// jsonPrinter re-emits one JSON document pretty-printed with a token-level
+// walk, so key order, duplicate keys and number text stay as the sender wrote
+// them, while secrets are masked by key and by shape. It walks the bytes
+// itself: the document was checked with json.Valid first, and
+// json.Decoder.Token costs more than all the redaction rules together.
 type jsonPrinter struct {
-	dec   *json.Decoder
+	data  []byte
+	pos   int
 	out   bytes.Buffer
 	red   *Redactor
 	limit int // stop once out is longer; <= 0 means no bound
 	n     int // redactions
 }
 
-// redactJSON pretty-prints a valid JSON document with secrets masked. When
-// the output would pass limit bytes it stops there and reports how many input
+// redactJSON pretty-prints a JSON document with secrets masked. When the
+// output would pass limit bytes it stops there and reports how many input
 // bytes it did not reach.
 func redactJSON(data []byte, r *Redactor, limit int) (out string, redactions, unread int, err error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	p := &jsonPrinter{dec: dec, red: r, limit: limit}
+	if !json.Valid(data) {
+		return "", 0, 0, errors.New("invalid JSON")
+	}
+	p := &jsonPrinter{data: data, red: r, limit: limit}
 	p.out.Grow(len(data) + len(data)/2)
 	err = p.value(0)
 	if errors.Is(err, errOutputFull) {
-		return p.out.String(), p.n, len(data) - int(dec.InputOffset()), nil
+		return p.out.String(), p.n, len(data) - p.pos, nil
 	}
 	if err != nil {
 		return "", 0, 0, err
@@ -43,63 +48,84 @@ func redactJSON(data []byte, r *Redactor, limit int) (out string, redactions, un
 	return p.out.String(), p.n, 0, nil
 }
 
-func (p *jsonPrinter) value(depth int) error {
-	tok, err := p.dec.Token()
-	if err != nil {
-		return err
+func (p *jsonPrinter) skipSpace() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
 	}
-	return p.token(tok, depth)
 }
 
-func (p *jsonPrinter) token(tok json.Token, depth int) error {
+// next skips white space and returns the next byte (0 at the end).
+func (p *jsonPrinter) next() byte {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return 0
+	}
+	return p.data[p.pos]
+}
+
+func (p *jsonPrinter) value(depth int) error {
 	if p.limit > 0 && p.out.Len() > p.limit {
 		return errOutputFull
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			return p.object(depth)
-		case '[':
-			return p.array(depth)
-		}
-		return errors.New("unexpected " + t.String())
-	case string:
-		s, n := p.red.Text(t)
+	switch c := p.next(); c {
+	case '{':
+		return p.object(depth)
+	case '[':
+		return p.array(depth)
+	case '"':
+		s, n := p.red.Text(decodeJSONString(p.stringToken()))
 		p.n += n
 		writeJSONString(&p.out, s)
-	case json.Number:
+	case 't', 'f', 'n':
+		start := p.pos
+		for p.pos < len(p.data) && p.data[p.pos] >= 'a' && p.data[p.pos] <= 'z' {
+			p.pos++
+		}
+		p.out.Write(p.data[start:p.pos])
+	case 0:
+		return errors.New("unexpected end of JSON")
+	default:
+		start := p.pos
+		for p.pos < len(p.data) && strings.IndexByte("+-.0123456789eE", p.data[p.pos]) >= 0 {
+			p.pos++
+		}
+		num := string(p.data[start:p.pos])
 		// A card number sent as a JSON number is masked like one in a string;
 		// the mask is a string, so the output stays valid JSON.
-		if p.red != nil && isDigits(string(t)) {
-			if s, n := p.red.Text(string(t)); n > 0 {
+		if p.red != nil && len(num) >= 13 && isDigits(num) {
+			if s, n := p.red.Text(num); n > 0 {
 				p.n += n
 				writeJSONString(&p.out, s)
 				return nil
 			}
 		}
-		p.out.WriteString(string(t))
-	case bool:
-		if t {
-			p.out.WriteString("true")
-		} else {
-			p.out.WriteString("false")
-		}
-	case nil:
-		p.out.WriteString("null")
+		p.out.WriteString(num)
 	}
 	return nil
 }
 
 func (p *jsonPrinter) object(depth int) error {
+	p.pos++ // '{'
 	p.out.WriteByte('{')
 	empty := true
-	for p.dec.More() {
-		tok, err := p.dec.Token()
-		if err != nil {
-			return err
+	for p.next() != '}' {
+		if !empty {
+			p.pos++ // ','
+			p.next()
 		}
-		key, _ := tok.(string)
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return errors.New("expected an object key")
+		}
+		key := decodeJSONString(p.stringToken())
+		if p.next() != ':' {
+			return errors.New("expected ':'")
+		}
+		p.pos++
 		if !empty {
 			p.out.WriteByte(',')
 		}
@@ -108,18 +134,14 @@ func (p *jsonPrinter) object(depth int) error {
 		writeJSONString(&p.out, key)
 		p.out.WriteString(": ")
 		if rule, ok := p.red.keyRule(key); ok {
-			if err := p.masked(rule, depth+1); err != nil {
-				return err
-			}
+			p.masked(rule)
 			continue
 		}
 		if err := p.value(depth + 1); err != nil {
 			return err
 		}
 	}
-	if _, err := p.dec.Token(); err != nil { // '}'
-		return err
-	}
+	p.pos++ // '}'
 	if !empty {
 		p.newline(depth)
 	}
@@ -128,10 +150,12 @@ func (p *jsonPrinter) object(depth int) error {
 }
 
 func (p *jsonPrinter) array(depth int) error {
+	p.pos++ // '['
 	p.out.WriteByte('[')
 	empty := true
-	for p.dec.More() {
+	for p.next() != ']' {
 		if !empty {
+			p.pos++ // ','
 			p.out.WriteByte(',')
 		}
 		empty = false
@@ -140,9 +164,7 @@ func (p *jsonPrinter) array(depth int) error {
 			return err
 		}
 	}
-	if _, err := p.dec.Token(); err != nil { // ']'
-		return err
-	}
+	p.pos++ // ']'
 	if !empty {
 		p.newline(depth)
 	}
@@ -150,27 +172,90 @@ func (p *jsonPrinter) array(depth int) error {
 	return nil
 }
 
+// stringToken returns the raw string token at pos, quotes included.
+func (p *jsonPrinter) stringToken() []byte {
+	start := p.pos
+	p.pos++
+	for p.pos < len(p.data) && p.data[p.pos] != '"' {
+		if p.data[p.pos] == '\\' {
+			p.pos++
+		}
+		p.pos++
+	}
+	p.pos++
+	return p.data[start:min(p.pos, len(p.data))]
+}
+
+// skipValue moves past one value and returns its raw bytes.
+func (p *jsonPrinter) skipValue() []byte {
+	p.next()
+	start := p.pos
+	nest := 0
+	for p.pos < len(p.data) {
+		switch c := p.data[p.pos]; c {
+		case '"':
+			p.stringToken()
+			if nest == 0 {
+				return p.data[start:p.pos]
+			}
+			continue
+		case '{', '[':
+			nest++
+		case '}', ']':
+			if nest == 0 {
+				return p.data[start:p.pos]
+			}
+			nest--
+			if nest == 0 {
+				p.pos++
+				return p.data[start:p.pos]
+			}
+		case ',':
+			if nest == 0 {
+				return p.data[start:p.pos]
+			}
+		case ' ', '\t', '\n', '\r':
+			if nest == 0 {
+				return p.data[start:p.pos]
+			}
+		}
+		p.pos++
+	}
+	return p.data[start:p.pos]
+}
+
+// decodeJSONString turns a raw JSON string token into its text.
+func decodeJSONString(raw []byte) string {
+	if len(raw) < 2 {
+		return ""
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return string(inner)
+	}
+	return s
+}
+
 // masked replaces the value of a secret key, scalar or subtree, with one
 // mask. null, booleans and "" stay: they reveal nothing and say whether the
 // credential was there at all.
-func (p *jsonPrinter) masked(rule KeyRule, depth int) error {
-	var raw json.RawMessage
-	if err := p.dec.Decode(&raw); err != nil {
-		return err
-	}
-	raw = bytes.TrimSpace(raw)
+func (p *jsonPrinter) masked(rule KeyRule) {
+	raw := p.skipValue()
 	switch string(raw) {
 	case "null", "true", "false", `""`:
 		p.out.Write(raw)
-		return nil
+		return
 	}
 	secret := string(raw)
 	if len(raw) > 0 && raw[0] == '"' {
-		_ = json.Unmarshal(raw, &secret)
+		secret = decodeJSONString(raw)
 	}
 	p.n++
 	writeJSONString(&p.out, maskKeyed(secret, rule.Mask))
-	return nil
 }
 
 func (p *jsonPrinter) newline(depth int) {

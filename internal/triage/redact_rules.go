@@ -75,7 +75,7 @@ func DefaultValueRules() []ValueRule {
 			Pattern: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`),
 		},
 		{
-			Kind: "card", Mask: MaskPartial,
+			Kind: "card", Mask: MaskPartial, Prefilter: hasCardRun,
 			Pattern: regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`),
 			Valid:   validCard,
 		},
