@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"maps"
 	"net/url"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,7 +110,7 @@ func TestScenariosAreDeadLetteredByTheBroker(t *testing.T) {
 				t.Errorf("secret %q is in no parked message", s)
 			}
 		}
-		for _, h := range []string{broker.ScenarioClear, broker.ScenarioHeaderEscape, broker.ScenarioBidi} {
+		for _, h := range sc.Hostile {
 			if !bytes.Contains(raw, []byte(h)) {
 				t.Errorf("hostile marker %q is in no parked message raw", h)
 			}
@@ -352,4 +356,244 @@ func managementQueue(t *testing.T, cfg broker.Config, name string) *rabbithole.D
 		t.Fatalf("management: queue %s: %v", name, err)
 	}
 	return q
+}
+
+// TestReadPathUnderstandsScenarios runs dlqt's whole read path (the live
+// reader and the triage engine) over the scenarios and checks it tells
+// exactly what was produced, without moving a single message.
+func TestReadPathUnderstandsScenarios(t *testing.T) {
+	t.Parallel()
+	cfg := brokertest.NewVhost(t, "readpath")
+	sc := loadScenarios(t, cfg)
+	conn := dialVhost(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	live, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { live.Close() })
+
+	pqs, _, err := triage.ListParking(ctx, live, triage.DefaultParkingPatterns)
+	if err != nil {
+		t.Fatalf("ListParking: %v", err)
+	}
+	var found, want []string
+	for _, pq := range pqs {
+		found = append(found, pq.Name)
+	}
+	for _, p := range sc.Parking {
+		want = append(want, p.Queue)
+	}
+	slices.Sort(found)
+	slices.Sort(want)
+	if !slices.Equal(found, want) {
+		t.Fatalf("parking queues = %v, want exactly %v (not %v)", found, want, sc.NotParking)
+	}
+
+	for _, p := range sc.Parking {
+		t.Run(p.Queue, func(t *testing.T) {
+			i := slices.IndexFunc(pqs, func(pq triage.ParkingQueue) bool { return pq.Name == p.Queue })
+			assertParkingQueue(t, pqs[i], p)
+
+			opts := triage.BrowseOptions{}
+			if p.DeliveryLimit > 0 {
+				_, err := triage.Inspect(ctx, live, p.Queue, opts, triage.NewRedactor())
+				var cost *triage.DeliveryCostError
+				if !errors.As(err, &cost) || cost.Limit != p.DeliveryLimit || cost.Depth != len(p.Messages) {
+					t.Fatalf("browsing %s without consent: err = %v, want a DeliveryCostError (limit %d, depth %d)", p.Queue, err, p.DeliveryLimit, len(p.Messages))
+				}
+				opts.AcceptDeliveryCost = true
+			}
+			ins, err := triage.Inspect(ctx, live, p.Queue, opts, triage.NewRedactor())
+			if err != nil {
+				t.Fatalf("Inspect %s: %v", p.Queue, err)
+			}
+			if p.DeliveryLimit > 0 {
+				// Never delivered since they were parked: the refused
+				// browse did not touch them.
+				for _, m := range ins.Messages {
+					if m.DeliveryCount != 0 {
+						t.Errorf("%s: delivery count %d after the refused browse, want 0", m.ID, m.DeliveryCount)
+					}
+				}
+			}
+			assertGroups(t, ins.Groups, p.Groups())
+			assertTriagedAsProduced(t, ins, p)
+			assertSafeToShow(t, ins, sc)
+			assertDepth(t, conn, p.Queue, len(p.Messages))
+		})
+	}
+	for q, n := range sc.Depths {
+		assertDepth(t, conn, q, n) // no browse moved anything anywhere
+	}
+}
+
+func assertParkingQueue(t *testing.T, pq triage.ParkingQueue, p broker.ParkingScenario) {
+	t.Helper()
+	if pq.Type != p.Type || pq.DeliveryLimit != p.DeliveryLimit {
+		t.Errorf("%s: type %q delivery-limit %d, want %q %d", p.Queue, pq.Type, pq.DeliveryLimit, p.Type, p.DeliveryLimit)
+	}
+	from := slices.Sorted(slices.Values(pq.DeadLetteredFrom))
+	if !slices.Equal(from, p.DeadLetteredFrom) {
+		t.Errorf("%s: dead-lettered from %v, want %v", p.Queue, from, p.DeadLetteredFrom)
+	}
+	if byName := len(p.DeadLetteredFrom) == 0; pq.ByName != byName {
+		t.Errorf("%s: ByName = %v, want %v", p.Queue, pq.ByName, byName)
+	}
+	if pq.Messages != len(p.Messages) {
+		t.Errorf("%s: management says %d messages, produced %d", p.Queue, pq.Messages, len(p.Messages))
+	}
+}
+
+func assertGroups(t *testing.T, got []triage.Group, want []broker.GroupCount) {
+	t.Helper()
+	var gs []broker.GroupCount
+	for _, g := range got {
+		gs = append(gs, broker.GroupCount{Reason: g.Reason, ReasonCode: g.ReasonCode, Count: g.Count})
+	}
+	slices.SortFunc(gs, func(a, b broker.GroupCount) int {
+		if c := strings.Compare(string(a.Reason), string(b.Reason)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ReasonCode, b.ReasonCode)
+	})
+	if !slices.Equal(gs, want) {
+		t.Errorf("groups = %v, want %v", gs, want)
+	}
+}
+
+// assertTriagedAsProduced checks each triaged message against what was
+// produced with its message id: reason, code, event type, and a timeline
+// that shows every x-death and the application's retry history.
+func assertTriagedAsProduced(t *testing.T, ins triage.Inspection, p broker.ParkingScenario) {
+	t.Helper()
+	if len(ins.Messages) != len(p.Messages) {
+		t.Fatalf("triaged %d messages, produced %d", len(ins.Messages), len(p.Messages))
+	}
+	ids := map[string]bool{}
+	for _, m := range ins.Messages {
+		if m.ID == "" || ids[m.ID] {
+			t.Errorf("identity %q is empty or not unique", m.ID)
+		}
+		ids[m.ID] = true
+		mid := m.Message.Properties.MessageID
+		i := slices.IndexFunc(p.Messages, func(pr broker.Produced) bool { return pr.MessageID == mid })
+		if i < 0 {
+			t.Errorf("unexpected message %q", mid)
+			continue
+		}
+		want := p.Messages[i]
+		if mid != "" && m.ID != mid {
+			t.Errorf("identity %q, want the message id %q", m.ID, mid)
+		}
+		if m.Reason != want.Reason || m.ReasonCode != want.ReasonCode || m.Envelope.EventType != want.EventType {
+			t.Errorf("%s: %s/%q event %q, want %s/%q event %q", m.ID, m.Reason, m.ReasonCode, m.Envelope.EventType, want.Reason, want.ReasonCode, want.EventType)
+		}
+		for _, step := range want.Deaths {
+			if !slices.ContainsFunc(m.Timeline, func(e triage.Event) bool {
+				return e.Kind == triage.EventDeath && e.Queue == step.Queue && e.Reason == string(step.Reason) && !e.Time.IsZero()
+			}) {
+				t.Errorf("%s: timeline lacks the death %s/%s: %+v", m.ID, step.Queue, step.Reason, m.Timeline)
+			}
+		}
+		if want.RetryCount > 0 {
+			if !slices.ContainsFunc(m.Timeline, func(e triage.Event) bool {
+				return e.Kind == triage.EventRetry && e.Count == int64(want.RetryCount)
+			}) {
+				t.Errorf("%s: timeline lacks x-retry-count %d: %+v", m.ID, want.RetryCount, m.Timeline)
+			}
+			if !slices.ContainsFunc(m.Timeline, func(e triage.Event) bool { return e.Kind == triage.EventFailure }) {
+				t.Errorf("%s: timeline lacks the failure block: %+v", m.ID, m.Timeline)
+			}
+		}
+	}
+	anonymous := 0
+	for _, pr := range p.Messages {
+		if pr.MessageID == "" {
+			anonymous++
+		}
+	}
+	for id := range ids {
+		if !slices.ContainsFunc(p.Messages, func(pr broker.Produced) bool { return pr.MessageID == id && id != "" }) {
+			anonymous--
+		}
+	}
+	if anonymous != 0 {
+		t.Errorf("identities %v: the id-less messages did not each get a hash identity", slices.Sorted(maps.Keys(ids)))
+	}
+}
+
+// assertSafeToShow checks that no secret survives in a payload and that no
+// string dlqt derived carries a control character or bidi override.
+func assertSafeToShow(t *testing.T, ins triage.Inspection, sc broker.Scenarios) {
+	t.Helper()
+	for _, m := range ins.Messages {
+		planted := false
+		for _, s := range sc.Secrets {
+			if bytes.Contains(m.Message.Body, []byte(s)) {
+				planted = true
+			}
+			if strings.Contains(m.Payload, s) {
+				t.Errorf("%s: secret %q in the payload shown:\n%s", m.ID, s, m.Payload)
+			}
+		}
+		if planted && m.Redactions == 0 {
+			t.Errorf("%s: carries a secret yet reports no redaction", m.ID)
+		}
+		shown := m
+		shown.Message = triage.Message{} // the raw message is never shown as is
+		for _, s := range stringsIn(reflect.ValueOf(shown)) {
+			if r, ok := unsafeRune(s); ok {
+				t.Errorf("%s: %U reaches the screen in %q", m.ID, r, s)
+			}
+		}
+	}
+}
+
+// unsafeRune finds a rune a terminal would act on: C0/C1 controls other than
+// newline and tab, DEL, and bidi controls.
+func unsafeRune(s string) (rune, bool) {
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+		case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f,
+			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// stringsIn collects every string reachable from v.
+func stringsIn(v reflect.Value) []string {
+	switch v.Kind() {
+	case reflect.String:
+		return []string{v.String()}
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return stringsIn(v.Elem())
+	case reflect.Struct:
+		var out []string
+		for i := range v.NumField() {
+			out = append(out, stringsIn(v.Field(i))...)
+		}
+		return out
+	case reflect.Slice, reflect.Array:
+		var out []string
+		for i := range v.Len() {
+			out = append(out, stringsIn(v.Index(i))...)
+		}
+		return out
+	case reflect.Map:
+		var out []string
+		for _, k := range v.MapKeys() {
+			out = append(out, stringsIn(k)...)
+			out = append(out, stringsIn(v.MapIndex(k))...)
+		}
+		return out
+	}
+	return nil
 }
