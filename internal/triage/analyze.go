@@ -82,7 +82,8 @@ func attempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int {
 }
 
 // diedAt is the latest known time the message died or failed: x-death times,
-// the envelope's failure times, x-last-error-time and x-failed-at. An x-death
+// the envelope's failure times, x-last-error-time, x-failed-at and the fault
+// times of MassTransit and NServiceBus. An x-death
 // time is the FIRST death of its {queue, reason} (RabbitMQ keeps no later
 // one), so for a message that died many times in one queue this is a lower
 // bound, and the application's own times are often the better evidence.
@@ -102,6 +103,9 @@ func diedAt(h Headers, env Envelope, deaths []Death) time.Time {
 	}
 	later(headerTime(h, "x-last-error-time"))
 	later(headerTime(h, "x-failed-at"))
+	for _, e := range frameworkEvents(h) { // MassTransit and NServiceBus fault times
+		later(e.Time, !e.Time.IsZero())
+	}
 	return latest
 }
 

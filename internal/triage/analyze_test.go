@@ -92,7 +92,7 @@ func TestAnalyze(t *testing.T) {
 				xdeath("viec2", "expired", 9, t0, "", "viec"),
 			}}},
 			{Queue: "nghia-dia", Headers: Headers{"dlqt-attempts": int64(7), "x-death": []any{xdeath("viec", "rejected", 1, t0, "", "viec")}}},
-			{Queue: "nghia-dia", Body: []byte(`{"failure":{"attempt":"12"}}`)},
+			{Queue: "nghia-dia", Body: []byte(`{"failure":{"attempt":"12"}}`), Headers: Headers{"MT-Fault-Timestamp": "2026-11-30T11:00:00Z"}},
 			{Queue: "nghia-dia", Headers: Headers{"x-death": []any{Headers{"queue": "viec", "reason": "rejected", "count": float64(1e300)}, Headers{"queue": "viec", "reason": "rejected", "count": float64(1e300)}}}},
 		}
 		top := seed001Topology()
@@ -102,6 +102,9 @@ func TestAnalyze(t *testing.T) {
 			Message{Queue: "parking.qq", Headers: Headers{"x-delivery-count": int64(3)}}, // returns to this parking queue
 		)
 		got := Analyze(Batch{Messages: ms}, top, nil)
+		if !got[2].DiedAt.Equal(at("2026-11-30T11:00:00Z")) {
+			t.Fatalf("a MassTransit fault time is a death time: %v", got[2].DiedAt)
+		}
 		if got[5].DeliveryCount != 3 {
 			t.Fatalf("delivery count %d", got[5].DeliveryCount)
 		}
