@@ -22,6 +22,10 @@ var goldenScreens = []struct {
 	walk func(h *harness)
 }{
 	{"queues", func(h *harness) {}},
+	{"queues-filter", func(h *harness) {
+		h.press("filter")
+		h.typeText("PAY")
+	}},
 	{"groups", func(h *harness) { h.openQueue("orders.dlq") }},
 	{"messages", func(h *harness) {
 		h.openQueue("orders.dlq")

@@ -16,6 +16,10 @@ import (
 func (m *Model) footer() []string {
 	var lines []string
 	helpView := m.help.View(m.helpKeys())
+	if t := m.table(); t != nil && t.Filtering() {
+		// keys are text now: say so rather than list actions that will not fire
+		helpView = m.ctx.Styles.Dim.Render("typing filters the list • enter keep filter • esc clear • ctrl+c quit")
+	}
 	if m.dialog != nil {
 		helpView = ""
 	}

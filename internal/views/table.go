@@ -84,7 +84,8 @@ func (t *Table) Select(i int) {
 // SetSize sets the area the table draws into, filter line included.
 func (t *Table) SetSize(w, h int) {
 	t.width, t.height = w, h
-	t.filter.SetWidth(max(w-len(t.filter.Prompt)-1, 1))
+	// leave room for the "(12 of 340)" count after the input
+	t.filter.SetWidth(max(w-len(t.filter.Prompt)-24, 8))
 	t.scroll()
 }
 
