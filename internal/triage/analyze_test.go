@@ -9,7 +9,7 @@ import (
 )
 
 func TestAnalyze(t *testing.T) {
-	t0 := at("2026-11-30T10:00:00Z")
+	t0 := mustTime("2026-11-30T10:00:00Z")
 
 	t.Run("seed 001: broker deaths into a fanout parking queue", func(t *testing.T) {
 		batch := Batch{Queue: "nghia-dia", Messages: []Message{
@@ -45,7 +45,7 @@ func TestAnalyze(t *testing.T) {
 			t.Fatalf("payloads: %+v / %+v", got[0], got[3])
 		}
 		if len(got[0].Timeline) != 2 || got[0].Timeline[0].Kind != EventDeath || got[0].Timeline[1].Kind != EventFirstDeath {
-			t.Fatalf("timeline %s", dump(got[0].Timeline))
+			t.Fatalf("timeline %s", dumpTimeline(got[0].Timeline))
 		}
 		groups := GroupMessages(got)
 		if len(groups) != 4 {
@@ -102,7 +102,7 @@ func TestAnalyze(t *testing.T) {
 			Message{Queue: "parking.qq", Headers: Headers{"x-delivery-count": int64(3)}}, // returns to this parking queue
 		)
 		got := Analyze(Batch{Messages: ms}, top, nil)
-		if !got[2].DiedAt.Equal(at("2026-11-30T11:00:00Z")) {
+		if !got[2].DiedAt.Equal(mustTime("2026-11-30T11:00:00Z")) {
 			t.Fatalf("a MassTransit fault time is a death time: %v", got[2].DiedAt)
 		}
 		if got[5].DeliveryCount != 3 {
@@ -159,7 +159,7 @@ func TestAnalyze(t *testing.T) {
 // and without ids, app-retried messages (seed 002), broker deaths and
 // duplicates.
 func syntheticBatch(n int) Batch {
-	t0 := at("2026-11-30T10:00:00Z")
+	t0 := mustTime("2026-11-30T10:00:00Z")
 	ms := make([]Message, n)
 	for i := range ms {
 		when := t0.Add(time.Duration(i) * time.Second)

@@ -103,7 +103,7 @@ func ReasonCodeOf(m Message, env Envelope) string {
 
 // headerString is a header's raw text ("" when absent or not text).
 func headerString(h Headers, key string) string {
-	v, ok := lookup(h, key)
+	v, ok := findHeader(h, key)
 	if !ok {
 		return ""
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestClassifyReason(t *testing.T) {
-	t1 := at("2026-11-30T10:00:00Z")
+	t1 := mustTime("2026-11-30T10:00:00Z")
 	s1, s2 := seed001Topology(), seed002Topology()
 
 	// A topic DLX shared by two work queues, each with its own routing key,

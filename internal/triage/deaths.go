@@ -16,7 +16,7 @@ func ParseDeaths(h Headers) []Death {
 // classifies with the raw names (clean = identity) so that they match the
 // topology exactly, and shows the sanitised ones.
 func parseDeaths(h Headers, clean func(string) string) []Death {
-	v, ok := lookup(h, "x-death")
+	v, ok := findHeader(h, "x-death")
 	if !ok {
 		return nil
 	}

@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// table stands in for amqp091-go's Table, which triage cannot import.
-type table map[string]any
+// namedTable stands in for amqp091-go's Table, which triage cannot import.
+type namedTable map[string]any
 
 func TestParseDeaths(t *testing.T) {
-	t1 := at("2026-11-30T10:00:00Z")
-	t2 := at("2026-11-30T10:05:00Z")
+	t1 := mustTime("2026-11-30T10:00:00Z")
+	t2 := mustTime("2026-11-30T10:05:00Z")
 	tests := []struct {
 		name string
 		h    Headers
@@ -59,7 +59,7 @@ func TestParseDeaths(t *testing.T) {
 		{"not a list", Headers{"x-death": "rejected"}, nil},
 		{"lone table", Headers{"x-death": Headers{"queue": "q", "reason": "maxlen", "count": int64(1)}},
 			[]Death{{Queue: "q", Reason: ReasonMaxlen, Count: 1}}},
-		{"a named table type (amqp091-go's Table)", Headers{"x-death": []any{table{"queue": "q", "reason": "expired", "count": int64(2)}}},
+		{"a named table type (amqp091-go's Table)", Headers{"x-death": []any{namedTable{"queue": "q", "reason": "expired", "count": int64(2)}}},
 			[]Death{{Queue: "q", Reason: ReasonExpired, Count: 2}}},
 		{"[]Headers from a caller", Headers{"x-death": []Headers{{"queue": "q", "reason": "rejected"}}},
 			[]Death{{Queue: "q", Reason: ReasonRejected}}},

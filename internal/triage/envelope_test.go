@@ -68,7 +68,7 @@ func TestDecodeEnvelope(t *testing.T) {
 			got := DecodeEnvelope([]byte(tc.body))
 			if got.IsJSON != tc.want.IsJSON || got.MessageID != tc.want.MessageID || got.EventType != tc.want.EventType ||
 				got.SchemaVersion != tc.want.SchemaVersion || got.OccurredAt != tc.want.OccurredAt || got.CorrelationID != tc.want.CorrelationID {
-				t.Fatalf("DecodeEnvelope(%s) = %+v, want %+v", short(tc.body), got, tc.want)
+				t.Fatalf("DecodeEnvelope(%s) = %+v, want %+v", abbrev(tc.body), got, tc.want)
 			}
 			if (got.Failure == nil) != (tc.want.Failure == nil) {
 				t.Fatalf("failure = %+v, want %+v", got.Failure, tc.want.Failure)

@@ -7,7 +7,7 @@ import (
 )
 
 func TestGroupMessages(t *testing.T) {
-	t1, t2, t3 := at("2026-11-30T10:00:00Z"), at("2026-11-30T11:00:00Z"), at("2026-11-30T12:00:00Z")
+	t1, t2, t3 := mustTime("2026-11-30T10:00:00Z"), mustTime("2026-11-30T11:00:00Z"), mustTime("2026-11-30T12:00:00Z")
 	tr := func(r Reason, code, eventType string, died time.Time) Triaged {
 		return Triaged{Reason: r, ReasonCode: code, DiedAt: died, Envelope: Envelope{EventType: eventType}}
 	}

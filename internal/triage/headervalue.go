@@ -15,10 +15,10 @@ import (
 // an application chose to put there, so every reader here accepts several
 // shapes and reports false instead of guessing.
 
-// lookup returns a header by name. Names are case-sensitive in AMQP, but
+// findHeader returns a header by name. Names are case-sensitive in AMQP, but
 // frameworks and proxies disagree on case, so a case-insensitive match is
 // used when there is no exact one (the smallest such name, for determinism).
-func lookup(h Headers, key string) (any, bool) {
+func findHeader(h Headers, key string) (any, bool) {
 	if v, ok := h[key]; ok {
 		return v, true
 	}
@@ -59,7 +59,7 @@ func textOf(v any) (string, bool) {
 
 // headerText is a header's text, sanitised to one line and trimmed.
 func headerText(h Headers, key string) string {
-	v, ok := lookup(h, key)
+	v, ok := findHeader(h, key)
 	if !ok {
 		return ""
 	}
@@ -279,8 +279,8 @@ func sortedKeys(h Headers) []string {
 	return keys
 }
 
-// clip bounds a display string to max bytes on a rune boundary, marking the cut.
-func clip(s string, max int) string {
+// clipText bounds a display string to max bytes on a rune boundary, marking the cut.
+func clipText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
@@ -294,5 +294,5 @@ func clip(s string, max int) string {
 // oneLine is the form of every short broker string dlqt shows: sanitised to
 // one line, trimmed and bounded.
 func oneLine(s string, max int) string {
-	return clip(strings.TrimSpace(SanitizeLine(strings.TrimSpace(s))), max)
+	return clipText(strings.TrimSpace(SanitizeLine(strings.TrimSpace(s))), max)
 }

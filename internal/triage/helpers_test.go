@@ -57,7 +57,7 @@ func walkStrings(v reflect.Value, f func(string)) {
 	}
 }
 
-func at(s string) time.Time {
+func mustTime(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		panic(err)
@@ -82,7 +82,7 @@ func deathsHeader(entries ...Headers) Headers {
 	return Headers{"x-death": list}
 }
 
-func short(s string) string {
+func abbrev(s string) string {
 	if len(s) > 60 {
 		return s[:60] + "..."
 	}

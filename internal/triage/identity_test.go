@@ -7,7 +7,7 @@ import (
 )
 
 func TestIdentify(t *testing.T) {
-	t1 := at("2026-11-30T10:00:00Z")
+	t1 := mustTime("2026-11-30T10:00:00Z")
 	body := []byte(`{"order":42}`)
 	plain := Message{Body: body, Headers: Headers{"tenant": "acme"}}
 	redelivered := Message{Body: body, Redelivered: true, Position: 9, Headers: Headers{

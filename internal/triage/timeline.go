@@ -32,17 +32,17 @@ func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
 	add := func(es ...Event) { ev = append(ev, es...) }
 
 	for _, d := range deaths {
-		add(Event{Time: d.Time, Kind: EventDeath, Queue: name(d.Queue), Reason: name(string(d.Reason)), Count: d.Count, Detail: deathDetail(d)})
+		add(Event{Time: d.Time, Kind: EventDeath, Queue: cleanName(d.Queue), Reason: cleanName(string(d.Reason)), Count: d.Count, Detail: deathDetail(d)})
 	}
 	if q, r := headerText(h, "x-first-death-queue"), headerText(h, "x-first-death-reason"); q != "" || r != "" {
 		// The first death ever is the first of its {queue, reason} entry.
 		t, _ := deathTime(deaths, q, r, false)
-		add(Event{Time: t, Kind: EventFirstDeath, Queue: clip(q, maxName), Reason: clip(r, maxName), Detail: exchangeDetail(headerText(h, "x-first-death-exchange"))})
+		add(Event{Time: t, Kind: EventFirstDeath, Queue: clipText(q, maxName), Reason: clipText(r, maxName), Detail: exchangeDetail(headerText(h, "x-first-death-exchange"))})
 	}
 	if q, r := headerText(h, "x-last-death-queue"), headerText(h, "x-last-death-reason"); q != "" || r != "" {
 		// An entry's time is its first death: it dates the last one only when count is 1.
 		t, _ := deathTime(deaths, q, r, true)
-		add(Event{Time: t, Kind: EventLastDeath, Queue: clip(q, maxName), Reason: clip(r, maxName), Detail: exchangeDetail(headerText(h, "x-last-death-exchange"))})
+		add(Event{Time: t, Kind: EventLastDeath, Queue: clipText(q, maxName), Reason: clipText(r, maxName), Detail: exchangeDetail(headerText(h, "x-last-death-exchange"))})
 	}
 
 	if ts, ok := believable(m.Properties.Timestamp); ok {
@@ -50,7 +50,7 @@ func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
 	}
 	if env.OccurredAt != "" {
 		t, _ := parseTime(env.OccurredAt)
-		add(Event{Time: t, Kind: EventPublished, Detail: "envelope occurred_at " + clip(env.OccurredAt, maxName)})
+		add(Event{Time: t, Kind: EventPublished, Detail: "envelope occurred_at " + clipText(env.OccurredAt, maxName)})
 	}
 	if f := env.Failure; f != nil {
 		add(failureEvents(f)...)
@@ -65,7 +65,7 @@ func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
 		t, _ := timeOf(at)
 		e := Event{Time: t, Kind: EventReplay, Detail: "replayed by dlqt"}
 		if id != "" {
-			e.Detail += ", replay id " + clip(id, maxName)
+			e.Detail += ", replay id " + clipText(id, maxName)
 		}
 		if n, ok := headerInt(h, hdrAttempts); ok {
 			e.Count = n
@@ -83,19 +83,19 @@ func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
 	return ev
 }
 
-// name re-sanitises a name handed in by the caller, who may not have.
-func name(s string) string { return oneLine(s, maxName) }
+// cleanName re-sanitises a name handed in by the caller, who may not have.
+func cleanName(s string) string { return oneLine(s, maxName) }
 
 func deathDetail(d Death) string {
 	var b strings.Builder
-	b.WriteString(exchangeDetail(name(d.Exchange)))
+	b.WriteString(exchangeDetail(cleanName(d.Exchange)))
 	keys := make([]string, len(d.RoutingKeys))
 	for i, k := range d.RoutingKeys {
-		keys[i] = name(k)
+		keys[i] = cleanName(k)
 	}
 	fmt.Fprintf(&b, ", routing keys [%s]", strings.Join(keys, ", "))
 	if d.OriginalExpiration != "" {
-		b.WriteString(", original expiration " + name(d.OriginalExpiration) + " ms")
+		b.WriteString(", original expiration " + cleanName(d.OriginalExpiration) + " ms")
 	}
 	if d.Count > 1 {
 		fmt.Fprintf(&b, "; time is the first of %d deaths", d.Count)
@@ -107,14 +107,14 @@ func exchangeDetail(x string) string {
 	if x == "" {
 		return "exchange (default)"
 	}
-	return "exchange " + clip(x, maxName)
+	return "exchange " + clipText(x, maxName)
 }
 
 // deathTime finds the time of the x-death entry for {queue, reason}. For the
 // last death it is only a true date when that entry counted a single death.
 func deathTime(deaths []Death, queue, reason string, last bool) (time.Time, bool) {
 	for _, d := range deaths {
-		if name(d.Queue) == queue && name(string(d.Reason)) == reason {
+		if cleanName(d.Queue) == queue && cleanName(string(d.Reason)) == reason {
 			if last && d.Count > 1 {
 				return time.Time{}, false
 			}
@@ -127,12 +127,12 @@ func deathTime(deaths []Death, queue, reason string, last bool) (time.Time, bool
 func failureEvents(f *Failure) []Event {
 	detail := "envelope failure"
 	if f.ReasonCode != "" {
-		detail += " " + clip(f.ReasonCode, maxReasonCode)
+		detail += " " + clipText(f.ReasonCode, maxReasonCode)
 	}
 	if f.Consumer != "" {
-		detail += ", consumer " + clip(f.Consumer, maxName)
+		detail += ", consumer " + clipText(f.Consumer, maxName)
 		if f.ConsumerVersion != "" {
-			detail += " " + clip(f.ConsumerVersion, maxName)
+			detail += " " + clipText(f.ConsumerVersion, maxName)
 		}
 	}
 	first, hasFirst := parseTime(f.FirstFailedAt)
@@ -156,7 +156,7 @@ func undated(parsed bool, raw string) string {
 	if parsed || raw == "" {
 		return ""
 	}
-	return ", at " + clip(raw, maxName)
+	return ", at " + clipText(raw, maxName)
 }
 
 // retryEvents reads the headers applications set on their own retries
@@ -176,7 +176,7 @@ func retryEvents(h Headers) []Event {
 		if lastErr != "" {
 			d += ": " + lastErr
 		}
-		ev = append(ev, Event{Time: errAt, Kind: EventRetry, Count: count, Detail: clip(d, maxDetail)})
+		ev = append(ev, Event{Time: errAt, Kind: EventRetry, Count: count, Detail: clipText(d, maxDetail)})
 	}
 	gaveUp := headerText(h, "x-error")
 	failedAt, hasFailedAt := headerTime(h, "x-failed-at")
@@ -185,17 +185,17 @@ func retryEvents(h Headers) []Event {
 		if gaveUp != "" {
 			d += ": " + gaveUp
 		}
-		ev = append(ev, Event{Time: failedAt, Kind: EventRetry, Detail: clip(d, maxDetail)})
+		ev = append(ev, Event{Time: failedAt, Kind: EventRetry, Detail: clipText(d, maxDetail)})
 	}
-	exch, hasExch := lookup(h, "x-original-exchange")
+	exch, hasExch := findHeader(h, "x-original-exchange")
 	key := headerText(h, "x-original-routingKey")
 	if hasExch || key != "" {
 		x, _ := textOf(exch)
-		d := "republished from " + exchangeDetail(clip(strings.TrimSpace(SanitizeLine(x)), maxName)) + ", routing key " + clip(key, maxName)
+		d := "republished from " + exchangeDetail(clipText(strings.TrimSpace(SanitizeLine(x)), maxName)) + ", routing key " + clipText(key, maxName)
 		if msg := headerText(h, "x-exception-message"); msg != "" {
 			d += ": " + msg
 		}
-		ev = append(ev, Event{Kind: EventRetry, Detail: clip(d, maxDetail)})
+		ev = append(ev, Event{Kind: EventRetry, Detail: clipText(d, maxDetail)})
 	}
 	return ev
 }
@@ -223,7 +223,7 @@ func frameworkEvents(h Headers) []Event {
 		if msg != "" {
 			d += ": " + msg
 		}
-		ev = append(ev, Event{Time: at, Kind: EventFailure, Detail: clip(d, maxDetail)})
+		ev = append(ev, Event{Time: at, Kind: EventFailure, Detail: clipText(d, maxDetail)})
 	}
 	return ev
 }
@@ -241,12 +241,12 @@ func nServiceBusTime(s string) (time.Time, bool) {
 }
 
 func headerValue(h Headers, key string) any {
-	v, _ := lookup(h, key)
+	v, _ := findHeader(h, key)
 	return v
 }
 
 func headerInt(h Headers, key string) (int64, bool) {
-	v, ok := lookup(h, key)
+	v, ok := findHeader(h, key)
 	if !ok {
 		return 0, false
 	}
@@ -254,7 +254,7 @@ func headerInt(h Headers, key string) (int64, bool) {
 }
 
 func headerTime(h Headers, key string) (time.Time, bool) {
-	v, ok := lookup(h, key)
+	v, ok := findHeader(h, key)
 	if !ok {
 		return time.Time{}, false
 	}

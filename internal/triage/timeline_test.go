@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// step is the part of an Event a test pins down; Detail is matched by substring.
-type step struct {
+// wantEvent is the part of an Event a test pins down; Detail is matched by substring.
+type wantEvent struct {
 	kind   EventKind
 	time   string // RFC 3339, "" for undated
 	queue  string
@@ -17,24 +17,24 @@ type step struct {
 	detail string
 }
 
-func checkTimeline(t *testing.T, got []Event, want []step) {
+func checkTimeline(t *testing.T, got []Event, want []wantEvent) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("%d events, want %d:\n%s", len(got), len(want), dump(got))
+		t.Fatalf("%d events, want %d:\n%s", len(got), len(want), dumpTimeline(got))
 	}
 	for i, w := range want {
 		g := got[i]
 		var wt time.Time
 		if w.time != "" {
-			wt = at(w.time)
+			wt = mustTime(w.time)
 		}
 		if g.Kind != w.kind || !g.Time.Equal(wt) || g.Queue != w.queue || g.Reason != w.reason || g.Count != w.count || !strings.Contains(g.Detail, w.detail) {
-			t.Fatalf("event %d = %+v, want %+v\n%s", i, g, w, dump(got))
+			t.Fatalf("event %d = %+v, want %+v\n%s", i, g, w, dumpTimeline(got))
 		}
 	}
 }
 
-func dump(ev []Event) string {
+func dumpTimeline(ev []Event) string {
 	var b strings.Builder
 	for _, e := range ev {
 		b.WriteString(e.Time.Format(time.RFC3339) + " " + string(e.Kind) + " " + e.Queue + " " + e.Reason + " " + e.Detail + "\n")
@@ -45,13 +45,13 @@ func dump(ev []Event) string {
 func TestBuildTimeline(t *testing.T) {
 	t.Run("seed 001 single reject", func(t *testing.T) {
 		m := Message{Queue: "nghia-dia", Headers: Headers{
-			"x-death":                []any{xdeath("viec", "rejected", 1, at("2026-11-30T10:00:00Z"), "", "viec")},
+			"x-death":                []any{xdeath("viec", "rejected", 1, mustTime("2026-11-30T10:00:00Z"), "", "viec")},
 			"x-first-death-queue":    "viec",
 			"x-first-death-reason":   "rejected",
 			"x-first-death-exchange": "",
 		}}
 		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
-		checkTimeline(t, got, []step{
+		checkTimeline(t, got, []wantEvent{
 			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "viec", reason: "rejected", count: 1, detail: "exchange (default), routing keys [viec]"},
 			{kind: EventFirstDeath, time: "2026-11-30T10:00:00Z", queue: "viec", reason: "rejected", detail: "exchange (default)"},
 		})
@@ -61,15 +61,15 @@ func TestBuildTimeline(t *testing.T) {
 		// The message was rejected in the work queue 5 times, the first time at
 		// 10:00; between rejects it waited in a bucket, first at 10:01. On 3.10
 		// the reject entry is [0] (latest death) yet has the earliest time.
-		m := Message{Queue: "parking", Properties: Properties{Timestamp: at("2026-11-30T09:59:00Z")}, Headers: Headers{
+		m := Message{Queue: "parking", Properties: Properties{Timestamp: mustTime("2026-11-30T09:59:00Z")}, Headers: Headers{
 			"x-death": []any{
-				xdeath("work", "rejected", 5, at("2026-11-30T10:00:00Z"), "work.x", "jobs"),
-				xdeath("work.wait", "expired", 4, at("2026-11-30T10:01:00Z"), "retry.x", "jobs"),
+				xdeath("work", "rejected", 5, mustTime("2026-11-30T10:00:00Z"), "work.x", "jobs"),
+				xdeath("work.wait", "expired", 4, mustTime("2026-11-30T10:01:00Z"), "retry.x", "jobs"),
 			},
 			"x-first-death-queue": "work", "x-first-death-reason": "rejected", "x-first-death-exchange": "work.x",
 		}}
 		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
-		checkTimeline(t, got, []step{
+		checkTimeline(t, got, []wantEvent{
 			{kind: EventPublished, time: "2026-11-30T09:59:00Z", detail: "timestamp"},
 			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "work", reason: "rejected", count: 5, detail: "first of 5"},
 			{kind: EventFirstDeath, time: "2026-11-30T10:00:00Z", queue: "work", reason: "rejected", detail: "exchange work.x"},
@@ -78,28 +78,28 @@ func TestBuildTimeline(t *testing.T) {
 	})
 
 	t.Run("3.10: reordered entries give the same timeline", func(t *testing.T) {
-		a := xdeath("a", "expired", 1, at("2026-11-30T10:03:00Z"), "", "a")
-		b := xdeath("b", "rejected", 1, at("2026-11-30T10:01:00Z"), "", "b")
-		c := xdeath("c", "expired", 1, at("2026-11-30T10:02:00Z"), "", "c")
+		a := xdeath("a", "expired", 1, mustTime("2026-11-30T10:03:00Z"), "", "a")
+		b := xdeath("b", "rejected", 1, mustTime("2026-11-30T10:01:00Z"), "", "b")
+		c := xdeath("c", "expired", 1, mustTime("2026-11-30T10:02:00Z"), "", "c")
 		one := BuildTimeline(Message{}, Envelope{}, ParseDeaths(deathsHeader(a, b, c)))
 		two := BuildTimeline(Message{}, Envelope{}, ParseDeaths(deathsHeader(a, c, b)))
-		if dump(one) != dump(two) || one[0].Queue != "b" || one[2].Queue != "a" {
-			t.Fatalf("order depends on entry order:\n%s\n%s", dump(one), dump(two))
+		if dumpTimeline(one) != dumpTimeline(two) || one[0].Queue != "b" || one[2].Queue != "a" {
+			t.Fatalf("order depends on entry order:\n%s\n%s", dumpTimeline(one), dumpTimeline(two))
 		}
 	})
 
 	t.Run("4.x shape with last-death headers", func(t *testing.T) {
 		m := Message{Headers: Headers{
 			"x-death": []any{
-				Headers{"queue": "qq", "reason": "delivery_limit", "count": int64(1), "time": at("2026-11-30T11:00:00Z"), "exchange": "ex", "routing-keys": []any{"k"}},
-				Headers{"queue": "work", "reason": "rejected", "count": int64(2), "time": at("2026-11-30T10:00:00Z"), "exchange": "ex", "routing-keys": []any{"k"}},
+				Headers{"queue": "qq", "reason": "delivery_limit", "count": int64(1), "time": mustTime("2026-11-30T11:00:00Z"), "exchange": "ex", "routing-keys": []any{"k"}},
+				Headers{"queue": "work", "reason": "rejected", "count": int64(2), "time": mustTime("2026-11-30T10:00:00Z"), "exchange": "ex", "routing-keys": []any{"k"}},
 			},
 			"x-first-death-queue": "work", "x-first-death-reason": "rejected", "x-first-death-exchange": "ex",
 			"x-last-death-queue": "qq", "x-last-death-reason": "delivery_limit", "x-last-death-exchange": "ex",
 			"x-delivery-count": int64(3),
 		}}
 		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
-		checkTimeline(t, got, []step{
+		checkTimeline(t, got, []wantEvent{
 			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "work", reason: "rejected", count: 2},
 			{kind: EventFirstDeath, time: "2026-11-30T10:00:00Z", queue: "work", reason: "rejected"},
 			{kind: EventDeath, time: "2026-11-30T11:00:00Z", queue: "qq", reason: "delivery_limit", count: 1},
@@ -110,11 +110,11 @@ func TestBuildTimeline(t *testing.T) {
 
 	t.Run("last death of a repeated entry is undated", func(t *testing.T) {
 		m := Message{Headers: Headers{
-			"x-death":            []any{xdeath("q", "rejected", 3, at("2026-11-30T10:00:00Z"), "", "q")},
+			"x-death":            []any{xdeath("q", "rejected", 3, mustTime("2026-11-30T10:00:00Z"), "", "q")},
 			"x-last-death-queue": "q", "x-last-death-reason": "rejected",
 		}}
 		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
-		checkTimeline(t, got, []step{
+		checkTimeline(t, got, []wantEvent{
 			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "q", reason: "rejected", count: 3},
 			{kind: EventLastDeath, queue: "q", reason: "rejected"},
 		})
@@ -124,8 +124,8 @@ func TestBuildTimeline(t *testing.T) {
 		env := DecodeEnvelope([]byte(seed003Envelope))
 		m := Message{Queue: "orders.dlq.q", Headers: Headers{
 			"x-death": []any{
-				xdeath("orders.retry.16s.q", "expired", 1, at("2026-09-21T14:44:00Z"), "", "orders.retry.16s.q"),
-				xdeath("orders.retry.2s.q", "expired", 1, at("2026-09-21T14:40:07Z"), "", "orders.retry.2s.q"),
+				xdeath("orders.retry.16s.q", "expired", 1, mustTime("2026-09-21T14:44:00Z"), "", "orders.retry.16s.q"),
+				xdeath("orders.retry.2s.q", "expired", 1, mustTime("2026-09-21T14:40:07Z"), "", "orders.retry.2s.q"),
 			},
 			"x-retry-count":         int64(5),
 			"x-last-error":          "Database connection timeout",
@@ -135,12 +135,12 @@ func TestBuildTimeline(t *testing.T) {
 			"x-original-exchange":   "orders.exchange",
 			"x-original-routingKey": "orders",
 			"dlqt-replay-id":        "rp-1",
-			"dlqt-replayed-at":      at("2026-09-22T08:00:00Z").Unix(),
+			"dlqt-replayed-at":      mustTime("2026-09-22T08:00:00Z").Unix(),
 			"dlqt-attempts":         int64(6),
 			"x-delivery-count":      "2",
 		}}
 		got := BuildTimeline(m, env, ParseDeaths(m.Headers))
-		checkTimeline(t, got, []step{
+		checkTimeline(t, got, []wantEvent{
 			{kind: EventPublished, time: "2026-09-21T14:40:00Z", detail: "occurred_at"},
 			{kind: EventFailure, time: "2026-09-21T14:40:05Z", detail: "first failure (envelope failure customer_tax_profile_missing, consumer invoice-worker release-2026-09-21)"},
 			{kind: EventDeath, time: "2026-09-21T14:40:07Z", queue: "orders.retry.2s.q", reason: "expired", count: 1},
@@ -165,7 +165,7 @@ func TestBuildTimeline(t *testing.T) {
 			"x-exception-message":                     "ignored without x-original-*",
 		}}
 		got := BuildTimeline(m, env, nil)
-		checkTimeline(t, got, []step{
+		checkTimeline(t, got, []wantEvent{
 			{kind: EventFailure, time: "2026-11-30T09:00:00Z", detail: "NServiceBus fault Acme.ValidationException"},
 			{kind: EventFailure, time: "2026-11-30T10:00:00Z", detail: "MassTransit fault System.TimeoutException: timed out"},
 			{kind: EventPublished, detail: "envelope occurred_at last tuesday"},
@@ -175,7 +175,7 @@ func TestBuildTimeline(t *testing.T) {
 
 	t.Run("hostile header text is sanitised and bounded", func(t *testing.T) {
 		m := Message{Headers: Headers{
-			"x-death":             []any{xdeath("q\x1b[2J", "rejected", 1, at("2026-11-30T10:00:00Z"), "\u202eex", "k\x07")},
+			"x-death":             []any{xdeath("q\x1b[2J", "rejected", 1, mustTime("2026-11-30T10:00:00Z"), "\u202eex", "k\x07")},
 			"x-last-error":        strings.Repeat("\x1b[31m", 500),
 			"x-first-death-queue": []byte("q\x9b"),
 		}}
@@ -190,7 +190,7 @@ func TestBuildTimeline(t *testing.T) {
 
 	t.Run("no evidence, no events", func(t *testing.T) {
 		if got := BuildTimeline(Message{Headers: Headers{"content": "x"}}, Envelope{}, nil); len(got) != 0 {
-			t.Fatalf("got %s", dump(got))
+			t.Fatalf("got %s", dumpTimeline(got))
 		}
 	})
 }
@@ -228,7 +228,7 @@ func FuzzHeaders(f *testing.F) {
 		for i := 1; i < len(ev); i++ {
 			a, b := ev[i-1].Time, ev[i].Time
 			if (a.IsZero() && !b.IsZero()) || (!a.IsZero() && !b.IsZero() && b.Before(a)) {
-				t.Fatalf("timeline out of order at %d:\n%s", i, dump(ev))
+				t.Fatalf("timeline out of order at %d:\n%s", i, dumpTimeline(ev))
 			}
 		}
 		if _, err := json.Marshal(ev); err != nil {
