@@ -125,40 +125,29 @@ func bindingMatches(kind string, b Binding, key string, headers Headers, how mat
 }
 
 // topicMatches matches an AMQP topic pattern: words split on '.', '*' is
-// exactly one word, '#' zero or more.
+// exactly one word, '#' zero or more. Dynamic programming over (pattern,
+// key) positions keeps a pattern full of '#' linear in the key's length
+// times the pattern's, where backtracking would be exponential.
 func topicMatches(pattern, key string) bool {
-	return topicWords(strings.Split(pattern, "."), strings.Split(key, "."))
-}
-
-func topicWords(p, k []string) bool {
-	for len(p) > 0 {
-		switch p[0] {
-		case "#":
-			rest := p[1:]
-			for len(rest) > 0 && rest[0] == "#" { // "#.#" is "#"
-				rest = rest[1:]
-			}
-			if len(rest) == 0 {
-				return true
-			}
-			for i := 0; i <= len(k); i++ {
-				if topicWords(rest, k[i:]) {
-					return true
-				}
-			}
-			return false
-		case "*":
-			if len(k) == 0 {
-				return false
-			}
-		default:
-			if len(k) == 0 || k[0] != p[0] {
-				return false
+	p, k := strings.Split(pattern, "."), strings.Split(key, ".")
+	// ok[j] says whether p[:i] matches k[:j], for the current i.
+	ok := make([]bool, len(k)+1)
+	ok[0] = true
+	for _, w := range p {
+		next := make([]bool, len(k)+1)
+		for j := 0; j <= len(k); j++ {
+			switch w {
+			case "#": // zero words (ok[j]) or one more word (next[j-1])
+				next[j] = ok[j] || (j > 0 && next[j-1])
+			case "*":
+				next[j] = j > 0 && ok[j-1]
+			default:
+				next[j] = j > 0 && ok[j-1] && k[j-1] == w
 			}
 		}
-		p, k = p[1:], k[1:]
+		ok = next
 	}
-	return len(k) == 0
+	return ok[len(k)]
 }
 
 // headersMatch implements the headers exchange: x-match all (default) or any,

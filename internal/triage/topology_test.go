@@ -2,6 +2,7 @@ package triage
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -89,6 +90,15 @@ func TestTopicMatches(t *testing.T) {
 		if got := topicMatches(tc.pattern, tc.key); got != tc.want {
 			t.Errorf("topicMatches(%q, %q) = %v, want %v", tc.pattern, tc.key, got, tc.want)
 		}
+	}
+	// A pattern of many '#' against a long key that almost matches would
+	// take exponential time with backtracking; this returns at once.
+	hostile := strings.Repeat("#.a.", 60) + "b"
+	if topicMatches(hostile, strings.Repeat("a.", 127)+"c") {
+		t.Fatal("hostile pattern matched")
+	}
+	if !topicMatches(hostile, strings.Repeat("a.", 127)+"b") {
+		t.Fatal("hostile pattern did not match")
 	}
 }
 
