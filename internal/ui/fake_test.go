@@ -20,16 +20,26 @@ type fakeReader struct {
 	messages map[string][]triage.Message
 	browses  []triage.BrowseOptions // every Browse call, in order
 	hold     chan struct{}          // when set, Browse waits for it to close
+	// pause, when set, stops Browse after its first progress report until it
+	// is closed, so a test sees a browse in flight.
+	pause chan struct{}
+	// failTopology makes Topology fail, as a broker that went away.
+	failTopology error
 }
 
 func (f *fakeReader) Describe() string { return "fake broker 127.0.0.1:5672" }
 
-func (f *fakeReader) Topology(context.Context) (triage.Topology, error) { return f.top, nil }
+func (f *fakeReader) Topology(context.Context) (triage.Topology, error) {
+	if f.failTopology != nil {
+		return triage.Topology{}, f.failTopology
+	}
+	return f.top, nil
+}
 
 func (f *fakeReader) Browse(ctx context.Context, queue string, opts triage.BrowseOptions) (triage.Batch, error) {
 	f.mu.Lock()
 	f.browses = append(f.browses, opts)
-	hold := f.hold
+	hold, pause := f.hold, f.pause
 	f.mu.Unlock()
 	if hold != nil {
 		select {
@@ -58,6 +68,9 @@ func (f *fakeReader) Browse(ctx context.Context, queue string, opts triage.Brows
 		b.Messages = append(b.Messages, m)
 		if opts.Progress != nil {
 			opts.Progress(i+1, min(len(all), limit))
+		}
+		if i == 0 && pause != nil {
+			<-pause
 		}
 	}
 	return b, nil

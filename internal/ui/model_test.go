@@ -1,10 +1,13 @@
 package ui
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
@@ -177,15 +180,67 @@ func TestDeliveryCostAnyOtherKeyGoesBack(t *testing.T) {
 	}
 }
 
-func TestBrowseProgressAndBound(t *testing.T) {
+func TestBrowseProgressReachesTheScreenThenTheBound(t *testing.T) {
 	h := newHarness(t, Options{BrowseLimit: 3}, 120, 40)
+	h.reader.pause = make(chan struct{})
 	h.m.queues.SelectName("orders.dlq")
 	_, cmd := h.m.Update(keyPress("enter"))
-	h.m.layout()
-	h.m.groups.SetProgress(2, 3)
-	h.mustShow("reading 2 / 3")
-	h.run(cmd)
+	// run the batch by hand: the spinner's first frame, then the browse,
+	// which reports 1 of 3 and stops until released
+	var next tea.Cmd
+	var walk func(tea.Cmd)
+	walk = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		switch msg := c().(type) {
+		case tea.BatchMsg:
+			for _, c := range msg {
+				walk(c)
+			}
+		case browseProgressMsg:
+			_, next = h.m.Update(msg)
+		}
+	}
+	walk(cmd)
+	if next == nil {
+		t.Fatal("no progress came from the browse")
+	}
+	h.mustShow("reading 1 / 3", "reading orders.dlq…")
+	close(h.reader.pause)
+	h.run(next)
 	h.mustShow("first 3 of 5 messages")
+	h.mustNotShow("reading")
+}
+
+func TestBrokerErrorsShowOnOneLine(t *testing.T) {
+	r := scenario()
+	r.failTopology = errors.New("dial tcp 127.0.0.1:15672: connection refused\nretry \x1b[2Jlater")
+	h := newHarness(t, Options{Reader: r}, 80, 24)
+	h.mustShow("error: listing parking queues: dial tcp 127.0.0.1:15672: connection refused")
+	if strings.Contains(h.m.Screen(), "\x1b[2J") {
+		t.Fatal("an escape in an error reached the screen")
+	}
+	if n := len(strings.Split(h.m.Screen(), "\n")); n != 24 {
+		t.Fatalf("an error broke the layout: %d lines", n)
+	}
+}
+
+func TestUnknownStartQueueSaysSo(t *testing.T) {
+	h := newHarness(t, Options{StartQueue: "no.such.queue"}, 120, 40)
+	h.mustShow(`error: reading no.such.queue: queue "no.such.queue": not found`)
+	if h.m.groups.Loading() {
+		t.Fatal("still loading after the error")
+	}
+}
+
+func TestBinaryPayloadIsShownAsHex(t *testing.T) {
+	h := newHarness(t, Options{}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.m.groups.SelectGroup(triage.ReasonPublished, "")
+	h.press("open")
+	h.press("open")
+	h.mustShow("message m-1005", "binary, shown as hex", "reason          published")
 }
 
 func TestRefreshKeepsTheOpenMessage(t *testing.T) {
