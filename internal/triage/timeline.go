@@ -21,8 +21,9 @@ const maxDetail = 240
 // BuildTimeline orders every attempt the message carries evidence of: each
 // x-death entry, the first/last death headers, the publish time, the
 // envelope's failure block, application and framework retry headers, the
-// quorum delivery count and dlqt's replay headers. Sorted by time (stable);
-// undated events come after dated ones, in the order above. The order of
+// quorum delivery count and dlqt's replay headers. Sorted by time (stable;
+// at the same time a publish comes first and a replay last); undated events
+// come after dated ones, in the order above. The order of
 // x-death entries is never trusted (RabbitMQ <= 3.12 reorders all but [0]),
 // only their times are; and each entry's time is the FIRST death of its
 // {queue, reason}, so a count above one is said in the detail.
@@ -78,9 +79,22 @@ func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
 		if a.IsZero() || b.IsZero() {
 			return !a.IsZero() && b.IsZero()
 		}
+		if a.Equal(b) { // times are often whole seconds: a publish comes first, a replay last
+			return kindRank(ev[i].Kind) < kindRank(ev[j].Kind)
+		}
 		return a.Before(b)
 	})
 	return ev
+}
+
+func kindRank(k EventKind) int {
+	switch k {
+	case EventPublished:
+		return 0
+	case EventReplay:
+		return 2
+	}
+	return 1
 }
 
 // cleanName re-sanitises a name handed in by the caller, who may not have.

@@ -188,6 +188,22 @@ func TestBuildTimeline(t *testing.T) {
 		}
 	})
 
+	t.Run("same second: publish first, replay last, the rest as found", func(t *testing.T) {
+		sec := mustTime("2026-11-30T10:00:00Z")
+		m := Message{Properties: Properties{Timestamp: sec}, Headers: Headers{
+			"dlqt-replayed-at":  sec,
+			"x-death":           []any{xdeath("q", "rejected", 1, sec, "", "q")},
+			"x-last-error-time": sec,
+		}}
+		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
+		checkTimeline(t, got, []wantEvent{
+			{kind: EventPublished, time: "2026-11-30T10:00:00Z"},
+			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "q", reason: "rejected", count: 1},
+			{kind: EventRetry, time: "2026-11-30T10:00:00Z"},
+			{kind: EventReplay, time: "2026-11-30T10:00:00Z"},
+		})
+	})
+
 	t.Run("no evidence, no events", func(t *testing.T) {
 		if got := BuildTimeline(Message{Headers: Headers{"content": "x"}}, Envelope{}, nil); len(got) != 0 {
 			t.Fatalf("got %s", dumpTimeline(got))
