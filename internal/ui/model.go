@@ -319,11 +319,12 @@ func (m *Model) onParking(msg parkingMsg) tea.Cmd {
 		return nil
 	}
 	m.listReq = 0
-	m.queues.SetLoading(false)
 	if msg.err != nil {
+		m.queues.SetFailed()
 		m.setErr(fmt.Errorf("listing parking queues: %w", msg.err))
 		return nil
 	}
+	m.setErr(nil) // the last error is the last operation's: this one worked
 	m.queues.SetQueues(msg.queues)
 	if m.screen != screenQueues {
 		m.queues.SelectName(m.groups.Queue())

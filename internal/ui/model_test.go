@@ -217,7 +217,8 @@ func TestBrokerErrorsShowOnOneLine(t *testing.T) {
 	r := scenario()
 	r.failTopology = errors.New("dial tcp 127.0.0.1:15672: connection refused\nretry \x1b[2Jlater")
 	h := newHarness(t, Options{Reader: r}, 80, 24)
-	h.mustShow("error: listing parking queues: dial tcp 127.0.0.1:15672: connection refused")
+	h.mustShow("error: listing parking queues: dial tcp 127.0.0.1:15672: connection refused",
+		"could not read the parking queues", "r tries again")
 	if strings.Contains(h.m.Screen(), "\x1b[2J") {
 		t.Fatal("an escape in an error reached the screen")
 	}

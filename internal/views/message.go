@@ -228,7 +228,7 @@ func (m *Message) render() {
 	if t.Payload == "" {
 		p.lines = append(p.lines, "  (empty)")
 	} else {
-		p.text(t.Payload)
+		p.text(triage.Sanitize(t.Payload)) // triage did it already; the screen is the last line of defence
 	}
 
 	keys := make([]string, 0, len(m.headers))

@@ -17,6 +17,7 @@ type Queues struct {
 	queues   []triage.ParkingQueue
 	loading  bool
 	loaded   bool
+	failed   bool // the last read failed (the error line says why)
 	patterns []string
 	width    int
 	height   int
@@ -41,9 +42,12 @@ func (q *Queues) SetPatterns(p []string) { q.patterns = p }
 // SetLoading marks a (re)load in flight; the old list stays on screen.
 func (q *Queues) SetLoading(on bool) { q.loading = on }
 
+// SetFailed records that the last read failed; an old list stays on screen.
+func (q *Queues) SetFailed() { q.loading, q.failed = false, true }
+
 // SetQueues shows a freshly read list. Every broker string is sanitised here.
 func (q *Queues) SetQueues(qs []triage.ParkingQueue) {
-	q.queues, q.loading, q.loaded = qs, false, true
+	q.queues, q.loading, q.loaded, q.failed = qs, false, true, false
 	now := q.ctx.now()
 	rows := make([][]string, len(qs))
 	for i, p := range qs {
@@ -103,9 +107,14 @@ func (q *Queues) Update(msg tea.Msg) tea.Cmd { return q.table.Update(msg) }
 func (q *Queues) View() string {
 	st := q.ctx.Styles
 	var head string
+	refresh := q.ctx.Keys.Refresh.Help().Key
 	switch {
+	case !q.loaded && q.failed:
+		head = "could not read the parking queues (the error is below); " + refresh + " tries again"
 	case !q.loaded:
 		head = "reading the topology…"
+	case q.failed:
+		head = Count(len(q.queues)) + " parking queues (the last refresh failed; " + refresh + " tries again)"
 	case q.loading:
 		head = Count(len(q.queues)) + " parking queues (refreshing…)"
 	default:
