@@ -336,7 +336,8 @@ func (m *Model) onParking(msg parkingMsg) tea.Cmd {
 func (m *Model) openQueue(name string) tea.Cmd {
 	m.screen = screenGroups
 	m.tags = nil
-	return tea.Batch(m.groups.Open(name), m.startBrowse(name, false))
+	m.groups.Open(name)
+	return m.startBrowse(name, false)
 }
 
 // startBrowse inspects queue, replacing any browse in flight.

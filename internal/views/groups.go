@@ -47,13 +47,12 @@ func Bound(b triage.Batch) string {
 	return fmt.Sprintf("all %s messages", Count(len(b.Messages)))
 }
 
-// Open starts showing queue name: the old inspection is dropped and the
-// returned command starts the progress spinner.
-func (g *Groups) Open(name string) tea.Cmd {
+// Open starts showing queue name, dropping the old inspection; the caller
+// starts the browse (and StartLoading).
+func (g *Groups) Open(name string) {
 	g.queue, g.insp = name, nil
 	g.table.ClearFilter()
 	g.table.SetRows(nil)
-	return g.StartLoading()
 }
 
 // Queue is the queue shown.

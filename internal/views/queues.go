@@ -47,6 +47,7 @@ func (q *Queues) SetFailed() { q.loading, q.failed = false, true }
 
 // SetQueues shows a freshly read list. Every broker string is sanitised here.
 func (q *Queues) SetQueues(qs []triage.ParkingQueue) {
+	prev, had := q.Selected()
 	q.queues, q.loading, q.loaded, q.failed = qs, false, true, false
 	now := q.ctx.now()
 	rows := make([][]string, len(qs))
@@ -70,6 +71,9 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue) {
 		}
 	}
 	q.table.SetRows(rows)
+	if had { // follow the queue, not the row number, across a refresh
+		q.SelectName(prev.Name)
+	}
 }
 
 // Selected is the queue under the cursor.
