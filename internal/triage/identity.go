@@ -145,9 +145,10 @@ func writeValue(h hash.Hash, v any) {
 		num(math.Float64bits(x))
 	case float32:
 		writeValue(h, float64(x))
-	case time.Time:
+	case time.Time: // seconds and nanoseconds apart: UnixNano is undefined outside 1678-2262
 		tag('t')
-		num(uint64(x.UnixNano()))
+		num(uint64(x.Unix()))
+		num(uint64(x.Nanosecond()))
 	case Headers:
 		tag('m')
 		num(uint64(len(x)))

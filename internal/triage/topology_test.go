@@ -226,3 +226,38 @@ func TestFindParkingQueues(t *testing.T) {
 		}
 	})
 }
+
+// FuzzTopicMatches checks the dynamic-programming matcher against the
+// obvious recursive definition on short inputs.
+func FuzzTopicMatches(f *testing.F) {
+	for _, s := range [][2]string{{"a.#.z", "a.b.z"}, {"*.b", "a.b"}, {"#", ""}, {"#.#.a", "a"}, {"a.*", "a"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		if len(pattern) > 40 || len(key) > 40 {
+			return
+		}
+		p, k := strings.Split(pattern, "."), strings.Split(key, ".")
+		if got, want := topicMatches(pattern, key), topicReference(p, k); got != want {
+			t.Fatalf("topicMatches(%q, %q) = %v, want %v", pattern, key, got, want)
+		}
+	})
+}
+
+func topicReference(p, k []string) bool {
+	if len(p) == 0 {
+		return len(k) == 0
+	}
+	switch p[0] {
+	case "#":
+		for i := 0; i <= len(k); i++ {
+			if topicReference(p[1:], k[i:]) {
+				return true
+			}
+		}
+		return false
+	case "*":
+		return len(k) > 0 && topicReference(p[1:], k[1:])
+	}
+	return len(k) > 0 && k[0] == p[0] && topicReference(p[1:], k[1:])
+}
