@@ -97,7 +97,7 @@ func newModel(opts Options) *Model {
 // Init lists the parking queues and, with StartQueue, opens that queue's
 // groups at once (esc then shows the list).
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.refreshQueues(), func() tea.Msg { return tea.RequestBackgroundColor() }}
+	cmds := []tea.Cmd{m.refreshQueues(), tea.RequestBackgroundColor}
 	if m.opts.StartQueue != "" {
 		cmds = append(cmds, m.openQueue(m.opts.StartQueue))
 	}
@@ -141,7 +141,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case inspectedMsg:
 		return m.onInspected(msg)
 	case tagsMsg:
-		if msg.id != m.tagsReq {
+		if msg.id != m.tagsReq || msg.queue != m.groups.Queue() {
 			return nil
 		}
 		m.tagsReq = 0
@@ -335,7 +335,7 @@ func (m *Model) onParking(msg parkingMsg) tea.Cmd {
 // openQueue shows the groups screen of name and browses it.
 func (m *Model) openQueue(name string) tea.Cmd {
 	m.screen = screenGroups
-	m.tags = nil
+	m.tags, m.tagsReq = nil, 0 // tags of the previous queue are not this one's
 	m.groups.Open(name)
 	return m.startBrowse(name, false)
 }
