@@ -141,6 +141,12 @@ func TestStaleRepliesAreDropped(t *testing.T) {
 	h.mustShow(`evil\x1b]0;pwned\x07.dlq`)
 	h.mustNotShow("INVALID_SKU")
 
+	// tags read for the queue we left are dropped
+	h.send(tagsMsg{id: h.m.tagsReq, queue: "orders.dlq", tags: map[string][]string{"x-1": {"wrong-queue"}}})
+	h.press("open")
+	h.mustNotShow("wrong-queue")
+	h.press("back")
+
 	// a stale queue list is dropped too
 	h.press("refresh")
 	h.send(parkingMsg{id: h.m.listReq - 1})
