@@ -97,6 +97,17 @@ func (p ParkingScenario) Groups() []GroupCount {
 	return gs
 }
 
+// MessageIDs lists the message ids of p, skipping the messages that have none.
+func (p ParkingScenario) MessageIDs() []string {
+	var ids []string
+	for _, m := range p.Messages {
+		if m.MessageID != "" {
+			ids = append(ids, m.MessageID)
+		}
+	}
+	return ids
+}
+
 // Queue finds a parking scenario by queue name.
 func (s Scenarios) Queue(name string) (ParkingScenario, bool) {
 	for _, p := range s.Parking {

@@ -135,7 +135,7 @@ func TestLoadingScenariosTwiceDoublesTheMessages(t *testing.T) {
 			t.Errorf("%s after two loads: Depths says %d, want %d", p.Queue, got, want)
 		}
 		assertDepth(t, conn, p.Queue, want)
-		if f, ok := first.Queue(p.Queue); !ok || len(f.Messages) != len(p.Messages) {
+		if f, ok := first.Queue(p.Queue); !ok || !slices.Equal(f.MessageIDs(), p.MessageIDs()) {
 			t.Errorf("%s: the two calls describe different sets", p.Queue)
 		}
 	}
