@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -141,8 +142,26 @@ func FuzzRenderPayload(f *testing.F) {
 			if !json.Valid([]byte(p.Text)) {
 				t.Fatalf("valid JSON %q rendered as invalid JSON %q", body, p.Text)
 			}
+			if red == nil && !sameJSON(body, []byte(p.Text)) {
+				t.Fatalf("without redaction, %q rendered as different JSON %q", body, p.Text)
+			}
 		}
 	})
+}
+
+// sameJSON reports whether a and b decode to the same value, numbers compared
+// by their text.
+func sameJSON(a, b []byte) bool {
+	decode := func(data []byte) (any, error) {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var v any
+		err := dec.Decode(&v)
+		return v, err
+	}
+	va, errA := decode(a)
+	vb, errB := decode(b)
+	return errA == nil && errB == nil && reflect.DeepEqual(va, vb)
 }
 
 // A realistic 1 KiB dead-lettered envelope (seed 003 shape).

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"reflect"
+	"sort"
 	"time"
 	"unicode/utf8"
 )
@@ -24,9 +25,29 @@ func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
 	}
 	out := make(Headers, len(h))
 	n := 0
+	var changed []string
 	for k, v := range h {
+		if SanitizeLine(k) != k {
+			changed = append(changed, k)
+			continue
+		}
 		val, c := redactHeader(k, v, r)
-		out[SanitizeLine(k)] = val
+		out[k] = val
+		n += c
+	}
+	// A key that sanitising changed may now equal another key ("a\x1b" and
+	// `a\x1b`): neither may silently hide the other, whatever the map order.
+	sort.Strings(changed)
+	for _, k := range changed {
+		key := SanitizeLine(k)
+		for {
+			if _, taken := out[key]; !taken {
+				break
+			}
+			key += " (dup)"
+		}
+		val, c := redactHeader(k, h[k], r)
+		out[key] = val
 		n += c
 	}
 	return out, n

@@ -85,6 +85,15 @@ func TestRedactHeadersOtherTypes(t *testing.T) {
 	}
 }
 
+func TestRedactHeadersKeepsKeysThatCollideOnceSanitised(t *testing.T) {
+	h := Headers{"a\x1b": "esc", `a\x1b`: "text", "a\x1b\x1b": "two"}
+	got, _ := RedactHeaders(h, nil)
+	want := Headers{`a\x1b`: "text", `a\x1b (dup)`: "esc", `a\x1b\x1b`: "two"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, want %#v", got, want)
+	}
+}
+
 func deepCopyHeaders(h Headers) Headers {
 	out := Headers{}
 	for k, v := range h {

@@ -61,6 +61,18 @@ func TestRedactJSON(t *testing.T) {
 			n:    0,
 		},
 		{
+			name: "shapes deep in nested arrays",
+			in:   `{"a":[[{"b":{"c":["` + testGitHub + `",4111111111111111]}}]]}`,
+			want: "{\n  \"a\": [\n    [\n      {\n        \"b\": {\n          \"c\": [\n            \"[REDACTED:github-token]\",\n            \"[REDACTED:card ...1111]\"\n          ]\n        }\n      }\n    ]\n  ]\n}",
+			n:    2,
+		},
+		{
+			name: "private key block in a string with escaped newlines",
+			in:   `{"note":"` + strings.ReplaceAll(testPEM, "\n", `\n`) + `","ok":1}`,
+			want: "{\n  \"note\": \"[REDACTED:private-key]\",\n  \"ok\": 1\n}",
+			n:    1,
+		},
+		{
 			name: "top-level string",
 			in:   `"password=hunter2"`,
 			want: `"password=[REDACTED]"`,
