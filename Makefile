@@ -1,0 +1,54 @@
+# dlqt — see README.md. `make run` to use it, `make test` to test it.
+GO       ?= go
+BIN      := bin/dlqt
+PKGS     := ./...
+export GOFLAGS := -mod=readonly
+
+.PHONY: build run demo demo-snapshot test unit bench fuzz lint prepare clean
+
+build:
+	$(GO) build -o $(BIN) .
+
+# The TUI against the local broker; when none answers it says so and opens
+# the bundled demo snapshot.
+run: build
+	./$(BIN) --demo-fallback
+
+# Realistic scenarios made to die for real in vhost dlqt-demo, then the TUI on it.
+demo: build prepare
+	./$(BIN) demo load
+	./$(BIN) --vhost dlqt-demo
+
+# Unit, integration (real broker, a vhost per test) and end-to-end (tmux) tests.
+test: prepare
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -timeout 12m $(PKGS)
+
+# Unit tests only: no broker, no tmux.
+unit:
+	$(GO) test -count=1 -short ./internal/triage/ ./internal/journal/ ./internal/views/ ./internal/ui/
+
+bench: prepare
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/ ./internal/journal/
+	$(GO) test -run '^$$' -bench . -benchtime 3x -count=1 ./internal/broker/
+
+# Each fuzz target for FUZZTIME (CI runs only their seed corpora, in `make test`).
+FUZZTIME ?= 30s
+fuzz:
+	@for t in $$($(GO) test -list '^Fuzz' ./internal/triage/ | grep '^Fuzz'); do \
+		echo "== $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./internal/triage/ || exit 1; done
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+# Rebuild the bundled demo snapshot from the scenarios on a real broker.
+demo-snapshot: build prepare
+	./$(BIN) demo load
+	./$(BIN) --vhost dlqt-demo snapshot --all-parking --accept-delivery-cost --out testdata/demo.snapshot.json
+
+prepare:
+	@bash .ci/prepare
+
+clean:
+	rm -rf bin

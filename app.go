@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// app holds what the flags, the environment and the config file decided.
+// Precedence: flag, then DLQT_* environment variable, then config file,
+// then the default.
+type app struct {
+	amqpURL, mgmtURL, vhost  string
+	journalPath, actor, host string
+	configPath               string
+
+	snapshotPath string // --snapshot: read a snapshot file instead of a broker
+	demo         bool   // --demo: the bundled demo snapshot
+	demoFallback bool   // --demo-fallback: the demo when no broker answers (make run)
+	queue        string // --queue: open the TUI on this queue's groups
+	limit        int    // --limit: browse bound
+	acceptCost   bool   // --accept-delivery-cost
+
+	patterns []string
+	keymap   []byte // user keymap overrides from the config file
+}
+
+func (a *app) bindFlags(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringVar(&a.amqpURL, "amqp-url", "", "AMQP URL of the broker (env DLQT_AMQP_URL; default "+broker.DefaultAMQPURL+")")
+	f.StringVar(&a.mgmtURL, "mgmt-url", "", "management API URL (env DLQT_MGMT_URL; default "+broker.DefaultMgmtURL+", credentials from the AMQP URL)")
+	f.StringVar(&a.vhost, "vhost", "", `vhost to work in (env DLQT_VHOST; default "/")`)
+	f.StringVar(&a.journalPath, "journal", "", "journal file (env DLQT_JOURNAL; default "+defaultJournalPath()+")")
+	f.StringVar(&a.actor, "actor", "", "who is acting, for the journal (env DLQT_ACTOR; default login@host)")
+	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
+	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
+	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
+	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default %d)", triage.DefaultBrowseLimit))
+	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery")
+	root.Flags().StringVar(&a.queue, "queue", "", "open straight on this queue's groups")
+	root.Flags().BoolVar(&a.demoFallback, "demo-fallback", false, "when no broker answers, say so and open the demo snapshot")
+}
+
+// resolve applies the environment and the config file under the flags.
+func (a *app) resolve(cmd *cobra.Command) error {
+	pick := func(flagVal, env, fileVal, def string) string {
+		for _, v := range []string{flagVal, os.Getenv(env), fileVal, def} {
+			if v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	explicit := a.configPath != "" || os.Getenv("DLQT_CONFIG") != ""
+	a.configPath = pick(a.configPath, "DLQT_CONFIG", "", defaultConfigPath())
+	fc, err := loadFileConfig(a.configPath, explicit)
+	if err != nil {
+		return usageError{err}
+	}
+	actor, host := defaultActor()
+	a.host = host
+	a.amqpURL = pick(a.amqpURL, "DLQT_AMQP_URL", fc.AMQPURL, broker.DefaultAMQPURL)
+	a.mgmtURL = pick(a.mgmtURL, "DLQT_MGMT_URL", fc.MgmtURL, broker.DefaultMgmtURL)
+	a.vhost = pick(a.vhost, "DLQT_VHOST", fc.Vhost, "/")
+	a.journalPath = pick(a.journalPath, "DLQT_JOURNAL", fc.Journal, defaultJournalPath())
+	a.actor = pick(a.actor, "DLQT_ACTOR", fc.Actor, actor)
+	if a.limit < 0 {
+		return usageError{fmt.Errorf("--limit must be positive, got %d", a.limit)}
+	}
+	if a.limit == 0 {
+		a.limit = fc.BrowseLimit
+	}
+	if a.limit == 0 {
+		a.limit = triage.DefaultBrowseLimit
+	}
+	a.patterns = fc.ParkingPatterns
+	if a.keymap, err = fc.keymapYAML(); err != nil {
+		return usageError{fmt.Errorf("config %s: keymap: %w", a.configPath, err)}
+	}
+	if a.demo && a.snapshotPath != "" {
+		return usageError{errors.New("--demo and --snapshot both name a snapshot: pick one")}
+	}
+	return nil
+}
+
+func (a *app) brokerConfig() broker.Config {
+	return broker.Config{AMQPURL: a.amqpURL, MgmtURL: a.mgmtURL, Vhost: a.vhost}
+}
+
+// openReader returns the source to read: a snapshot file, the demo, or the
+// live broker. close releases it.
+func (a *app) openReader(ctx context.Context) (r triage.Reader, close func(), err error) {
+	switch {
+	case a.demo:
+		s, err := openDemo()
+		return s, func() {}, err
+	case a.snapshotPath != "":
+		s, err := broker.OpenSnapshot(a.snapshotPath)
+		return s, func() {}, err
+	}
+	live, err := broker.Dial(ctx, a.brokerConfig())
+	if err != nil {
+		return nil, nil, err
+	}
+	return live, func() { live.Close() }, nil
+}
+
+// browseOptions are the bound and the delivery-cost consent from the flags.
+func (a *app) browseOptions() triage.BrowseOptions {
+	return triage.BrowseOptions{Limit: a.limit, AcceptDeliveryCost: a.acceptCost}
+}
+
+// openJournal opens the journal; the TUI still runs without one and says why.
+func (a *app) openJournal() (*journal.Journal, error) {
+	return journal.Open(a.journalPath, 2*time.Second)
+}
+
+// brokerUnreachable tells "nothing answers" (fall back to the demo) from
+// "something answered and said no" (bad credentials, missing vhost), which
+// must never be papered over with demo data.
+func brokerUnreachable(err error) bool {
+	var netErr *net.OpError
+	return errors.As(err, &netErr) || strings.Contains(err.Error(), "connection refused")
+}

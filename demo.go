@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/broker"
+)
+
+// demoSnapshot was captured from the scenarios of `dlqt demo load` on a real
+// RabbitMQ 3.10 (see `make demo-snapshot`), so the demo shows what the broker
+// really writes.
+//
+//go:embed testdata/demo.snapshot.json
+var demoSnapshot []byte
+
+// demoVhost is the only vhost `dlqt demo load` creates, empties or deletes.
+const demoVhost = "dlqt-demo"
+
+func openDemo() (*broker.Snapshot, error) {
+	s, err := broker.ReadSnapshot(bytes.NewReader(demoSnapshot))
+	if err != nil {
+		return nil, fmt.Errorf("bundled demo snapshot: %w", err)
+	}
+	return broker.NewSnapshotReader("bundled demo snapshot", s), nil
+}
+
+func (a *app) demoCommand() *cobra.Command {
+	demo := &cobra.Command{
+		Use:   "demo",
+		Short: "Demo scenarios on a local broker",
+	}
+	demo.AddCommand(&cobra.Command{
+		Use:   "load",
+		Short: "Recreate vhost " + demoVhost + " and make realistic messages die in it",
+		Long: `load (re)creates the vhost ` + demoVhost + ` on the broker and builds the seed
+topologies in it for real: broker dead-lettering (rejected, expired, maxlen,
+delivery_limit) into fanout parking queues, application-managed retries through
+TTL buckets into a DLQ, and framework fault messages. It never touches any
+other vhost.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c := a.brokerConfig()
+			c.Vhost = demoVhost
+			if err := broker.DeleteVhost(c); err != nil {
+				return err
+			}
+			if err := broker.CreateVhost(c); err != nil {
+				return err
+			}
+			start := time.Now()
+			if _, err := broker.LoadScenarios(cmd.Context(), c); err != nil {
+				return fmt.Errorf("loading demo scenarios into vhost %s: %w", demoVhost, err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "dlqt: demo scenarios loaded into vhost %s in %s; open them with: dlqt --vhost %s\n",
+				demoVhost, time.Since(start).Round(time.Millisecond), demoVhost)
+			return nil
+		},
+	})
+	return demo
+}

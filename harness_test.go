@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The tests of package main run the built dlqt binary: headless commands as
+// subprocesses, the TUI inside tmux, asserting on what a person would see.
+
+var dlqtBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dlqt-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	dlqtBin = filepath.Join(dir, "dlqt")
+	build := exec.Command("go", "build", "-o", dlqtBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building dlqt for the end-to-end tests:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// isolatedEnv keeps a test's dlqt away from the user's config, journal and
+// broker settings.
+func isolatedEnv(t *testing.T) []string {
+	home := t.TempDir()
+	env := []string{
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"PATH=" + os.Getenv("PATH"),
+		"TERM=xterm-256color",
+		"USER=tester",
+	}
+	return env
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runDlqt runs the binary headless and returns what it printed.
+func runDlqt(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(dlqtBin, args...)
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running dlqt %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// term is one dlqt running in a detached tmux session of a fixed size.
+type term struct {
+	t       *testing.T
+	session string
+}
+
+// startTerm runs dlqt with args in a new tmux session of w x h cells.
+func startTerm(t *testing.T, w, h int, env []string, args ...string) *term {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("the end-to-end tests need tmux (run .ci/prepare)")
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	s := &term{t: t, session: "dlqt-e2e-" + hex.EncodeToString(b[:])}
+	shellCmd := "exec env -i"
+	for _, kv := range env {
+		shellCmd += " " + shellQuote(kv)
+	}
+	shellCmd += " " + shellQuote(dlqtBin)
+	for _, a := range args {
+		shellCmd += " " + shellQuote(a)
+	}
+	// remain-on-exit keeps the pane readable after dlqt quits or crashes.
+	s.tmux("new-session", "-d", "-s", s.session, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), shellCmd)
+	s.tmux("set-option", "-t", s.session, "remain-on-exit", "on")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("screen at failure:\n%s", s.screen())
+		}
+		exec.Command("tmux", "kill-session", "-t", s.session).Run()
+	})
+	return s
+}
+
+func (s *term) tmux(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", args...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %v: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
+// screen is what the pane shows now, as plain text.
+func (s *term) screen() string {
+	out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", s.session).CombinedOutput()
+	return string(out)
+}
+
+// title is the pane title: an OSC title escape from a payload would change it.
+func (s *term) title() string {
+	return strings.TrimSpace(s.tmux("display-message", "-p", "-t", s.session, "#{pane_title}"))
+}
+
+// keys sends tmux key names ("Enter", "Escape", "Down", "q", "/").
+func (s *term) keys(keys ...string) {
+	s.t.Helper()
+	s.tmux(append([]string{"send-keys", "-t", s.session}, keys...)...)
+}
+
+// typeText sends literal text.
+func (s *term) typeText(text string) {
+	s.t.Helper()
+	s.tmux("send-keys", "-t", s.session, "-l", text)
+}
+
+// waitFor waits until the screen contains every one of texts and returns it.
+func (s *term) waitFor(texts ...string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		scr := s.screen()
+		missing := ""
+		for _, want := range texts {
+			if !strings.Contains(scr, want) {
+				missing = want
+				break
+			}
+		}
+		if missing == "" {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("screen never showed %q; it shows:\n%s", missing, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitGone waits until the screen no longer contains text.
+func (s *term) waitGone(text string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		scr := s.screen()
+		if !strings.Contains(scr, text) {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("screen still shows %q:\n%s", text, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// exited reports whether dlqt's process has ended.
+func (s *term) exited() bool {
+	out, _ := exec.Command("tmux", "display-message", "-p", "-t", s.session, "#{pane_dead}").CombinedOutput()
+	return strings.TrimSpace(string(out)) == "1"
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

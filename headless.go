@@ -1,0 +1,372 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// The headless commands call the same triage use cases as the TUI and print
+// JSON for scripts (--json) or a plain table for people.
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("expected %s, got %d argument(s)", what, len(args))}
+		}
+		return nil
+	}
+}
+
+func (a *app) queuesCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "queues",
+		Short: "List the queues of the vhost; parking queues are marked",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, done, err := a.openReader(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer done()
+			parking, top, err := triage.ListParking(cmd.Context(), r, a.patterns)
+			if err != nil {
+				return err
+			}
+			rows := queueRows(top, parking)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rows)
+			}
+			return printQueues(cmd.OutOrStdout(), rows)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func (a *app) groupsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "groups QUEUE",
+		Short: "Group a queue's messages by reason and reason_code",
+		Args:  exactArgs(1, "one QUEUE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := a.inspect(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			rows := groupRows(in.Groups)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rows)
+			}
+			return printGroups(cmd.OutOrStdout(), in, rows)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func (a *app) messagesCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "messages QUEUE",
+		Short: "Print a queue's messages, decoded and redacted",
+		Args:  exactArgs(1, "one QUEUE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := a.inspect(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if !asJSON {
+				return printMessages(out, in)
+			}
+			enc := json.NewEncoder(out)
+			enc.SetEscapeHTML(false)
+			red := triage.NewRedactor()
+			for i := range in.Messages {
+				if err := enc.Encode(messageRow(in.Messages[i], red)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per line")
+	return cmd
+}
+
+func (a *app) snapshotCommand() *cobra.Command {
+	var out string
+	var allParking bool
+	cmd := &cobra.Command{
+		Use:   "snapshot [QUEUE...] --out FILE",
+		Short: "Save queues' messages and the topology to a file, for offline triage",
+		Long: `snapshot browses each QUEUE (or every parking queue with --all-parking) and
+writes the messages and the topology needed to classify them to FILE. Open it
+later with dlqt --snapshot FILE, with no broker at all. FILE holds the raw,
+unredacted messages: treat it like the queue itself.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageError{fmt.Errorf("--out FILE is required")}
+			}
+			if len(args) == 0 && !allParking {
+				return usageError{fmt.Errorf("name at least one QUEUE, or pass --all-parking")}
+			}
+			ctx := cmd.Context()
+			r, done, err := a.openReader(ctx)
+			if err != nil {
+				return err
+			}
+			defer done()
+			queues := args
+			if allParking {
+				parking, _, err := triage.ListParking(ctx, r, a.patterns)
+				if err != nil {
+					return err
+				}
+				for _, p := range parking {
+					queues = append(queues, p.Name)
+				}
+			}
+			opts := a.browseOptions()
+			opts.Progress = progressTo(cmd.ErrOrStderr(), "reading")
+			snap, err := broker.Capture(ctx, r, queues, opts)
+			if err != nil {
+				return err
+			}
+			if err := broker.WriteSnapshotFile(out, snap); err != nil {
+				return err
+			}
+			n := 0
+			for _, b := range snap.Batches {
+				n += len(b.Messages)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "dlqt: wrote %d messages from %d queue(s) to %s\n", n, len(snap.Batches), out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "file to write (.gz to compress)")
+	cmd.Flags().BoolVar(&allParking, "all-parking", false, "snapshot every parking queue of the vhost")
+	return cmd
+}
+
+// inspect browses one queue with progress on stderr and fails loudly on a
+// partial read, since a script cannot see a status line.
+func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, error) {
+	r, done, err := a.openReader(ctx)
+	if err != nil {
+		return triage.Inspection{}, err
+	}
+	defer done()
+	opts := a.browseOptions()
+	opts.Progress = progressTo(os.Stderr, "reading "+queue)
+	in, err := triage.Inspect(ctx, r, queue, opts, triage.NewRedactor())
+	if err != nil {
+		if dc, ok := err.(*triage.DeliveryCostError); ok {
+			return in, fmt.Errorf("%v; pass --accept-delivery-cost to browse anyway", dc)
+		}
+		return in, err
+	}
+	if in.Batch.Truncated() {
+		fmt.Fprintf(os.Stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", len(in.Batch.Messages), in.Batch.Depth, queue)
+	}
+	return in, nil
+}
+
+// progressTo reports browse progress on w when w is a terminal.
+func progressTo(w io.Writer, what string) func(read, expected int) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return func(read, expected int) {
+		fmt.Fprintf(w, "\r%s: %d / %d", what, read, expected)
+		if read >= expected {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// Output shapes. Field names are the documented JSON contract.
+
+type queueRow struct {
+	Vhost            string   `json:"vhost"`
+	Name             string   `json:"name"`
+	Type             string   `json:"type"`
+	Messages         int      `json:"messages"`
+	Parking          bool     `json:"parking"`
+	DeadLetteredFrom []string `json:"dead_lettered_from"`
+	PublishRate      float64  `json:"publish_rate"`
+}
+
+func queueRows(top triage.Topology, parking []triage.ParkingQueue) []queueRow {
+	byName := map[string]triage.ParkingQueue{}
+	for _, p := range parking {
+		byName[p.Name] = p
+	}
+	rows := make([]queueRow, 0, len(top.Queues))
+	for _, q := range top.Queues {
+		p, isParking := byName[q.Name]
+		from := []string{}
+		if isParking && p.DeadLetteredFrom != nil {
+			from = sanitizeAll(p.DeadLetteredFrom)
+		}
+		rows = append(rows, queueRow{
+			Vhost: triage.SanitizeLine(top.Vhost), Name: triage.SanitizeLine(q.Name), Type: q.Type,
+			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
+		})
+	}
+	slices.SortFunc(rows, func(a, b queueRow) int { return strings.Compare(a.Name, b.Name) })
+	return rows
+}
+
+type groupRow struct {
+	Reason     string   `json:"reason"`
+	ReasonCode string   `json:"reason_code"`
+	Count      int      `json:"count"`
+	Oldest     *string  `json:"oldest"`
+	Newest     *string  `json:"newest"`
+	EventTypes []string `json:"event_types"`
+}
+
+func groupRows(gs []triage.Group) []groupRow {
+	rows := make([]groupRow, 0, len(gs))
+	for _, g := range gs {
+		types := g.EventTypes
+		if types == nil {
+			types = []string{}
+		}
+		rows = append(rows, groupRow{
+			Reason: string(g.Reason), ReasonCode: g.ReasonCode, Count: g.Count,
+			Oldest: rfc3339(g.Oldest), Newest: rfc3339(g.Newest), EventTypes: types,
+		})
+	}
+	return rows
+}
+
+type messageJSON struct {
+	ID           string         `json:"id"`
+	Reason       string         `json:"reason"`
+	ReasonCode   string         `json:"reason_code"`
+	EventType    string         `json:"event_type"`
+	Attempts     int            `json:"attempts"`
+	Timeline     []triage.Event `json:"timeline"`
+	Headers      triage.Headers `json:"headers"`
+	Payload      string         `json:"payload"`
+	PayloadBytes int            `json:"payload_bytes"`
+	Redactions   int            `json:"redactions"`
+}
+
+func messageRow(t triage.Triaged, red *triage.Redactor) messageJSON {
+	headers, n := triage.RedactHeaders(t.Message.Headers, red)
+	if headers == nil {
+		headers = triage.Headers{}
+	}
+	timeline := t.Timeline
+	if timeline == nil {
+		timeline = []triage.Event{}
+	}
+	return messageJSON{
+		ID: t.ID, Reason: string(t.Reason), ReasonCode: t.ReasonCode, EventType: t.Envelope.EventType,
+		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
+		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + n,
+	}
+}
+
+func rfc3339(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
+}
+
+func sanitizeAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = triage.SanitizeLine(s)
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printQueues(w io.Writer, rows []queueRow) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "QUEUE\tTYPE\tMESSAGES\tRATE/s\tPARKING\tDEAD-LETTERED FROM")
+	for _, r := range rows {
+		park := "-"
+		if r.Parking {
+			park = "parking"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\n", r.Name, r.Type, r.Messages, r.PublishRate, park, strings.Join(r.DeadLetteredFrom, ", "))
+	}
+	return tw.Flush()
+}
+
+func printGroups(w io.Writer, in triage.Inspection, rows []groupRow) error {
+	fmt.Fprintf(w, "%s: %s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", r.Reason, dash(r.ReasonCode), r.Count, deref(r.Oldest), deref(r.Newest), strings.Join(r.EventTypes, ", "))
+	}
+	return tw.Flush()
+}
+
+func printMessages(w io.Writer, in triage.Inspection) error {
+	fmt.Fprintf(w, "%s: %s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tREASON\tREASON_CODE\tEVENT TYPE\tATTEMPTS\tDIED AT")
+	for _, t := range in.Messages {
+		died := "-"
+		if !t.DiedAt.IsZero() {
+			died = t.DiedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Reason, dash(t.ReasonCode), dash(t.Envelope.EventType), t.Attempts, died)
+	}
+	return tw.Flush()
+}
+
+// boundText says how much of the queue a batch covers.
+func boundText(b triage.Batch) string {
+	if b.Truncated() {
+		return fmt.Sprintf("first %d of %d messages", len(b.Messages), b.Depth)
+	}
+	return fmt.Sprintf("all %d messages", len(b.Messages))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
