@@ -27,7 +27,7 @@ func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
 	n := 0
 	var changed []string
 	for k, v := range h {
-		if SanitizeLine(k) != k {
+		if key, _ := headerKey(k, r); key != k {
 			changed = append(changed, k)
 			continue
 		}
@@ -35,11 +35,12 @@ func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
 		out[k] = val
 		n += c
 	}
-	// A key that sanitising changed may now equal another key ("a\x1b" and
-	// `a\x1b`): neither may silently hide the other, whatever the map order.
+	// A key that redaction or sanitising changed may now equal another key
+	// ("a\x1b" and `a\x1b`): neither may hide the other, whatever the map order.
 	sort.Strings(changed)
 	for _, k := range changed {
-		key := SanitizeLine(k)
+		key, c := headerKey(k, r)
+		n += c
 		for {
 			if _, taken := out[key]; !taken {
 				break
@@ -51,6 +52,13 @@ func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
 		n += c
 	}
 	return out, n
+}
+
+// headerKey is how a key is shown: a secret used as a key (an e-mail
+// address, a token) is masked like any other string, then sanitised.
+func headerKey(k string, r *Redactor) (string, int) {
+	key, n := r.Text(k)
+	return SanitizeLine(key), n
 }
 
 // redactHeader redacts the value of one named field of a table.

@@ -94,6 +94,15 @@ func TestRedactHeadersKeepsKeysThatCollideOnceSanitised(t *testing.T) {
 	}
 }
 
+func TestRedactHeadersMasksSecretKeys(t *testing.T) {
+	h := Headers{"jane@example.com": "1", "john@example.com": "2", "x-ok": "3"}
+	got, n := RedactHeaders(h, NewRedactor())
+	want := Headers{"j***@example.com": "1", "j***@example.com (dup)": "2", "x-ok": "3"} // sorted: jane before john
+	if !reflect.DeepEqual(got, want) || n != 2 {
+		t.Errorf("got %#v (%d), want %#v (2)", got, n, want)
+	}
+}
+
 func deepCopyHeaders(h Headers) Headers {
 	out := Headers{}
 	for k, v := range h {

@@ -122,6 +122,8 @@ func (p *jsonPrinter) object(depth int) error {
 			return errors.New("expected an object key")
 		}
 		key := decodeJSONString(p.stringToken())
+		shownKey, n := p.red.Text(key) // a secret used as a key (an e-mail) is masked too
+		p.n += n
 		if p.next() != ':' {
 			return errors.New("expected ':'")
 		}
@@ -131,7 +133,7 @@ func (p *jsonPrinter) object(depth int) error {
 		}
 		empty = false
 		p.newline(depth + 1)
-		writeJSONString(&p.out, key)
+		writeJSONString(&p.out, shownKey)
 		p.out.WriteString(": ")
 		if rule, ok := p.red.keyRule(key); ok {
 			p.masked(rule)

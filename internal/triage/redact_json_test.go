@@ -73,6 +73,12 @@ func TestRedactJSON(t *testing.T) {
 			n:    1,
 		},
 		{
+			name: "secret shapes used as keys",
+			in:   `{"jane@example.com":{"orders":2},"` + testAWSKey + `":true}`,
+			want: "{\n  \"j***@example.com\": {\n    \"orders\": 2\n  },\n  \"[REDACTED:aws-key]\": true\n}",
+			n:    2,
+		},
+		{
 			name: "top-level string",
 			in:   `"password=hunter2"`,
 			want: `"password=[REDACTED]"`,
