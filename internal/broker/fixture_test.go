@@ -178,4 +178,3 @@ func (f *fixture) management() *rabbithole.Client {
 	}
 	return rh
 }
-
