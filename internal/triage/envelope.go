@@ -15,7 +15,8 @@ const maxEnvelopeField = 1024
 // fields, other shapes, non-JSON and binary bodies.
 func DecodeEnvelope(body []byte) Envelope {
 	var raw map[string]json.RawMessage
-	trimmed := bytes.TrimSpace(body)
+	// .NET producers may start a UTF-8 body with a byte order mark.
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
 	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &raw) != nil || raw == nil {
 		return Envelope{}
 	}

@@ -53,6 +53,7 @@ func TestDecodeEnvelope(t *testing.T) {
 		{"control characters sanitised", `{"event_type":"evil\u001b[2Jtype","message_id":"a\nb"}`,
 			Envelope{IsJSON: true, EventType: `evil\x1b[2Jtype`, MessageID: `a\nb`}},
 		{"bidi override sanitised", "{\"event_type\":\"abc\u202edef\"}", Envelope{IsJSON: true, EventType: `abc\u202edef`}},
+		{"byte order mark", "\xef\xbb\xbf{\"event_type\":\"bom\"}", Envelope{IsJSON: true, EventType: "bom"}},
 		{"array", `[{"message_id":"x"}]`, Envelope{}},
 		{"scalar", `42`, Envelope{}},
 		{"string", `"{}"`, Envelope{}},
@@ -111,7 +112,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		env := DecodeEnvelope(body)
 		assertClean(t, "envelope", env)
-		if env.IsJSON && bytes.TrimSpace(body)[0] != '{' {
+		if env.IsJSON && bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))[0] != '{' {
 			t.Fatalf("IsJSON for a body that is not an object: %q", body)
 		}
 		if !env.IsJSON && (env != Envelope{}) {
