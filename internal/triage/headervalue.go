@@ -26,7 +26,8 @@ func findHeader(h Headers, key string) (any, bool) {
 	var val any
 	ok := false
 	for k, v := range h {
-		if strings.EqualFold(k, key) && (!ok || k < found) {
+		// Names dlqt looks for are ASCII, whose case folding keeps the length.
+		if len(k) == len(key) && strings.EqualFold(k, key) && (!ok || k < found) {
 			found, val, ok = k, v, true
 		}
 	}
