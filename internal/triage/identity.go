@@ -14,25 +14,36 @@ import (
 // maxID bounds an identity taken from a message; real ids are far shorter.
 const maxID = 256
 
-// volatileHeaders change while a message sits in or moves between queues
+// Volatile headers change while a message sits in or moves between queues
 // (broker bookkeeping, shovels, dlqt's own replays), so they are not part of
 // a message's identity: the same message must hash the same when browsed
 // again, dead-lettered again or replayed.
 var volatileHeaders = map[string]bool{
-	"x-death":                true,
-	"x-delivery-count":       true,
-	"x-acquired-count":       true, // 4.x quorum queues
-	"x-first-death-queue":    true,
-	"x-first-death-reason":   true,
-	"x-first-death-exchange": true,
-	"x-last-death-queue":     true,
-	"x-last-death-reason":    true,
-	"x-last-death-exchange":  true,
-	"x-received-from":        true, // shovel and federation
-	"x-opt-deaths":           true,
-	hdrReplayID:              true,
-	hdrReplayedAt:            true,
-	hdrAttempts:              true,
+	"x-death":          true,
+	"x-delivery-count": true,
+	"x-acquired-count": true, // 4.x quorum queues
+	"x-received-from":  true, // shovel and federation
+	"x-opt-deaths":     true,
+	hdrReplayID:        true,
+	hdrReplayedAt:      true,
+	hdrAttempts:        true,
+}
+
+// volatilePrefixes cover the broker's x-first-death-* and x-last-death-*
+// families whole, so a field a later version adds is left out too.
+var volatilePrefixes = []string{"x-first-death-", "x-last-death-"}
+
+func volatileHeader(name string) bool {
+	name = strings.ToLower(name)
+	if volatileHeaders[name] {
+		return true
+	}
+	for _, p := range volatilePrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Identify returns the stable identity of each message (same order): the
@@ -92,7 +103,7 @@ func contentID(m Message) string {
 	writeValue(h, int64(p.DeliveryMode))
 	stable := Headers{}
 	for k, v := range m.Headers {
-		if !volatileHeaders[strings.ToLower(k)] {
+		if !volatileHeader(k) {
 			stable[k] = v
 		}
 	}

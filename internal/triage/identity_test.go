@@ -15,6 +15,7 @@ func TestIdentify(t *testing.T) {
 		"x-first-death-queue": "q", "x-first-death-reason": "rejected", "x-first-death-exchange": "",
 		"x-last-death-queue": "q", "x-last-death-reason": "rejected", "x-last-death-exchange": "",
 		"x-received-from": []any{Headers{"uri": "amqp://peer"}}, "dlqt-replay-id": "r1", "dlqt-attempts": int64(2),
+		"X-Last-Death-Something-New": "4.x", "x-acquired-count": int64(1), "dlqt-replayed-at": mustTime("2026-11-30T11:00:00Z"),
 	}}
 	hashed := Identify([]Message{plain}, nil)[0]
 	if !regexp.MustCompile(`^sha256:[0-9a-f]{32}$`).MatchString(hashed) {
