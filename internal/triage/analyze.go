@@ -23,11 +23,11 @@ func Analyze(b Batch, top Topology, red *Redactor) []Triaged {
 			ID:            ids[i],
 			Envelope:      env,
 			Deaths:        deaths,
-			Reason:        reason(r, m, raw, deaths),
+			Reason:        reasonOf(r, m, raw, deaths),
 			ReasonCode:    ReasonCodeOf(m, env),
-			Attempts:      attempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
+			Attempts:      bestAttempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
 			DeliveryCount: clampInt(delivery),
-			DiedAt:        diedAt(m.Headers, env, deaths),
+			DiedAt:        latestDeath(m.Headers, env, deaths),
 			Timeline:      BuildTimeline(m, env, deaths),
 			Payload:       p.Text,
 			PayloadBytes:  len(m.Body),
@@ -38,16 +38,16 @@ func Analyze(b Batch, top Topology, red *Redactor) []Triaged {
 	return out
 }
 
-// reason classifies with the raw x-death names, which must match the
+// reasonOf classifies with the raw x-death names, which must match the
 // topology exactly, and reports the sanitised reason string.
-func reason(r *router, m Message, raw, deaths []Death) Reason {
+func reasonOf(r *router, m Message, raw, deaths []Death) Reason {
 	if len(raw) > 0 && len(deaths) > 0 && raw[0].Reason != "" && r.brokerDeath(m, raw[0]) {
 		return deaths[0].Reason
 	}
 	return ReasonPublished
 }
 
-// attempts is the best evidence of how many times the message was tried:
+// bestAttempts is the best evidence of how many times the message was tried:
 // the largest of the envelope's failure.attempt, x-retry-count,
 // dlqt-attempts, x-delivery-count, and the sum of x-death counts for
 // rejected and delivery_limit (each a failed delivery; expired and maxlen
@@ -56,7 +56,7 @@ func reason(r *router, m Message, raw, deaths []Death) Reason {
 // may not bump its counter, and x-death alone misses app-managed retries.
 // In a quorum parking queue x-delivery-count counts returns to the parking
 // queue itself (browsing included), not attempts, so it is left out there.
-func attempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int {
+func bestAttempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int {
 	var best int64
 	if env.Failure != nil {
 		best = int64(env.Failure.Attempt)
@@ -81,13 +81,13 @@ func attempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int {
 	return clampInt(max(best, died))
 }
 
-// diedAt is the latest known time the message died or failed: x-death times,
+// latestDeath is the latest known time the message died or failed: x-death times,
 // the envelope's failure times, x-last-error-time, x-failed-at and the fault
 // times of MassTransit and NServiceBus. An x-death
 // time is the FIRST death of its {queue, reason} (RabbitMQ keeps no later
 // one), so for a message that died many times in one queue this is a lower
 // bound, and the application's own times are often the better evidence.
-func diedAt(h Headers, env Envelope, deaths []Death) time.Time {
+func latestDeath(h Headers, env Envelope, deaths []Death) time.Time {
 	var latest time.Time
 	later := func(t time.Time, ok bool) {
 		if ok && t.After(latest) {
