@@ -54,6 +54,10 @@ func TestDialDescribesTheBroker(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
+	f.declare("after.close", nil)
+	if _, err := l.Browse(context.Background(), "after.close", triage.BrowseOptions{}); err == nil {
+		t.Error("Browse after Close quietly reopened the connection")
+	}
 }
 
 func TestDialErrorsAreOneClearLine(t *testing.T) {

@@ -22,8 +22,9 @@ type Live struct {
 	addr string // host:port of the AMQP listener, for messages and Describe
 	url  string // AMQP URL pointed at cfg.Vhost; holds the password, never printed
 
-	mu   sync.Mutex
-	conn *amqp.Connection
+	mu     sync.Mutex
+	conn   *amqp.Connection
+	closed bool
 }
 
 var _ triage.Reader = (*Live)(nil)
@@ -82,6 +83,7 @@ func (l *Live) Describe() string { return l.addr + " vhost " + l.cfg.Vhost }
 func (l *Live) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	if l.conn == nil || l.conn.IsClosed() {
 		return nil
 	}
@@ -94,6 +96,9 @@ func (l *Live) Close() error {
 func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return nil, errors.New("broker reader is closed")
+	}
 	if l.conn != nil && !l.conn.IsClosed() {
 		return l.conn, nil
 	}

@@ -35,11 +35,17 @@ type queueJSON struct {
 	} `json:"message_stats"`
 }
 
+// queueColumns asks only for what queueJSON reads: a full queue object
+// carries garbage-collection and backing-queue details, which add up on a
+// broker with thousands of queues.
+const queueColumns = "?columns=name,type,messages,consumers,arguments,policy,effective_policy_definition," +
+	"head_message_timestamp,messages_dlx,message_stats.publish_details.rate"
+
 // Topology reads the vhost's exchanges, bindings and queues.
 func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
 	top := triage.Topology{Vhost: l.cfg.Vhost}
 	var raw []queueJSON
-	if err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost), &raw); err != nil {
+	if err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost)+queueColumns, &raw); err != nil {
 		return top, l.vhostErr(err)
 	}
 	for _, q := range raw {
@@ -80,7 +86,7 @@ func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
 // queueInfo reads one queue; an unknown queue wraps triage.ErrNotFound.
 func (l *Live) queueInfo(ctx context.Context, name string) (queueJSON, error) {
 	var q queueJSON
-	err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost)+"/"+url.PathEscape(name), &q)
+	err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost)+"/"+url.PathEscape(name)+queueColumns, &q)
 	if errors.Is(err, errHTTPNotFound) {
 		return q, notFound(fmt.Sprintf("queue %q does not exist in vhost %q", name, l.cfg.Vhost))
 	}
