@@ -117,6 +117,9 @@ func (m *management) explain(err error) error {
 	case strings.Contains(err.Error(), "API responded with a 401"): // rabbit-hole's own text
 		return fmt.Errorf("management API: 401 bad credentials for user %s", m.user)
 	case errors.As(err, &rme):
+		if rme.StatusCode == http.StatusUnauthorized && strings.Contains(rme.Reason, "Not management user") {
+			return fmt.Errorf("management API: user %s lacks the management tag (rabbitmqctl set_user_tags %s monitoring)", m.user, m.user)
+		}
 		if rme.StatusCode == http.StatusUnauthorized {
 			return fmt.Errorf("management API: 401 bad credentials for user %s", m.user)
 		}
