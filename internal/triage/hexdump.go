@@ -59,22 +59,11 @@ func (r *Redactor) hiddenBytes(b []byte) ([]bool, int) {
 	n := 0
 	text := string(b)
 	for i := range r.values {
-		v := &r.values[i]
-		if !v.mayMatch(text) {
-			continue
-		}
-		for _, loc := range v.Pattern.FindAllSubmatchIndex(b, -1) {
-			if 2*v.Group+1 >= len(loc) {
-				continue
-			}
-			start, end := loc[2*v.Group], loc[2*v.Group+1]
-			if start < 0 || start == end || (v.Valid != nil && !v.Valid(string(b[start:end]))) {
-				continue
-			}
+		for _, sp := range r.values[i].spans(text) {
 			if hidden == nil {
 				hidden = make([]bool, len(b))
 			}
-			for j := start; j < end; j++ {
+			for j := sp[0]; j < sp[1]; j++ {
 				hidden[j] = true
 			}
 			n++

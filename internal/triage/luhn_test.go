@@ -35,3 +35,44 @@ func TestValidCard(t *testing.T) {
 		t.Error("luhn rejects 7000000000000005, so the network test above proves nothing")
 	}
 }
+
+func TestFindCards(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"4111111111111111", []string{"4111111111111111"}},
+		{"card 4111 1111 1111 1111.", []string{"4111 1111 1111 1111"}},
+		{"0 4111 1111 1111 1111 0", []string{"4111 1111 1111 1111"}},  // groups around it
+		{"4111-1111-1111-1111 2024", []string{"4111-1111-1111-1111"}}, // a year after it
+		{"4111111111111111 5555555555554444", []string{"4111111111111111", "5555555555554444"}},
+		{"x4111111111111111", nil},       // glued to a word
+		{"4111111111111111abc", nil},     // an identifier
+		{"94111111111111111", nil},       // never from the middle of a group
+		{"4111  1111 1111 1111", nil},    // two spaces end the run: 4 + 12 digits
+		{"4111111111111112", nil},        // Luhn fails
+		{"2026-11-30 10:00:00", nil},     // a date
+		{"12345678901234567890123", nil}, // too long
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, sp := range findCards(tt.in) {
+			got = append(got, tt.in[sp[0]:sp[1]])
+		}
+		if !equalStrings(got, tt.want) {
+			t.Errorf("findCards(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

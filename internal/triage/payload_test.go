@@ -188,3 +188,37 @@ func BenchmarkRenderPayload(b *testing.B) {
 		RenderPayload(benchEnvelope, "application/json", r)
 	}
 }
+
+// Whatever surrounds a secret, it must not be readable in what is shown.
+func FuzzRenderPayloadHidesPlantedSecrets(f *testing.F) {
+	f.Add("order failed", "retrying", uint8(0))
+	f.Add(`"password": "`, `"}`, uint8(1))
+	f.Add("Bearer", "\x1b[2J", uint8(2))
+	f.Add("\xff\x00", "tail", uint8(3))
+	f.Add("-----BEGIN", "x@y", uint8(4))
+	secrets := []struct{ planted, hidden string }{
+		{testJWT, testJWT[40:]},
+		{testGitHub, testGitHub},
+		{testAWSKey, testAWSKey},
+		{testSlack, testSlack},
+		{testGoogle, testGoogle},
+		{testStripe, testStripe},
+		{testVisa, testVisa},
+		{"Bearer " + testOpaque, testOpaque},
+		{"amqp://orders:s3cr3tpw@rabbit/", "s3cr3tpw"},
+		{testPEM, "MIIEowIBAAKCAQEA1c2J0ZXN0a2V5"},
+		{"jane.doe@example.com", "jane.doe"},
+	}
+	r := NewRedactor()
+	f.Fuzz(func(t *testing.T, prefix, suffix string, which uint8) {
+		s := secrets[int(which)%len(secrets)]
+		text := prefix + " " + s.planted + " " + suffix
+		quoted, _ := json.Marshal(text)
+		for _, body := range []string{text, `{"note":` + string(quoted) + `}`} {
+			p := RenderPayload([]byte(body), "", r)
+			if strings.Contains(p.Text, s.hidden) {
+				t.Fatalf("%q visible in the rendering of %q:\n%s", s.hidden, body, p.Text)
+			}
+		}
+	})
+}

@@ -45,6 +45,10 @@ type ValueRule struct {
 	Kind    string         // names the secret in the mask: [REDACTED:jwt]
 	Pattern *regexp.Regexp // finds candidates
 	Group   int            // the submatch to mask; 0 is the whole match
+	// Find, when set, is used instead of Pattern for shapes a regular
+	// expression cannot pick out alone (a card number inside a longer run
+	// of digit groups). It returns the [start, end) spans of candidates.
+	Find func(text string) [][2]int
 	// Anchors, when set, are literals of which a match contains at least one:
 	// text without any of them skips the pattern, which keeps clean text cheap.
 	Anchors []string
@@ -83,7 +87,7 @@ func (r *Redactor) With(keys []KeyRule, values []ValueRule) *Redactor {
 		}
 	}
 	for _, v := range values {
-		if v.Pattern != nil {
+		if v.Pattern != nil || v.Find != nil {
 			out.values = append(out.values, v)
 		}
 	}
@@ -170,37 +174,49 @@ func (r *Redactor) Text(s string) (string, int) {
 }
 
 func (v *ValueRule) apply(s string) (string, int) {
-	if !v.mayMatch(s) {
-		return s, 0
-	}
-	locs := v.Pattern.FindAllStringSubmatchIndex(s, -1)
-	if locs == nil {
+	spans := v.spans(s)
+	if len(spans) == 0 {
 		return s, 0
 	}
 	var b strings.Builder
-	n, last := 0, 0
-	for _, loc := range locs {
-		if 2*v.Group+1 >= len(loc) {
-			continue
-		}
-		start, end := loc[2*v.Group], loc[2*v.Group+1]
-		if start < 0 || start < last || start == end {
-			continue
-		}
-		secret := s[start:end]
-		if v.Valid != nil && !v.Valid(secret) {
-			continue
-		}
-		b.WriteString(s[last:start])
-		b.WriteString(maskValue(v.Kind, secret, v.Mask))
-		last = end
-		n++
-	}
-	if n == 0 {
-		return s, 0
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp[0]])
+		b.WriteString(maskValue(v.Kind, s[sp[0]:sp[1]], v.Mask))
+		last = sp[1]
 	}
 	b.WriteString(s[last:])
-	return b.String(), n
+	return b.String(), len(spans)
+}
+
+// spans returns the secrets the rule finds in s, in order, not overlapping.
+func (v *ValueRule) spans(s string) [][2]int {
+	if !v.mayMatch(s) {
+		return nil
+	}
+	var found [][2]int
+	if v.Find != nil {
+		found = v.Find(s)
+	} else {
+		for _, loc := range v.Pattern.FindAllStringSubmatchIndex(s, -1) {
+			if 2*v.Group+1 < len(loc) {
+				found = append(found, [2]int{loc[2*v.Group], loc[2*v.Group+1]})
+			}
+		}
+	}
+	out := found[:0]
+	last := 0
+	for _, sp := range found {
+		if sp[0] < last || sp[0] >= sp[1] || sp[1] > len(s) {
+			continue
+		}
+		if v.Valid != nil && !v.Valid(s[sp[0]:sp[1]]) {
+			continue
+		}
+		out = append(out, sp)
+		last = sp[1]
+	}
+	return out
 }
 
 func (v *ValueRule) mayMatch(s string) bool {

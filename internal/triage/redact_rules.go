@@ -76,8 +76,7 @@ func DefaultValueRules() []ValueRule {
 		},
 		{
 			Kind: "card", Mask: MaskPartial, Prefilter: hasCardRun,
-			Pattern: regexp.MustCompile(`\b(?:\d[ -]?){12,18}\d\b`),
-			Valid:   validCard,
+			Find: findCards,
 		},
 		{
 			Kind: "email", Mask: MaskPartial, Anchors: []string{"@"},

@@ -10,7 +10,9 @@ import (
 // or a C1 control, so escaping those (and the other controls) one by one
 // leaves any sequence as inert text. A removed control is shown in an escaped
 // form such as \x1b, \r or \u202e: a responder should see that someone
-// injected it, not get a silently cleaned string.
+// injected it, not get a silently cleaned string. The escaped form is for
+// people, not for round-tripping: a body that already held the four
+// characters \x1b reads the same.
 
 // tabWidth is the tab stop used when expanding tabs into spaces.
 const tabWidth = 8
