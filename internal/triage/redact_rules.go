@@ -38,7 +38,8 @@ func DefaultValueRules() []ValueRule {
 		},
 		{
 			Kind: "jwt", Anchors: []string{"eyJ"},
-			Pattern: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`),
+			// No \b before it: "jwt_eyJ..." must not hide a token behind an underscore.
+			Pattern: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`),
 		},
 		{
 			Kind: "bearer", Group: 1, Anchors: []string{"earer", "EARER"},
@@ -52,7 +53,9 @@ func DefaultValueRules() []ValueRule {
 		},
 		{
 			Kind: "password", Group: 1, Anchors: []string{"://"},
-			Pattern: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:([^\s/?#@\[\]]+)@`),
+			// The password runs to the last '@' of the authority, so an
+			// unencoded '@' in it ("p@ss") does not leave a part visible.
+			Pattern: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:([^\s/?#\[\]]+)@`),
 		},
 		{
 			Kind: "aws-key", Anchors: []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA"},

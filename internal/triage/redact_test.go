@@ -44,6 +44,8 @@ func TestRedactTextByShape(t *testing.T) {
 		{"slack token", "slack " + testSlack, "slack [REDACTED:slack-token]", 1},
 		{"stripe key", testStripe, "[REDACTED:stripe-key]", 1},
 		{"url password", "dial amqp://orders:s3cr3t@rabbit.internal:5672/prod", "dial amqp://orders:[REDACTED:password]@rabbit.internal:5672/prod", 1},
+		{"url password with an unencoded @", "amqp://u:p@ss@h/v?to=a@b.co", "amqp://u:[REDACTED:password]@h/v?to=a***@b.co", 2},
+		{"jwt glued to a word", "jwt_" + testJWT, "jwt_[REDACTED:jwt]", 1},
 		{"url password, https", "https://bob:pa55@example.com/x", "https://bob:[REDACTED:password]@example.com/x", 1},
 		{"email partly masked", "customer jane.doe@example.com complained", "customer j***@example.com complained", 1},
 		{"two emails", "from a@b.io to zed@mail.example.org", "from a***@b.io to z***@mail.example.org", 2},
