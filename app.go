@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -123,6 +124,15 @@ func (a *app) browseOptions() triage.BrowseOptions {
 // openJournal opens the journal; the TUI still runs without one and says why.
 func (a *app) openJournal() (*journal.Journal, error) {
 	return journal.Open(a.journalPath, 2*time.Second)
+}
+
+// redactedURL hides a URL's password for messages.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // brokerUnreachable tells "nothing answers" (fall back to the demo) from

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -41,12 +42,27 @@ func loadFileConfig(path string, explicit bool) (fileConfig, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
-		return c, fmt.Errorf("config %s: %w", path, err)
+		return c, fmt.Errorf("config %s: %s", path, yamlProblem(err))
 	}
 	if c.BrowseLimit < 0 {
 		return c, fmt.Errorf("config %s: browse_limit must be positive, got %d", path, c.BrowseLimit)
 	}
 	return c, nil
+}
+
+// yamlProblem says what is wrong with a config file on one line, naming
+// unknown keys as such.
+func yamlProblem(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		m = strings.Replace(m, "field ", "unknown key ", 1)
+		msgs[i] = strings.Replace(m, " not found in type main.fileConfig", "", 1)
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // keymapYAML returns the config's keymap section as a keymap.yaml document,

@@ -26,7 +26,7 @@ func openDemo() (*broker.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundled demo snapshot: %w", err)
 	}
-	return broker.NewSnapshotReader("bundled demo snapshot", s), nil
+	return broker.NewSnapshotReader("demo", s), nil
 }
 
 func (a *app) demoCommand() *cobra.Command {

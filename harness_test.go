@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -161,6 +164,19 @@ func (s *term) waitFor(texts ...string) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// scrollTo pages down until text is on screen and returns the screen.
+func (s *term) scrollTo(text string) string {
+	s.t.Helper()
+	for range 20 {
+		if scr := s.screen(); strings.Contains(scr, text) {
+			return scr
+		}
+		s.keys("PageDown")
+		time.Sleep(150 * time.Millisecond)
+	}
+	return s.waitFor(text)
 }
 
 // waitGone waits until the screen no longer contains text.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/ui"
 )
@@ -23,7 +24,8 @@ func (a *app) runTUI(ctx context.Context) error {
 	var notice string
 	r, closeReader, err := a.openReader(ctx)
 	if err != nil && a.demoFallback && !a.demo && a.snapshotPath == "" && brokerUnreachable(err) {
-		notice = fmt.Sprintf("no broker answered at %s (%v): showing the bundled DEMO snapshot", a.brokerConfig().AMQPURL, err)
+		// DEMO first: a narrow status line cuts the end, never the warning.
+		notice = fmt.Sprintf("DEMO data: no broker answered at %s (%v)", redactedURL(a.amqpURL), err)
 		fmt.Fprintln(os.Stderr, "dlqt:", notice)
 		var demo triage.Reader
 		demo, err = openDemo()
@@ -34,7 +36,12 @@ func (a *app) runTUI(ctx context.Context) error {
 	}
 	defer closeReader()
 	if a.demo {
-		notice = "DEMO snapshot: no broker involved"
+		notice = "DEMO data: the bundled snapshot, no broker involved"
+	}
+
+	vhost := a.vhost
+	if s, ok := r.(*broker.Snapshot); ok {
+		vhost = s.File().Topology.Vhost // the snapshot's, not the flag's
 	}
 
 	j, jerr := a.openJournal()
@@ -43,7 +50,7 @@ func (a *app) runTUI(ctx context.Context) error {
 	}
 	return ui.Run(ctx, ui.Options{
 		Reader:      r,
-		Vhost:       a.vhost,
+		Vhost:       vhost,
 		Actor:       a.actor,
 		Host:        a.host,
 		Journal:     j,

@@ -158,11 +158,13 @@ func (p *page) hanging(line string, indent int) {
 	}
 }
 
-// text writes free text (payload), hard-wrapped with a small indent.
+// text writes free text (payload) with a small indent, wrapped at word
+// boundaries so a masked value or an escaped control reads whole; a word
+// longer than the screen is broken.
 func (p *page) text(s string) {
 	w := max(p.width-2, 10)
 	for _, line := range strings.Split(s, "\n") {
-		for _, part := range strings.Split(ansi.Hardwrap(line, w, true), "\n") {
+		for _, part := range strings.Split(ansi.Wrap(line, w, ""), "\n") {
 			p.lines = append(p.lines, "  "+part)
 		}
 	}
