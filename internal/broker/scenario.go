@@ -171,7 +171,13 @@ func LoadScenarios(ctx context.Context, cfg Config) (Scenarios, error) {
 	results := make(chan flowResult, len(flows))
 	for _, f := range flows {
 		go func() {
-			out, err := f(ctx, conn, base)
+			e, err := newFlowEnv(conn, base)
+			if err != nil {
+				results <- flowResult{err: err}
+				return
+			}
+			defer e.close()
+			out, err := f(ctx, e)
 			results <- flowResult{out, err}
 		}()
 	}
@@ -212,9 +218,37 @@ func LoadScenarios(ctx context.Context, cfg Config) (Scenarios, error) {
 }
 
 // scenarioFlow publishes one seed's messages, runs its consumers until the
-// broker has dead-lettered what it should, and reports what it parked. base
-// holds every queue's depth before the flows started.
-type scenarioFlow func(ctx context.Context, conn *amqp.Connection, base map[string]int) (flowOutcome, error)
+// broker has dead-lettered what it should, and reports what it parked.
+type scenarioFlow func(ctx context.Context, e *flowEnv) (flowOutcome, error)
+
+// flowEnv is what every flow works with: the connection, a confirming
+// publisher and a depth probe of its own (flows run concurrently), every
+// queue's depth before the flows started, and one clock reading.
+type flowEnv struct {
+	conn  *amqp.Connection
+	pub   *confirmPublisher
+	probe *depthProbe
+	base  map[string]int
+	now   time.Time
+}
+
+func newFlowEnv(conn *amqp.Connection, base map[string]int) (*flowEnv, error) {
+	pub, err := newPublisher(conn)
+	if err != nil {
+		return nil, err
+	}
+	probe, err := newDepthProbe(conn)
+	if err != nil {
+		pub.close()
+		return nil, err
+	}
+	return &flowEnv{conn: conn, pub: pub, probe: probe, base: base, now: time.Now().UTC().Truncate(time.Second)}, nil
+}
+
+func (e *flowEnv) close() {
+	e.probe.close()
+	e.pub.close()
+}
 
 // flowOutcome is what one flow parked and the depth each queue it touched
 // must settle at.

@@ -15,18 +15,8 @@ import (
 // billing.parking, each for its own broker reason. Invoices are rejected by
 // their consumer, reminders expire (their DLX comes from a policy), exports
 // overflow a max-length queue.
-func billingFlow(ctx context.Context, conn *amqp.Connection, base map[string]int) (flowOutcome, error) {
-	now := time.Now().UTC().Truncate(time.Second)
-	pub, err := newPublisher(conn)
-	if err != nil {
-		return flowOutcome{}, err
-	}
-	defer pub.close()
-	probe, err := newDepthProbe(conn)
-	if err != nil {
-		return flowOutcome{}, err
-	}
-	defer probe.close()
+func billingFlow(ctx context.Context, e *flowEnv) (flowOutcome, error) {
+	conn, pub, probe, base, now := e.conn, e.pub, e.probe, e.base, e.now
 
 	invoices, reminders, exports := invoiceEvents(now), reminderEvents(now), exportEvents(now)
 	for _, batch := range []struct {

@@ -13,18 +13,8 @@ import (
 // parking queue, with no broker death: the fault headers of Spring AMQP,
 // MassTransit and NServiceBus, an x-reason-code, a plain-text body, a binary
 // body, and two identical messages with no message id at all.
-func legacyFlow(ctx context.Context, conn *amqp.Connection, base map[string]int) (flowOutcome, error) {
-	now := time.Now().UTC().Truncate(time.Second)
-	pub, err := newPublisher(conn)
-	if err != nil {
-		return flowOutcome{}, err
-	}
-	defer pub.close()
-	probe, err := newDepthProbe(conn)
-	if err != nil {
-		return flowOutcome{}, err
-	}
-	defer probe.close()
+func legacyFlow(ctx context.Context, e *flowEnv) (flowOutcome, error) {
+	pub, probe, base, now := e.pub, e.probe, e.base, e.now
 
 	faults := legacyFaults(now)
 	var parked []Produced

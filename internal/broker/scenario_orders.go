@@ -38,18 +38,8 @@ func orderFault(env scenarioEnvelope) (code, text string) {
 	return "", ""
 }
 
-func ordersFlow(ctx context.Context, conn *amqp.Connection, base map[string]int) (flowOutcome, error) {
-	now := time.Now().UTC().Truncate(time.Second)
-	pub, err := newPublisher(conn)
-	if err != nil {
-		return flowOutcome{}, err
-	}
-	defer pub.close()
-	probe, err := newDepthProbe(conn)
-	if err != nil {
-		return flowOutcome{}, err
-	}
-	defer probe.close()
+func ordersFlow(ctx context.Context, e *flowEnv) (flowOutcome, error) {
+	conn, pub, probe, base, now := e.conn, e.pub, e.probe, e.base, e.now
 
 	orders := orderEvents(now)
 	var parked []Produced

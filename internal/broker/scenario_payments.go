@@ -14,18 +14,8 @@ import (
 // queue's delivery limit makes the broker dead-letter the message into
 // payments.parking, itself a quorum queue with a delivery limit, which is
 // what makes browsing it costly.
-func paymentsFlow(ctx context.Context, conn *amqp.Connection, base map[string]int) (flowOutcome, error) {
-	now := time.Now().UTC().Truncate(time.Second)
-	pub, err := newPublisher(conn)
-	if err != nil {
-		return flowOutcome{}, err
-	}
-	defer pub.close()
-	probe, err := newDepthProbe(conn)
-	if err != nil {
-		return flowOutcome{}, err
-	}
-	defer probe.close()
+func paymentsFlow(ctx context.Context, e *flowEnv) (flowOutcome, error) {
+	conn, pub, probe, base, now := e.conn, e.pub, e.probe, e.base, e.now
 
 	captures := captureEvents(now)
 	for _, m := range captures {
