@@ -67,6 +67,9 @@ dlqt asks about first).`,
 		a.messagesCommand(),
 		a.snapshotCommand(),
 		a.demoCommand(),
+		a.discardCommand(),
+		a.replayCommand(),
+		a.journalCommand(),
 	)
 	return root
 }

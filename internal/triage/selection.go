@@ -1,0 +1,81 @@
+package triage
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// GroupKey names a (reason, reason_code) group as the command line writes
+// it: "expired" is every code of that reason, "rejected/address_invalid"
+// one code, "maxlen/" the messages with no code.
+type GroupKey struct {
+	Reason  Reason
+	Code    string
+	AnyCode bool
+}
+
+// ParseGroupKey reads REASON[/CODE].
+func ParseGroupKey(s string) (GroupKey, error) {
+	reason, code, hasCode := strings.Cut(s, "/")
+	if reason == "" {
+		return GroupKey{}, fmt.Errorf("group %q: want REASON[/CODE], e.g. expired, rejected/address_invalid or maxlen/", s)
+	}
+	return GroupKey{Reason: Reason(reason), Code: code, AnyCode: !hasCode}, nil
+}
+
+func (k GroupKey) String() string {
+	if k.AnyCode {
+		return string(k.Reason)
+	}
+	return string(k.Reason) + "/" + k.Code
+}
+
+// Matches reports whether a triaged message belongs to the group.
+func (k GroupKey) Matches(t Triaged) bool {
+	return t.Reason == k.Reason && (k.AnyCode || t.ReasonCode == k.Code)
+}
+
+// Selection picks the messages of one queue an action applies to: explicit
+// ids, or a group. Exactly one of the two is set.
+type Selection struct {
+	IDs   []string
+	Group *GroupKey
+}
+
+// Validate refuses an empty or ambiguous selection.
+func (s Selection) Validate() error {
+	switch {
+	case len(s.IDs) > 0 && s.Group != nil:
+		return fmt.Errorf("select messages by id or by group, not both")
+	case len(s.IDs) == 0 && s.Group == nil:
+		return fmt.Errorf("no messages selected: name ids or a group")
+	}
+	return nil
+}
+
+// Matches reports whether t is selected.
+func (s Selection) Matches(t Triaged) bool {
+	if s.Group != nil {
+		return s.Group.Matches(t)
+	}
+	return slices.Contains(s.IDs, t.ID)
+}
+
+// Apply returns the selected messages in queue order.
+func (s Selection) Apply(ts []Triaged) []Triaged {
+	var out []Triaged
+	for _, t := range ts {
+		if s.Matches(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (s Selection) String() string {
+	if s.Group != nil {
+		return "group " + s.Group.String()
+	}
+	return fmt.Sprintf("%d message id(s)", len(s.IDs))
+}
