@@ -26,7 +26,7 @@ func (d costDialog) view(ctx *views.Context, width int) string {
 		"",
 		fmt.Sprintf("queue           %s", name),
 		fmt.Sprintf("delivery limit  %d", c.Limit),
-		fmt.Sprintf("depth           %s messages", views.Count(c.Depth)),
+		"depth           " + views.Plural(c.Depth, "message"),
 		"",
 		"Every read adds 1 to each message's delivery count. A message that",
 		"passes the limit is dead-lettered, or dropped if the queue has no",

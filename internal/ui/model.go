@@ -375,8 +375,8 @@ func (m *Model) onInspected(msg inspectedMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil {
-		m.setErr(fmt.Errorf("browse of %s stopped early after %s messages (all released): %w",
-			msg.queue, views.Count(len(msg.insp.Messages)), msg.err))
+		m.setErr(fmt.Errorf("browse of %s stopped early after %s (all released): %w",
+			msg.queue, views.Plural(len(msg.insp.Messages), "message"), msg.err))
 	} else {
 		m.setErr(nil)
 	}

@@ -52,6 +52,14 @@ func Count(n int) string {
 	return b.String()
 }
 
+// Plural counts a noun: "1 event", "2 events", "1,204 messages".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return Count(n) + " " + noun + "s"
+}
+
 // Age is a compact duration: "45s", "12m", "3h12m", "2d4h".
 func Age(d time.Duration) string {
 	if d < 0 {

@@ -48,3 +48,14 @@ func TestFitTruncatesWithEllipsisAndPads(t *testing.T) {
 		t.Errorf("fit of wide runes = %q, %d cells", got, ansi.StringWidth(got))
 	}
 }
+
+func TestPluralAgreesWithTheCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 events"}, {1, "1 event"}, {2, "2 events"}, {1204, "1,204 events"}} {
+		if got := Plural(c.n, "event"); got != c.want {
+			t.Errorf("Plural(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

@@ -42,9 +42,12 @@ func NewGroups(ctx *Context) Groups {
 // status line: "first 10,000 of 48,210 messages" or "all 37 messages".
 func Bound(b triage.Batch) string {
 	if b.Truncated() {
-		return fmt.Sprintf("first %s of %s messages", Count(len(b.Messages)), Count(b.Depth))
+		return fmt.Sprintf("first %s of %s", Count(len(b.Messages)), Plural(b.Depth, "message"))
 	}
-	return fmt.Sprintf("all %s messages", Count(len(b.Messages)))
+	if len(b.Messages) == 1 {
+		return "the only message"
+	}
+	return "all " + Plural(len(b.Messages), "message")
 }
 
 // Open starts showing queue name, dropping the old inspection; the caller
@@ -155,7 +158,7 @@ func (g *Groups) header() string {
 	if kind != "" {
 		name += " (" + kind + ")"
 	}
-	return name + " — " + Bound(g.insp.Batch) + ", " + plural(len(g.insp.Groups), "group")
+	return name + " — " + Bound(g.insp.Batch) + ", " + Plural(len(g.insp.Groups), "group")
 }
 
 func (g *Groups) progress() string {

@@ -208,7 +208,7 @@ func (m *Message) render() {
 		p.field("last failed", orDash(s(f.LastFailedAt)))
 	}
 
-	p.section(fmt.Sprintf("attempt timeline (%d events)", len(t.Timeline)))
+	p.section("attempt timeline (" + Plural(len(t.Timeline), "event") + ")")
 	for _, e := range t.Timeline {
 		p.hanging(timelineLine(e), 33)
 	}
@@ -216,12 +216,12 @@ func (m *Message) render() {
 		p.lines = append(p.lines, "  no death or retry history on this message")
 	}
 
-	head := fmt.Sprintf("payload (%s bytes", Count(t.PayloadBytes))
+	head := "payload (" + Plural(t.PayloadBytes, "byte")
 	if ct := s(t.Message.Properties.ContentType); ct != "" {
 		head += ", " + ct
 	}
 	if t.Redactions > 0 {
-		head += ", " + plural(t.Redactions, "value") + " redacted"
+		head += ", " + Plural(t.Redactions, "value") + " redacted"
 	}
 	if t.Binary {
 		head += ", binary, shown as hex"
@@ -243,7 +243,7 @@ func (m *Message) render() {
 	sort.Strings(keys)
 	head = fmt.Sprintf("headers (%d", len(keys))
 	if m.hidden > 0 {
-		head += ", " + plural(m.hidden, "value") + " redacted"
+		head += ", " + Plural(m.hidden, "value") + " redacted"
 	}
 	p.section(head + ")")
 	for _, k := range keys {
@@ -251,14 +251,6 @@ func (m *Message) render() {
 	}
 
 	m.vp.SetContentLines(p.lines)
-}
-
-// plural is "1 value", "2 values".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return Count(n) + " " + noun + "s"
 }
 
 // when is an absolute time with its age: "2026-11-30 10:37:02Z (5m ago)".

@@ -118,11 +118,11 @@ func (q *Queues) View() string {
 	case !q.loaded:
 		head = "reading the topology…"
 	case q.failed:
-		head = Count(len(q.queues)) + " parking queues (the last refresh failed; " + refresh + " tries again)"
+		head = Plural(len(q.queues), "parking queue") + " (the last refresh failed; " + refresh + " tries again)"
 	case q.loading:
-		head = Count(len(q.queues)) + " parking queues (refreshing…)"
+		head = Plural(len(q.queues), "parking queue") + " (refreshing…)"
 	default:
-		head = Count(len(q.queues)) + " parking queues"
+		head = Plural(len(q.queues), "parking queue")
 	}
 	if q.loaded && len(q.queues) == 0 {
 		patterns := q.patterns
