@@ -212,7 +212,7 @@ func TestBrowseProgressReachesTheScreenThenTheBound(t *testing.T) {
 	if next == nil {
 		t.Fatal("no progress came from the browse")
 	}
-	h.mustShow("reading 1 / 3", "reading orders.dlq…")
+	h.mustShow("reading orders.dlq: 1 / 3 messages…", "reading orders.dlq…")
 	close(h.reader.pause)
 	h.run(next)
 	h.mustShow("first 3 of 5 messages")

@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -161,11 +162,20 @@ func (g *Groups) header() string {
 	return name + " — " + Bound(g.insp.Batch) + ", " + Plural(len(g.insp.Groups), "group")
 }
 
+// progress says what the browse is doing, with numbers that move, so a slow
+// read never looks stuck: "reading orders.dlq: 3,200 / 10,000 messages…".
 func (g *Groups) progress() string {
-	line := g.spin.View() + " reading " + Count(g.read)
+	line := g.spin.View() + " reading " + triage.SanitizeLine(g.queue) + ": "
+	switch {
+	case g.expect > 0:
+		line += Count(g.read) + " / " + Plural(g.expect, "message") + "…"
+	case g.read > 0:
+		line += Plural(g.read, "message") + " so far…"
+	default:
+		line += "asking the broker…"
+	}
 	if g.expect > 0 {
-		line += " / " + Count(g.expect)
-		barW := min(g.width-len([]rune(line))-3, 40)
+		barW := min(g.width-ansi.StringWidth(line)-3, 40)
 		if barW >= 5 {
 			done := min(barW*g.read/g.expect, barW)
 			line += "  " + strings.Repeat("█", done) + strings.Repeat("░", barW-done)
