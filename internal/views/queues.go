@@ -1,6 +1,8 @@
 package views
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,6 +50,7 @@ func (q *Queues) SetFailed() { q.loading, q.failed = false, true }
 // SetQueues shows a freshly read list. Every broker string is sanitised here.
 func (q *Queues) SetQueues(qs []triage.ParkingQueue) {
 	prev, had := q.Selected()
+	qs = attentionOrder(qs)
 	q.queues, q.loading, q.loaded, q.failed = qs, false, true, false
 	now := q.ctx.now()
 	rows := make([][]string, len(qs))
@@ -74,6 +77,20 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue) {
 	if had { // follow the queue, not the row number, across a refresh
 		q.SelectName(prev.Name)
 	}
+}
+
+// attentionOrder puts the deepest queue first, where a responder looks, and
+// breaks ties by name so a refresh never shuffles equal rows. It sorts a
+// copy: the caller's slice is the engine's.
+func attentionOrder(qs []triage.ParkingQueue) []triage.ParkingQueue {
+	out := slices.Clone(qs)
+	slices.SortStableFunc(out, func(a, b triage.ParkingQueue) int {
+		if c := cmp.Compare(b.Messages, a.Messages); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return out
 }
 
 // Selected is the queue under the cursor.
@@ -111,6 +128,10 @@ func (q *Queues) Update(msg tea.Msg) tea.Cmd { return q.table.Update(msg) }
 func (q *Queues) View() string {
 	st := q.ctx.Styles
 	var head string
+	listed := Plural(len(q.queues), "parking queue")
+	if len(q.queues) > 1 {
+		listed += ", deepest first"
+	}
 	refresh := q.ctx.Keys.Refresh.Help().Key
 	switch {
 	case !q.loaded && q.failed:
@@ -118,12 +139,13 @@ func (q *Queues) View() string {
 	case !q.loaded:
 		head = "reading the topology…"
 	case q.failed:
-		head = Plural(len(q.queues), "parking queue") + " (the last refresh failed; " + refresh + " tries again)"
+		head = listed + " (the last refresh failed; " + refresh + " tries again)"
 	case q.loading:
-		head = Plural(len(q.queues), "parking queue") + " (refreshing…)"
+		head = listed + " (refreshing…)"
 	default:
-		head = Plural(len(q.queues), "parking queue")
+		head = listed
 	}
+
 	if q.loaded && len(q.queues) == 0 {
 		patterns := q.patterns
 		if patterns == nil {

@@ -1,0 +1,36 @@
+package views
+
+import (
+	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// TestQueuesDeepestFirstThenByName: the list leads with what needs attention,
+// and equal depths keep a fixed order so a refresh never shuffles them.
+func TestQueuesDeepestFirstThenByName(t *testing.T) {
+	pq := func(name string, depth int) triage.ParkingQueue {
+		return triage.ParkingQueue{Queue: triage.Queue{Name: name, Messages: depth}}
+	}
+	in := []triage.ParkingQueue{pq("b.failed", 3), pq("a.dlq", 0), pq("c.parking", 40), pq("a.failed", 3)}
+	q := NewQueues(testContext())
+	q.SetSize(80, 10)
+	q.SetQueues(in)
+	want := []string{"c.parking", "a.failed", "b.failed", "a.dlq"}
+	for i, name := range want {
+		q.table.Select(i)
+		if got, _ := q.Selected(); got.Name != name {
+			t.Errorf("row %d = %s, want %s", i, got.Name, name)
+		}
+	}
+	if in[0].Name != "b.failed" {
+		t.Error("SetQueues reordered the caller's slice")
+	}
+	// a refresh where depths change follows the queue, not the row
+	q.SelectName("a.dlq")
+	in[1].Messages = 100
+	q.SetQueues(in)
+	if got, _ := q.Selected(); got.Name != "a.dlq" {
+		t.Errorf("after refresh the cursor is on %s, want a.dlq", got.Name)
+	}
+}
