@@ -352,3 +352,14 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 		check("message with full help")
 	}
 }
+
+// TestFullHelpExplainsThePlaceholders: "?" and "-" both appear in columns;
+// the full help says which is which.
+func TestFullHelpExplainsThePlaceholders(t *testing.T) {
+	h := newHarness(t, Options{}, 80, 24)
+	h.mustNotShow("? = unknown")
+	h.press("help")
+	h.mustShow("? = unknown (no time was recorded)", "- = none")
+	h.press("filter") // typing: the help line is about the filter, no legend
+	h.mustNotShow("? = unknown")
+}

@@ -16,15 +16,20 @@ import (
 func (m *Model) footer() []string {
 	var lines []string
 	helpView := m.help.View(m.helpKeys())
+	legend := m.help.ShowAll // the full help explains "?" and "-" too
 	if t := m.table(); t != nil && t.Filtering() {
+		legend = false
 		// keys are text now: say so rather than list actions that will not fire
 		helpView = m.ctx.Styles.Dim.Render("typing filters the list • enter keep filter • esc clear • ctrl+c quit")
 	}
 	if m.dialog != nil {
-		helpView = ""
+		helpView, legend = "", false
 	}
 	if helpView != "" {
 		lines = append(lines, strings.Split(helpView, "\n")...)
+		if legend {
+			lines = append(lines, m.ctx.Styles.Dim.Render(fitWidth(views.Legend, m.width)))
+		}
 	}
 	lines = append(lines, m.ctx.Styles.Status.Render(fitWidth(m.status(), m.width)))
 	if m.lastErr != "" {

@@ -196,7 +196,11 @@ func (m *Message) render() {
 	p.field("reason", string(t.Reason))
 	p.field("reason_code", orDash(s(t.ReasonCode)))
 	p.field("attempts", strconv.Itoa(t.Attempts))
-	p.field("died at", when(now, t.DiedAt))
+	died := when(now, t.DiedAt)
+	if t.DiedAt.IsZero() {
+		died = "? (no death time recorded on this message)"
+	}
+	p.field("died at", died)
 	if m.limit > 0 {
 		p.field("delivery count", fmt.Sprintf("%d of limit %d (this read added 1)", t.DeliveryCount, m.limit))
 	}
