@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -148,4 +149,34 @@ func fitLines(s string, w, h int) string {
 		lines = append(lines, "")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// mask finds the redaction masks triage writes ("[REDACTED:card ...1111]",
+// "[REDACTED sha256:1a2b3c4d]"): a wrap must never cut one in two.
+var mask = regexp.MustCompile(`\[REDACTED[^\]\n]{0,60}\]`)
+
+// Stand-ins that ansi.Wrap does not break at, swapped in for the spaces and
+// hyphens inside a mask while wrapping (Unicode private use: never shown).
+const (
+	keepSpace  = '\uE000'
+	keepHyphen = '\uE001'
+)
+
+// wrapWords wraps s at word boundaries to w cells and returns the lines;
+// masks stay whole unless one is wider than the line itself.
+func wrapWords(s string, w int) []string {
+	protect := mask.MatchString(s) && !strings.ContainsAny(s, string([]rune{keepSpace, keepHyphen}))
+	if protect {
+		s = mask.ReplaceAllStringFunc(s, func(m string) string {
+			return strings.NewReplacer(" ", string(keepSpace), "-", string(keepHyphen)).Replace(m)
+		})
+	}
+	lines := strings.Split(ansi.Wrap(s, w, ""), "\n")
+	if protect {
+		back := strings.NewReplacer(string(keepSpace), " ", string(keepHyphen), "-")
+		for i, l := range lines {
+			lines[i] = back.Replace(l)
+		}
+	}
+	return lines
 }

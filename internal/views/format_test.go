@@ -1,6 +1,7 @@
 package views
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,41 @@ func TestPluralAgreesWithTheCount(t *testing.T) {
 	}{{0, "0 events"}, {1, "1 event"}, {2, "2 events"}, {1204, "1,204 events"}} {
 		if got := Plural(c.n, "event"); got != c.want {
 			t.Errorf("Plural(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
+
+// TestWrapNeverSplitsAMask: at every width a mask that fits a line is on
+// one line, and no line is wider than asked.
+func TestWrapNeverSplitsAMask(t *testing.T) {
+	s := `"card": "[REDACTED:card ...1111]", "key": "[REDACTED:private-key sha256:1a2b3c4d]" and more words here`
+	for w := 40; w <= 80; w++ {
+		lines := wrapWords(s, w)
+		joined := strings.Join(lines, "\n")
+		for _, m := range []string{"[REDACTED:card ...1111]", "[REDACTED:private-key sha256:1a2b3c4d]"} {
+			if !strings.Contains(joined, m) {
+				t.Errorf("width %d split %q:\n%s", w, m, joined)
+			}
+		}
+		for _, l := range lines {
+			if ansi.StringWidth(l) > w {
+				t.Errorf("width %d: line %q is %d cells", w, l, ansi.StringWidth(l))
+			}
+		}
+	}
+}
+
+// TestPayloadKeepsJSONIndentation: a long JSON value wraps under its own
+// key, not at the left margin.
+func TestPayloadKeepsJSONIndentation(t *testing.T) {
+	p := &page{width: 40}
+	p.text("{\n    \"url\": \"https://psp.example/v2/captures/with/a/long/path and words\"\n}")
+	if len(p.lines) < 4 {
+		t.Fatalf("no wrap: %q", p.lines)
+	}
+	for _, l := range p.lines[2 : len(p.lines)-1] {
+		if !strings.HasPrefix(l, "        ") {
+			t.Errorf("continuation %q lost the JSON indentation (lines %q)", l, p.lines)
 		}
 	}
 }

@@ -132,7 +132,7 @@ func (p *page) section(title string) {
 // field writes "label  value", wrapping a long value under itself.
 func (p *page) field(label, value string) {
 	w := max(p.width-2-labelWidth, 10)
-	parts := strings.Split(ansi.Wrap(value, w, ""), "\n")
+	parts := wrapWords(value, w)
 	for i, part := range parts {
 		l := ""
 		if i == 0 {
@@ -146,26 +146,33 @@ func (p *page) field(label, value string) {
 // indented so they read as part of it.
 func (p *page) hanging(line string, indent int) {
 	w := max(p.width-2, 20)
-	parts := strings.Split(ansi.Wrap(line, w, ""), "\n")
+	parts := wrapWords(line, w)
 	p.lines = append(p.lines, "  "+parts[0])
 	if len(parts) == 1 {
 		return
 	}
 	rest := strings.Join(parts[1:], " ")
 	pad := strings.Repeat(" ", indent)
-	for _, part := range strings.Split(ansi.Wrap(rest, max(w-indent, 10), ""), "\n") {
+	for _, part := range wrapWords(rest, max(w-indent, 10)) {
 		p.lines = append(p.lines, "  "+pad+part)
 	}
 }
 
 // text writes free text (payload) with a small indent, wrapped at word
 // boundaries so a masked value or an escaped control reads whole; a word
-// longer than the screen is broken.
+// longer than the screen is broken. A wrapped line continues two cells
+// right of its own indentation, so pretty-printed JSON keeps its shape.
 func (p *page) text(s string) {
 	w := max(p.width-2, 10)
 	for _, line := range strings.Split(s, "\n") {
-		for _, part := range strings.Split(ansi.Wrap(line, w, ""), "\n") {
-			p.lines = append(p.lines, "  "+part)
+		body := strings.TrimLeft(line, " ")
+		ind := min(len(line)-len(body), w/2)
+		pad := strings.Repeat(" ", ind)
+		for i, part := range wrapWords(body, max(w-ind-2, 10)) {
+			if i > 0 {
+				part = "  " + part
+			}
+			p.lines = append(p.lines, "  "+pad+part)
 		}
 	}
 }
