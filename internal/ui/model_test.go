@@ -363,3 +363,19 @@ func TestFullHelpExplainsThePlaceholders(t *testing.T) {
 	h.press("filter") // typing: the help line is about the filter, no legend
 	h.mustNotShow("? = unknown")
 }
+
+// TestShortHelpFitsAt80Columns: on every screen the one-line help ends with
+// the quit key rather than an ellipsis at 80 columns.
+func TestShortHelpFitsAt80Columns(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	for _, s := range goldenScreens {
+		if s.name == "delivery-cost" || s.name == "queues-filter" {
+			continue // a dialog or a focused filter replaces the help line
+		}
+		h := newHarness(t, Options{}, 80, 24)
+		s.walk(h)
+		if !strings.Contains(h.screen(), "q/ctrl+c quit\n") {
+			t.Errorf("%s: the help line lost the quit key at 80 columns:\n%s", s.name, h.screen())
+		}
+	}
+}

@@ -100,10 +100,13 @@ func (m *Message) View() string {
 	return fitLines(st.Title.Render(title)+"\n"+m.vp.View(), m.width, m.height)
 }
 
-// ShortHelp implements help.KeyMap.
+// ShortHelp implements help.KeyMap. It says only how to scroll, so back,
+// tag and quit still fit at 80 columns; the full help has the page keys.
 func (m *Message) ShortHelp() []key.Binding {
 	k := m.ctx.Keys
-	return []key.Binding{k.Down, k.PageDown, k.Back, k.Tag, k.Help, k.Quit}
+	scroll := k.Down
+	scroll.SetHelp(k.Down.Help().Key, "scroll")
+	return []key.Binding{scroll, k.Back, k.Tag, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
