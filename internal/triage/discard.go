@@ -1,0 +1,151 @@
+package triage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ActionDiscard names discard records in the journal: one for the decision,
+// written before the broker is touched, one for the outcome.
+const ActionDiscard = "discard"
+
+// Sweeper is one pass over a queue: hold up to limit messages, let choose
+// pick positions, ack exactly those, requeue every other one.
+type Sweeper interface {
+	// Sweep holds up to opts.Limit messages (the same bound, order and
+	// delivery-cost consent as a browse), calls choose once with them, acks
+	// exactly the positions it returns and puts every other message back in
+	// its place. When it fails before the acks, nothing is acked.
+	Sweep(ctx context.Context, queue string, opts BrowseOptions, choose func(held []Message) []int) (SweepResult, error)
+}
+
+// SweepResult says what one sweep did: how many messages it held, and the
+// positions (indexes into held) it acked, in ascending order.
+type SweepResult struct {
+	Held  int
+	Taken []int
+}
+
+// DiscardRequest is one discard as the user confirmed it.
+type DiscardRequest struct {
+	Vhost, Queue string
+	Selection    Selection
+	Reason       string // why, in the user's words; required
+	Browse       BrowseOptions
+}
+
+// DiscardResult is what a discard removed. Discarded are the ids acked, in
+// queue order; Missing the ids selected by id that the sweep did not find
+// (gone, or beyond the browse bound); Held how many messages it looked at.
+type DiscardResult struct {
+	Discarded []string
+	Missing   []string
+	Held      int
+}
+
+// ErrNoReason refuses a discard without a reason: the journal must say why a
+// message was dropped.
+var ErrNoReason = errors.New("a discard needs a reason")
+
+// Discard removes the selected messages of one queue in one sweep, matching
+// them by the same identity the read path shows (Analyze over the held
+// batch). The decision is journalled before the broker is touched and the
+// outcome after; a decision that cannot be journalled is not carried out.
+func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req DiscardRequest) (DiscardResult, error) {
+	reason := strings.TrimSpace(req.Reason)
+	if reason == "" {
+		return DiscardResult{}, ErrNoReason
+	}
+	if err := req.Selection.Validate(); err != nil {
+		return DiscardResult{}, err
+	}
+	q, ok := top.Queue(req.Queue)
+	if !ok {
+		return DiscardResult{}, fmt.Errorf("queue %q: %w in vhost %q", req.Queue, ErrNotFound, top.Vhost)
+	}
+	if q.Type == QueueStream {
+		return DiscardResult{}, fmt.Errorf("queue %q is a stream: a stream keeps every message until retention drops it, nothing can be discarded", req.Queue)
+	}
+	// Checked here as well as by the sweeper, so a refused discard leaves no
+	// decision in the journal.
+	if q.Type == QueueQuorum && q.DeliveryLimit > 0 && !req.Browse.AcceptDeliveryCost {
+		return DiscardResult{}, &DeliveryCostError{Queue: q.Name, Limit: q.DeliveryLimit, Depth: q.Messages}
+	}
+	sel := req.Selection
+	sel.IDs = uniqueIDs(sel.IDs)
+
+	decision := Record{Action: ActionDiscard, Vhost: req.Vhost, Queue: req.Queue, MessageIDs: sel.IDs, Reason: reason,
+		Details: map[string]any{"step": "decision", "selection": sel.String()}}
+	if sel.Group != nil {
+		decision.Details["group"] = sel.Group.String()
+	} else {
+		decision.Details["count"] = len(sel.IDs)
+	}
+	if err := rec.Record(decision); err != nil {
+		return DiscardResult{}, fmt.Errorf("discard not done, the journal did not take the decision: %w", err)
+	}
+
+	var ids []string // identities of the held batch, as the read path shows them
+	choose := func(held []Message) []int {
+		ts := Analyze(Batch{Vhost: req.Vhost, Queue: req.Queue, Messages: held}, top, NewRedactor())
+		ids = make([]string, len(ts))
+		var picks []int
+		for i, t := range ts {
+			ids[i] = t.ID
+			if sel.Matches(t) {
+				picks = append(picks, i)
+			}
+		}
+		return picks
+	}
+	swept, sweepErr := s.Sweep(ctx, req.Queue, req.Browse, choose)
+
+	res := DiscardResult{Held: swept.Held}
+	for _, p := range swept.Taken {
+		if p >= 0 && p < len(ids) {
+			res.Discarded = append(res.Discarded, ids[p])
+		}
+	}
+	if sweepErr == nil { // after a failed sweep the rest is still queued, not missing
+		gone := make(map[string]bool, len(res.Discarded))
+		for _, id := range res.Discarded {
+			gone[id] = true
+		}
+		for _, id := range sel.IDs {
+			if !gone[id] {
+				res.Missing = append(res.Missing, id)
+			}
+		}
+	}
+
+	outcome := Record{Action: ActionDiscard, Vhost: req.Vhost, Queue: req.Queue, MessageIDs: res.Discarded, Reason: reason,
+		Details: map[string]any{"step": "outcome", "discarded": len(res.Discarded), "held": res.Held}}
+	if len(res.Missing) > 0 {
+		outcome.Details["missing"] = res.Missing
+	}
+	if sweepErr != nil {
+		outcome.Details["error"] = sweepErr.Error()
+	}
+	recErr := rec.Record(outcome)
+	switch {
+	case sweepErr != nil:
+		return res, fmt.Errorf("discard from %q: %w", req.Queue, sweepErr)
+	case recErr != nil:
+		return res, fmt.Errorf("discarded %d message(s) from %q but the journal did not take the outcome: %w", len(res.Discarded), req.Queue, recErr)
+	}
+	return res, nil
+}
+
+// uniqueIDs drops repeated ids, keeping the first of each in order.
+func uniqueIDs(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
