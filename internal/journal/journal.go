@@ -13,6 +13,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // Entry is one action. Hash = SHA-256 over PrevHash and the canonical JSON
@@ -36,6 +38,20 @@ type Entry struct {
 const (
 	ActionTag   = "tag"
 	ActionUntag = "untag"
+)
+
+// Actions written by a replay; triage names them, the journal reads them back
+// to tell an interrupted replay (replay.go).
+const (
+	ActionReplayPlan    = triage.ActionReplayPlan
+	ActionReplayStart   = triage.ActionReplayStart
+	ActionReplayPause   = triage.ActionReplayPause
+	ActionReplayResume  = triage.ActionReplayResume
+	ActionReplayRamp    = triage.ActionReplayRamp
+	ActionReplayStop    = triage.ActionReplayStop
+	ActionReplayAbort   = triage.ActionReplayAbort
+	ActionReplayFinish  = triage.ActionReplayFinish
+	ActionReplayOutcome = triage.ActionReplayOutcome
 )
 
 // ErrLocked means another process holds the journal file.

@@ -1,0 +1,179 @@
+package triage
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// sampleSize is how many selected messages a dry run shows.
+const sampleSize = 3
+
+// PlanReplay is the dry run of a replay of the selected messages of an
+// inspected queue: no I/O. Each message goes to opts.To, else to its
+// original route (OriginalRoute); a destination other than a message's own
+// original route must match opts.Allow. A plan with Problems may not run.
+func PlanReplay(in Inspection, sel Selection, opts ReplayOptions) (ReplayPlan, error) {
+	if err := sel.Validate(); err != nil {
+		return ReplayPlan{}, err
+	}
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return ReplayPlan{}, err
+	}
+	p := ReplayPlan{ID: NewReplayID(time.Now()), Vhost: in.Batch.Vhost, Queue: in.Batch.Queue, Selection: sel, Options: opts, Allowed: true}
+	if p.Vhost == "" {
+		p.Vhost = in.Topology.Vhost
+	}
+	chosen := sel.Apply(in.Messages)
+	if len(sel.IDs) > 0 {
+		found := map[string]bool{}
+		for _, t := range chosen {
+			found[t.ID] = true
+		}
+		for _, id := range sel.IDs {
+			if !found[id] && !slices.Contains(p.Missing, id) {
+				p.Missing = append(p.Missing, id)
+			}
+		}
+	}
+	dests := map[Route]*ReplayDestination{}
+	var order []Route
+	for _, t := range chosen {
+		orig, known := OriginalRoute(t)
+		item := ReplayItem{ID: t.ID}
+		switch {
+		case opts.To != nil:
+			item.Route, item.Original = *opts.To, known && orig == *opts.To
+		case known:
+			item.Route, item.Original = orig, true
+		default:
+			p.Unroutable = append(p.Unroutable, t.ID)
+			continue
+		}
+		p.Items = append(p.Items, item)
+		d := dests[item.Route]
+		if d == nil {
+			d = &ReplayDestination{Route: item.Route, Original: true, Queues: in.Topology.Routes(item.Route.Exchange, item.Route.RoutingKey, t.Message.Headers)}
+			dests[item.Route] = d
+			order = append(order, item.Route)
+		}
+		d.Count++
+		d.Original = d.Original && item.Original
+		if len(p.Sample) < sampleSize {
+			p.Sample = append(p.Sample, t)
+		}
+	}
+	reach := map[string]bool{}
+	for _, r := range order {
+		d := dests[r]
+		d.Allowed = d.Original
+		if !d.Allowed {
+			ok, err := RouteAllowed(r, opts.Allow)
+			if err != nil {
+				return ReplayPlan{}, err
+			}
+			d.Allowed = ok
+		}
+		if !d.Allowed {
+			p.Allowed = false
+			p.Disallowed = append(p.Disallowed, r)
+		}
+		for _, q := range d.Queues {
+			reach[q] = true
+		}
+		p.Destinations = append(p.Destinations, *d)
+	}
+	for q := range reach {
+		p.DestinationQueues = append(p.DestinationQueues, q)
+	}
+	slices.Sort(p.DestinationQueues)
+	p.Problems = planProblems(p)
+	return p, nil
+}
+
+// planProblems says why a plan may not run, one line each.
+func planProblems(p ReplayPlan) []string {
+	var out []string
+	if len(p.Items) == 0 && len(p.Unroutable) == 0 {
+		out = append(out, "no message of "+p.Queue+" matches "+p.Selection.String())
+	}
+	if n := len(p.Unroutable); n > 0 {
+		out = append(out, fmt.Sprintf("%d message(s) carry no original route (no x-first-death-exchange, x-original-exchange or envelope route); name a destination with --to: %s",
+			n, strings.Join(firstN(p.Unroutable, 5), ", ")))
+	}
+	for _, r := range p.Disallowed {
+		out = append(out, fmt.Sprintf("destination %s is not a message's own original route and no replay.allow pattern matches it", r))
+	}
+	for _, d := range p.Destinations {
+		if slices.Contains(d.Queues, p.Queue) {
+			out = append(out, fmt.Sprintf("destination %s routes back into %s itself", d.Route, p.Queue))
+		}
+	}
+	return out
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(slices.Clone(s[:n]), fmt.Sprintf("and %d more", len(s)-n))
+}
+
+// Runnable reports why the plan may not run, or nil.
+func (p ReplayPlan) Runnable() error {
+	if len(p.Problems) > 0 {
+		return fmt.Errorf("replay %s may not run: %s", p.ID, strings.Join(p.Problems, "; "))
+	}
+	if len(p.Items) == 0 {
+		return fmt.Errorf("replay %s has nothing to replay", p.ID)
+	}
+	return nil
+}
+
+// IDs are the plan's message ids in queue order.
+func (p ReplayPlan) IDs() []string {
+	ids := make([]string, len(p.Items))
+	for i, it := range p.Items {
+		ids[i] = it.ID
+	}
+	return ids
+}
+
+// NewReplayID names a replay: sortable by start, unique by a random suffix.
+func NewReplayID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "rp-" + now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+func (o ReplayOptions) withDefaults() ReplayOptions {
+	if o.Rate <= 0 {
+		o.Rate = DefaultReplayRate
+	}
+	if o.Canary <= 0 {
+		o.Canary = DefaultCanary
+	}
+	if o.CanaryRate <= 0 {
+		o.CanaryRate = DefaultCanaryRate
+	}
+	o.CanaryRate = min(o.CanaryRate, o.Rate)
+	if o.Observe <= 0 {
+		o.Observe = DefaultObserve
+	}
+	if o.ConfirmTimeout <= 0 {
+		o.ConfirmTimeout = DefaultConfirmTimeout
+	}
+	return o
+}
+
+func (o ReplayOptions) validate() error {
+	if o.MaxBacklog < 0 {
+		return fmt.Errorf("max backlog must not be negative, got %d", o.MaxBacklog)
+	}
+	_, err := RouteAllowed(Route{}, o.Allow) // a bad pattern is said at plan time
+	return err
+}
