@@ -379,3 +379,31 @@ func TestShortHelpFitsAt80Columns(t *testing.T) {
 		}
 	}
 }
+
+// TestLongErrorsWrapSoTheCauseShows: a broker error whose cause is at the
+// end of a long URL wraps (at most three lines) instead of being cut at 80.
+func TestLongErrorsWrapSoTheCauseShows(t *testing.T) {
+	r := scenario()
+	r.failTopology = errors.New("management API GET /api/queues/shop?columns=name,type,messages,consumers,arguments,policy: bad answer: json: cannot unmarshal array")
+	h := newHarness(t, Options{Reader: r}, 80, 24)
+	// the break falls anywhere: read the screen without line ends and spaces
+	flat := strings.NewReplacer("\n", "", " ", "").Replace(h.screen())
+	if !strings.Contains(flat, "badanswer:json:cannotunmarshalarray") {
+		t.Errorf("the cause of the error is not on screen:\n%s", h.screen())
+	}
+	if n := len(strings.Split(h.m.Screen(), "\n")); n != 24 {
+		t.Fatalf("a long error broke the layout: %d lines", n)
+	}
+	r.failTopology = errors.New(strings.Repeat("very long cause ", 40))
+	h.press("refresh")
+	scr := h.screen()
+	if n := strings.Count(scr, "very long cause"); n > 3*80/len("very long cause ") {
+		t.Errorf("the error took more than three lines: %d repeats shown", n)
+	}
+	if !strings.Contains(scr, "…") {
+		t.Error("a cut error does not say it was cut")
+	}
+	if n := len(strings.Split(h.m.Screen(), "\n")); n != 24 {
+		t.Fatalf("a long error broke the layout: %d lines", n)
+	}
+}

@@ -32,8 +32,8 @@ func (m *Model) footer() []string {
 		}
 	}
 	lines = append(lines, m.ctx.Styles.Status.Render(fitWidth(m.status(), m.width)))
-	if m.lastErr != "" {
-		lines = append(lines, m.ctx.Styles.Error.Render(fitWidth("error: "+m.lastErr, m.width)))
+	for _, l := range errorLines("error: "+m.lastErr, m.width) {
+		lines = append(lines, m.ctx.Styles.Error.Render(l))
 	}
 	if m.opts.Notice != "" {
 		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth("note: "+triage.SanitizeLine(m.opts.Notice), m.width)))
@@ -142,6 +142,29 @@ func (m *Model) View() tea.View {
 	v.AltScreen = true
 	v.WindowTitle = "dlqt"
 	return v
+}
+
+// maxErrorLines bounds the error block: the cause of a broker error is often
+// at the end of the line, so it wraps instead of being cut at the edge.
+const maxErrorLines = 3
+
+// errorLines breaks the error line at the width, at most maxErrorLines, the
+// last one ending in "…" when there is more.
+func errorLines(s string, w int) []string {
+	if s == "error: " {
+		return nil
+	}
+	// cut at the edge, not at words: errors are mostly URLs and paths, and
+	// a full first line keeps the start of the message together
+	lines := strings.Split(ansi.Hardwrap(s, max(w, 10), true), "\n")
+	if len(lines) > maxErrorLines {
+		lines = lines[:maxErrorLines]
+		lines[maxErrorLines-1] = ansi.Truncate(lines[maxErrorLines-1], w-1, "") + "…"
+	}
+	for i, l := range lines {
+		lines[i] = fitWidth(l, w)
+	}
+	return lines
 }
 
 // fitWidth pads or truncates s to exactly w cells, so a reversed status bar
