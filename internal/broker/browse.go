@@ -146,57 +146,90 @@ func (r reading) prefetch() int {
 }
 
 func (r reading) read(ctx context.Context, conn *amqp.Connection) ([]triage.Message, error) {
+	h, err := r.hold(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	// Closing the channel requeues anything still held: belt and braces for
+	// every path out of here, the Nack in release being the braces.
+	defer h.ch.Close()
+	stopErr := h.stopErr
+	if !h.ch.IsClosed() {
+		if err := r.release(h); err != nil && stopErr == nil {
+			stopErr = err
+		}
+	}
+	if stopErr != nil {
+		return h.msgs, fmt.Errorf("browse of %q stopped after %d of %d messages (all released): %w",
+			r.queue, len(h.msgs), r.expected, stopErr)
+	}
+	return h.msgs, nil
+}
+
+// held is a consume that has stopped reading: its messages are delivered and
+// (but for a stream's) unacked. The caller settles them and closes ch, which
+// requeues whatever is still unacked.
+type held struct {
+	ch         *amqp.Channel
+	tag        string // consumer tag
+	deliveries <-chan amqp.Delivery
+	msgs       []triage.Message
+	tags       []uint64 // delivery tag of each of msgs
+	lastTag    uint64
+	stopErr    error // why reading stopped before r.want, if it did
+}
+
+// hold consumes up to r.want messages and keeps them unacked. An error means
+// nothing is held; otherwise the caller owns h.ch.
+func (r reading) hold(ctx context.Context, conn *amqp.Connection) (*held, error) {
 	ch, err := conn.Channel()
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
 	}
-	// Closing the channel requeues anything still held: belt and braces for
-	// every path out of here, the Nack below being the braces.
-	defer ch.Close()
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	prefetch := r.prefetch()
 	if err := ch.Qos(prefetch, 0, false); err != nil {
+		ch.Close()
 		return nil, fmt.Errorf("browse %q: set prefetch: %w", r.queue, err)
 	}
 	var args amqp.Table
 	if r.stream {
 		args = amqp.Table{"x-stream-offset": "first"}
 	}
-	tag := consumerTag()
-	deliveries, err := ch.Consume(r.queue, tag, false, false, false, false, args)
+	h := &held{ch: ch, tag: consumerTag()}
+	h.deliveries, err = ch.Consume(r.queue, h.tag, false, false, false, false, args)
 	if err != nil {
+		ch.Close()
 		return nil, fmt.Errorf("browse %q: consume: %w", r.queue, err)
 	}
 	r.report(0, true)
 
 	var (
-		msgs      []triage.Message
-		lastTag   uint64
-		stopErr   error
 		timer     = time.NewTimer(firstMessageWait)
 		lastHeard = time.Now()
 	)
 	defer timer.Stop()
 	ackEvery := max(prefetch/2, 1)
 read:
-	for len(msgs) < r.want {
+	for len(h.msgs) < r.want {
 		select {
-		case d, ok := <-deliveries:
+		case d, ok := <-h.deliveries:
 			if !ok {
-				stopErr = closeCause(closed)
+				h.stopErr = closeCause(closed)
 				break read
 			}
-			msgs = append(msgs, toMessage(d, r.queue, len(msgs)))
-			lastTag = d.DeliveryTag
-			if r.stream && len(msgs)%ackEvery == 0 {
-				if err := ch.Ack(lastTag, true); err != nil {
-					stopErr = err
+			h.msgs = append(h.msgs, toMessage(d, r.queue, len(h.msgs)))
+			h.tags = append(h.tags, d.DeliveryTag)
+			h.lastTag = d.DeliveryTag
+			if r.stream && len(h.msgs)%ackEvery == 0 {
+				if err := ch.Ack(h.lastTag, true); err != nil {
+					h.stopErr = err
 					break read
 				}
 			}
-			r.report(len(msgs), false)
+			r.report(len(h.msgs), false)
 			gap := idleGap
-			if r.stream && len(msgs) >= r.expected {
+			if r.stream && len(h.msgs) >= r.expected {
 				gap = streamTailGap
 			}
 			timer.Reset(gap)
@@ -210,56 +243,54 @@ read:
 				break read // the rest is held by other consumers, or gone
 			}
 			if time.Since(lastHeard) > maxStall {
-				stopErr = fmt.Errorf("the broker sent nothing for %s while %d messages were ready", maxStall, ready)
+				h.stopErr = fmt.Errorf("the broker sent nothing for %s while %d messages were ready", maxStall, ready)
 				break read
 			}
 			timer.Reset(idleGap) // the broker is slow, not empty
 		case <-ctx.Done():
-			stopErr = ctx.Err()
+			h.stopErr = ctx.Err()
 			break read
 		}
 	}
-	r.report(len(msgs), true)
-
-	if !ch.IsClosed() {
-		if err := r.release(ch, tag, deliveries, lastTag); err != nil && stopErr == nil {
-			stopErr = err
-		}
-	}
-	if stopErr != nil {
-		return msgs, fmt.Errorf("browse of %q stopped after %d of %d messages (all released): %w",
-			r.queue, len(msgs), r.expected, stopErr)
-	}
-	return msgs, nil
+	r.report(len(h.msgs), true)
+	return h, nil
 }
 
 // release cancels the consumer first (a message requeued to a live consumer
 // comes straight back, and a quorum queue counts it twice), takes in what the
 // broker pushed before the cancel-ok, then requeues everything in one Nack.
-func (r reading) release(ch *amqp.Channel, tag string, deliveries <-chan amqp.Delivery, lastTag uint64) error {
-	if err := ch.Cancel(tag, false); err != nil {
-		return fmt.Errorf("cancel consumer: %w", err)
+func (r reading) release(h *held) error {
+	if err := h.stopConsuming(); err != nil {
+		return err
 	}
-	timeout := time.After(releaseWait)
-drain:
-	for {
-		select {
-		case d, ok := <-deliveries:
-			if !ok {
-				break drain
-			}
-			lastTag = max(lastTag, d.DeliveryTag)
-		case <-timeout:
-			break drain // the channel close requeues the rest
-		}
-	}
-	if r.stream || lastTag == 0 {
+	if r.stream || h.lastTag == 0 {
 		return nil
 	}
-	if err := ch.Nack(lastTag, true, true); err != nil {
+	if err := h.ch.Nack(h.lastTag, true, true); err != nil {
 		return fmt.Errorf("requeue: %w", err)
 	}
 	return nil
+}
+
+// stopConsuming cancels the consumer and drains what the broker pushed
+// before the cancel-ok, raising lastTag to cover it, so that one Nack up to
+// lastTag settles every delivery of the channel.
+func (h *held) stopConsuming() error {
+	if err := h.ch.Cancel(h.tag, false); err != nil {
+		return fmt.Errorf("cancel consumer: %w", err)
+	}
+	timeout := time.After(releaseWait)
+	for {
+		select {
+		case d, ok := <-h.deliveries:
+			if !ok {
+				return nil
+			}
+			h.lastTag = max(h.lastTag, d.DeliveryTag)
+		case <-timeout:
+			return nil // the channel close requeues the rest
+		}
+	}
 }
 
 // closeCause says why the deliveries stopped: the broker's reason when it

@@ -1,0 +1,127 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+var (
+	_ triage.Sweeper = (*Live)(nil)
+	_ triage.Sweeper = (*Snapshot)(nil)
+)
+
+// ErrReadOnly refuses a change to something that is not a broker.
+var ErrReadOnly = errors.New("a snapshot is read-only")
+
+// Sweep holds up to opts.Limit messages of a queue exactly as Browse does,
+// lets choose pick positions among them, and then, in this order: cancels
+// the consumer, drains what the broker pushed meanwhile, acks each chosen
+// delivery on its own (never multiple, so nothing unchosen is swept along),
+// requeues the rest with one Nack(multiple, requeue), and closes the
+// channel. Requeued messages go back to their places, so the queue keeps its
+// order. If anything fails before the acks, nothing is acked: the close
+// requeues it all. Streams cannot be swept: they never drop a message.
+func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOptions, choose func(held []triage.Message) []int) (triage.SweepResult, error) {
+	var res triage.SweepResult
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = triage.DefaultBrowseLimit
+	}
+	info, err := l.queueInfo(ctx, queue)
+	if err != nil {
+		return res, err
+	}
+	q := info.domain()
+	if q.Type == triage.QueueStream {
+		return res, fmt.Errorf("queue %q is a stream: its messages stay until retention drops them, so none can be taken out", queue)
+	}
+	conn, err := l.connection(ctx)
+	if err != nil {
+		return res, err
+	}
+	depth, err := passiveDepth(conn, queue, l.cfg.Vhost)
+	if err != nil {
+		return res, err
+	}
+	if q.Type == triage.QueueQuorum && info.hasDeliveryLimit() && !opts.AcceptDeliveryCost {
+		return res, &triage.DeliveryCostError{Queue: queue, Limit: q.DeliveryLimit, Depth: depth}
+	}
+	r := reading{queue: queue, want: min(limit, depth), progress: opts.Progress}
+	r.expected = r.want
+	if r.want == 0 {
+		r.report(0, true)
+		return res, nil
+	}
+	h, err := r.hold(ctx, conn)
+	if err != nil {
+		return res, err
+	}
+	defer h.ch.Close() // requeues whatever is not settled below
+	res.Held = len(h.msgs)
+	if h.stopErr != nil {
+		// A partial hold would show choose a different batch than the
+		// browse the user chose from: take nothing.
+		_ = r.release(h)
+		return res, fmt.Errorf("sweep of %q stopped after %d of %d messages, nothing taken (all released): %w", queue, len(h.msgs), r.want, h.stopErr)
+	}
+
+	picks := validPicks(choose(h.msgs), len(h.msgs))
+	if err := h.stopConsuming(); err != nil {
+		return res, fmt.Errorf("sweep of %q, nothing taken (all released): %w", queue, err)
+	}
+	for _, p := range picks {
+		if err := h.ch.Ack(h.tags[p], false); err != nil {
+			return res, fmt.Errorf("sweep of %q took %d of %d chosen messages, the rest are released: %w", queue, len(res.Taken), len(picks), err)
+		}
+		res.Taken = append(res.Taken, p)
+	}
+	if last := h.lastUnacked(picks); last > 0 {
+		if err := h.ch.Nack(last, true, true); err != nil {
+			return res, fmt.Errorf("sweep of %q: requeue the rest: %w", queue, err)
+		}
+	}
+	// The close waits for the broker's close-ok, so every ack above has
+	// been processed when it returns without error.
+	if err := h.ch.Close(); err != nil {
+		return res, fmt.Errorf("sweep of %q: close: %w", queue, err)
+	}
+	return res, nil
+}
+
+// lastUnacked is the highest delivery tag not acked once the positions in
+// acked (ascending) are: a multiple Nack must name a tag still pending, else
+// the broker closes the channel. Deliveries drained after the cancel are
+// never acked. Zero means nothing is left to requeue.
+func (h *held) lastUnacked(acked []int) uint64 {
+	if n := len(h.tags); n == 0 || h.lastTag > h.tags[n-1] {
+		return h.lastTag
+	}
+	for i := len(h.tags) - 1; i >= 0; i-- {
+		if _, found := slices.BinarySearch(acked, i); !found {
+			return h.tags[i]
+		}
+	}
+	return 0
+}
+
+// validPicks keeps the positions that name a held message, once each, in
+// ascending order: a wrong index must never ack a message nobody chose.
+func validPicks(picks []int, n int) []int {
+	out := make([]int, 0, len(picks))
+	for _, p := range picks {
+		if p >= 0 && p < n {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Sweep refuses: a snapshot is a file of what a queue held, not the queue.
+func (s *Snapshot) Sweep(ctx context.Context, queue string, opts triage.BrowseOptions, choose func(held []triage.Message) []int) (triage.SweepResult, error) {
+	return triage.SweepResult{}, fmt.Errorf("%w: open the broker to change queue %q", ErrReadOnly, queue)
+}
