@@ -370,7 +370,7 @@ func (m *Model) onInspected(msg inspectedMsg) tea.Cmd {
 		return nil
 	}
 	if msg.err != nil && len(msg.insp.Messages) == 0 {
-		m.groups.StopLoading()
+		m.groups.SetFailed()
 		m.setErr(fmt.Errorf("reading %s: %w", msg.queue, msg.err))
 		return nil
 	}

@@ -381,7 +381,8 @@ func TestShortHelpFitsAt80Columns(t *testing.T) {
 }
 
 // TestLongErrorsWrapSoTheCauseShows: a broker error whose cause is at the
-// end of a long URL wraps (at most three lines) instead of being cut at 80.
+// end of a long URL wraps (at most three lines) instead of being cut at 80;
+// longer still, its middle goes and its start and end stay.
 func TestLongErrorsWrapSoTheCauseShows(t *testing.T) {
 	r := scenario()
 	r.failTopology = errors.New("management API GET /api/queues/shop?columns=name,type,messages,consumers,arguments,policy: bad answer: json: cannot unmarshal array")
@@ -394,16 +395,35 @@ func TestLongErrorsWrapSoTheCauseShows(t *testing.T) {
 	if n := len(strings.Split(h.m.Screen(), "\n")); n != 24 {
 		t.Fatalf("a long error broke the layout: %d lines", n)
 	}
-	r.failTopology = errors.New(strings.Repeat("very long cause ", 40))
+	r.failTopology = errors.New("GET " + strings.Repeat("/very/long/path", 40) + ": the cause at the end")
 	h.press("refresh")
-	scr := h.screen()
-	if n := strings.Count(scr, "very long cause"); n > 3*80/len("very long cause ") {
-		t.Errorf("the error took more than three lines: %d repeats shown", n)
+	flat = strings.NewReplacer("\n", "", " ", "").Replace(h.screen())
+	if !strings.Contains(flat, "error:listingparkingqueues:GET/very") || !strings.Contains(flat, "…") ||
+		!strings.Contains(flat, "thecauseattheend") {
+		t.Errorf("a long error lost its start, its end or the mark of the cut:\n%s", h.screen())
 	}
-	if !strings.Contains(scr, "…") {
-		t.Error("a cut error does not say it was cut")
+	if n := strings.Count(h.screen(), "/very/long/path"); n > 3*80/len("/very/long/path") {
+		t.Errorf("the error took more than three lines: %d repeats shown", n)
 	}
 	if n := len(strings.Split(h.m.Screen(), "\n")); n != 24 {
 		t.Fatalf("a long error broke the layout: %d lines", n)
 	}
+}
+
+// TestAFailedReadSaysSoOnTheGroupsScreen: a browse that read nothing leaves
+// a line saying what happened and how to retry, never a bare queue name;
+// a failed refresh says the groups shown are the previous read's.
+func TestAFailedReadSaysSoOnTheGroupsScreen(t *testing.T) {
+	r := scenario()
+	h := newHarness(t, Options{Reader: r}, 80, 24)
+	r.failTopology = errors.New("connection refused")
+	h.openQueue("orders.dlq")
+	h.mustShow("could not read this queue (the error is below); r tries again", "connection refused")
+	r.failTopology = nil
+	h.press("refresh")
+	h.mustShow("INVALID_SKU")
+	h.mustNotShow("could not read")
+	r.failTopology = errors.New("connection refused")
+	h.press("refresh")
+	h.mustShow("the last read failed (the error is below), showing the one before; r tries again", "INVALID_SKU")
 }

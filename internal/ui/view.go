@@ -148,19 +148,22 @@ func (m *Model) View() tea.View {
 // at the end of the line, so it wraps instead of being cut at the edge.
 const maxErrorLines = 3
 
-// errorLines breaks the error line at the width, at most maxErrorLines, the
-// last one ending in "…" when there is more.
+// errorLines breaks the error line at the width, at most maxErrorLines. When
+// it is longer still, the middle goes ("…"): the start says what dlqt was
+// doing, the end says why it failed.
 func errorLines(s string, w int) []string {
 	if s == "error: " {
 		return nil
 	}
+	w = max(w, 10)
+	if n := ansi.StringWidth(s); n > maxErrorLines*w {
+		head := w + w/2
+		tail := maxErrorLines*w - head - 1
+		s = ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, n-tail, "")
+	}
 	// cut at the edge, not at words: errors are mostly URLs and paths, and
 	// a full first line keeps the start of the message together
-	lines := strings.Split(ansi.Hardwrap(s, max(w, 10), true), "\n")
-	if len(lines) > maxErrorLines {
-		lines = lines[:maxErrorLines]
-		lines[maxErrorLines-1] = ansi.Truncate(lines[maxErrorLines-1], w-1, "") + "…"
-	}
+	lines := strings.Split(ansi.Hardwrap(s, w, true), "\n")
 	for i, l := range lines {
 		lines[i] = fitWidth(l, w)
 	}

@@ -20,6 +20,7 @@ type Groups struct {
 	queue   string
 	insp    *triage.Inspection
 	loading bool
+	failed  bool // the last browse failed (the error line says why)
 	read    int
 	expect  int
 	spin    spinner.Model
@@ -54,7 +55,7 @@ func Bound(b triage.Batch) string {
 // Open starts showing queue name, dropping the old inspection; the caller
 // starts the browse (and StartLoading).
 func (g *Groups) Open(name string) {
-	g.queue, g.insp = name, nil
+	g.queue, g.insp, g.failed = name, nil, false
 	g.table.ClearFilter()
 	g.table.SetRows(nil)
 }
@@ -64,12 +65,16 @@ func (g *Groups) Queue() string { return g.queue }
 
 // StartLoading shows the progress line until SetInspection or StopLoading.
 func (g *Groups) StartLoading() tea.Cmd {
-	g.loading, g.read, g.expect = true, 0, 0
+	g.loading, g.failed, g.read, g.expect = true, false, 0, 0
 	return g.spin.Tick
 }
 
-// StopLoading hides the progress line (the browse failed or was refused).
+// StopLoading hides the progress line (the browse was refused).
 func (g *Groups) StopLoading() { g.loading = false }
+
+// SetFailed hides the progress line and says the read failed; an older
+// inspection stays on screen.
+func (g *Groups) SetFailed() { g.loading, g.failed = false, true }
 
 // Loading reports whether a browse is in flight.
 func (g *Groups) Loading() bool { return g.loading }
@@ -90,7 +95,7 @@ func (g *Groups) UpdateSpinner(msg spinner.TickMsg) tea.Cmd {
 
 // SetInspection shows what the browse found.
 func (g *Groups) SetInspection(insp *triage.Inspection) {
-	g.insp, g.loading = insp, false
+	g.insp, g.loading, g.failed = insp, false, false
 	now := g.ctx.now()
 	rows := make([][]string, len(insp.Groups))
 	for i, gr := range insp.Groups {
@@ -193,6 +198,13 @@ func (g *Groups) View() string {
 	}
 	if g.insp != nil && len(g.insp.Groups) == 0 && !g.loading {
 		second = "The queue is empty: nothing to triage."
+	}
+	if g.failed {
+		refresh := g.ctx.Keys.Refresh.Help().Key
+		second = "could not read this queue (the error is below); " + refresh + " tries again"
+		if g.insp != nil {
+			second = "the last read failed (the error is below), showing the one before; " + refresh + " tries again"
+		}
 	}
 	list := ""
 	if g.insp != nil {
