@@ -427,3 +427,14 @@ func TestAFailedReadSaysSoOnTheGroupsScreen(t *testing.T) {
 	h.press("refresh")
 	h.mustShow("the last read failed (the error is below), showing the one before; r tries again", "INVALID_SKU")
 }
+
+// TestQuorumMessageSaysWhatTheReadCost: the delivery count is the one the
+// broker reported before the read, and the screen says the read added one.
+func TestQuorumMessageSaysWhatTheReadCost(t *testing.T) {
+	h := newHarness(t, Options{}, 120, 40)
+	h.openQueue("payments.parking")
+	h.press("confirm")
+	h.press("open")
+	h.press("open")
+	h.mustShow("delivery count", "of limit 5 before this read (the read itself added 1)")
+}

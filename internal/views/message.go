@@ -212,7 +212,7 @@ func (m *Message) render() {
 	}
 	p.field("died at", died)
 	if m.limit > 0 {
-		p.field("delivery count", fmt.Sprintf("%d of limit %d (this read added 1)", t.DeliveryCount, m.limit))
+		p.field("delivery count", fmt.Sprintf("%d of limit %d before this read (the read itself added 1)", t.DeliveryCount, m.limit))
 	}
 	if f := t.Envelope.Failure; f != nil {
 		consumer := strings.TrimSpace(s(f.Consumer) + " " + s(f.ConsumerVersion))
