@@ -157,9 +157,12 @@ func (m *Messages) View() string {
 	st := m.ctx.Styles
 	title := ""
 	if m.insp != nil {
-		title = fmt.Sprintf("%s › %s / %s — %s",
-			triage.SanitizeLine(m.insp.Batch.Queue), m.group.Reason,
-			orDash(triage.SanitizeLine(m.group.ReasonCode)), Plural(m.group.Count, "message"))
+		code := "/ " + triage.SanitizeLine(m.group.ReasonCode)
+		if m.group.ReasonCode == "" {
+			code = "(no reason_code)" // "/ -" read like a path
+		}
+		title = fmt.Sprintf("%s › %s %s — %s",
+			triage.SanitizeLine(m.insp.Batch.Queue), m.group.Reason, code, Plural(m.group.Count, "message"))
 		if m.limit > 0 {
 			title += fmt.Sprintf(", delivery limit %d (each read adds 1)", m.limit)
 		}
