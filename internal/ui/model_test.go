@@ -438,3 +438,16 @@ func TestQuorumMessageSaysWhatTheReadCost(t *testing.T) {
 	h.press("open")
 	h.mustShow("delivery count", "of limit 5 before this read (the read itself added 1)")
 }
+
+// TestLongNoticeWraps: why the demo opened instead of the broker is said in
+// full at 80 columns.
+func TestLongNoticeWraps(t *testing.T) {
+	h := newHarness(t, Options{Notice: "DEMO data: no broker answered at amqp://guest:xxxxx@127.0.0.1:1/ (management API at http://127.0.0.1:1: connection refused)"}, 80, 24)
+	flat := strings.NewReplacer("\n", "", " ", "").Replace(h.screen())
+	if !strings.Contains(flat, "note:DEMOdata:nobrokeranswered") || !strings.Contains(flat, "connectionrefused)") {
+		t.Errorf("the notice was cut:\n%s", h.screen())
+	}
+	if n := len(strings.Split(h.m.Screen(), "\n")); n != 24 {
+		t.Fatalf("a long notice broke the layout: %d lines", n)
+	}
+}

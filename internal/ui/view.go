@@ -32,11 +32,15 @@ func (m *Model) footer() []string {
 		}
 	}
 	lines = append(lines, m.ctx.Styles.Status.Render(fitWidth(m.status(), m.width)))
-	for _, l := range errorLines("error: "+m.lastErr, m.width) {
-		lines = append(lines, m.ctx.Styles.Error.Render(l))
+	if m.lastErr != "" {
+		for _, l := range brokenLines("error: "+m.lastErr, m.width) {
+			lines = append(lines, m.ctx.Styles.Error.Render(l))
+		}
 	}
 	if m.opts.Notice != "" {
-		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth("note: "+triage.SanitizeLine(m.opts.Notice), m.width)))
+		for _, l := range brokenLines("note: "+triage.SanitizeLine(m.opts.Notice), m.width) {
+			lines = append(lines, m.ctx.Styles.Notice.Render(l))
+		}
 	}
 	return lines
 }
@@ -144,17 +148,15 @@ func (m *Model) View() tea.View {
 	return v
 }
 
-// maxErrorLines bounds the error block: the cause of a broker error is often
-// at the end of the line, so it wraps instead of being cut at the edge.
+// maxErrorLines bounds the error and notice blocks: the cause of a broker
+// error (or why the demo opened) is often at the end of the line, so it
+// wraps instead of being cut at the edge.
 const maxErrorLines = 3
 
-// errorLines breaks the error line at the width, at most maxErrorLines. When
-// it is longer still, the middle goes ("…"): the start says what dlqt was
-// doing, the end says why it failed.
-func errorLines(s string, w int) []string {
-	if s == "error: " {
-		return nil
-	}
+// brokenLines breaks an error or notice line at the width, at most
+// maxErrorLines. When it is longer still, the middle goes ("…"): the start
+// says what dlqt was doing, the end says why it failed.
+func brokenLines(s string, w int) []string {
 	w = max(w, 10)
 	if n := ansi.StringWidth(s); n > maxErrorLines*w {
 		head := w + w/2
