@@ -1,17 +1,155 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 func (a *app) discardCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:    "discard",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("discard is being built (issue 3)")
+	var (
+		ids    []string
+		group  string
+		reason string
+		yes    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "discard QUEUE (--id ID ... | --group REASON[/CODE]) --reason TEXT [--yes]",
+		Short: "Take selected messages out of a parking queue for good, with a reason in the journal",
+		Long: `discard removes messages from QUEUE in one pass: it holds the queue's messages
+(as a browse does, up to --limit), acks exactly the selected ones and puts every
+other message back in its place. Messages are matched by the id dlqt shows
+(dlqt messages QUEUE). The decision and the outcome go to the journal.
+
+Without --yes, discard only prints what it would do and changes nothing.
+--group expired selects every code of that reason, --group rejected/CODE one
+code, --group maxlen/ the messages without a code. A selected id that is no
+longer in the queue is reported and makes the exit status non-zero.`,
+		Args: exactArgs(1, "one QUEUE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := a.discardRequest(args[0], ids, group, reason)
+			if err != nil {
+				return err
+			}
+			if !yes {
+				return a.printDiscardPlan(cmd.Context(), cmd.OutOrStdout(), req)
+			}
+			return a.discard(cmd.Context(), cmd.OutOrStdout(), req)
 		},
 	}
+	f := cmd.Flags()
+	f.StringArrayVar(&ids, "id", nil, "id of a message to discard, as dlqt shows it (repeat for more)")
+	f.StringVar(&group, "group", "", "discard a whole group: REASON or REASON/CODE (REASON/ for no code)")
+	f.StringVar(&reason, "reason", "", "why these messages are dropped, for the journal (required)")
+	f.BoolVar(&yes, "yes", false, "do it; without --yes only the plan is printed")
+	return cmd
+}
+
+// discardRequest checks the command line: a reason, and ids or a group.
+func (a *app) discardRequest(queue string, ids []string, group, reason string) (triage.DiscardRequest, error) {
+	req := triage.DiscardRequest{Vhost: a.vhost, Queue: queue, Reason: strings.TrimSpace(reason), Browse: a.browseOptions()}
+	if req.Reason == "" {
+		return req, usageError{errors.New("--reason TEXT is required: the journal keeps why messages were discarded")}
+	}
+	req.Selection.IDs = ids
+	if group != "" {
+		k, err := triage.ParseGroupKey(group)
+		if err != nil {
+			return req, usageError{err}
+		}
+		req.Selection.Group = &k
+	}
+	if err := req.Selection.Validate(); err != nil {
+		return req, usageError{fmt.Errorf("%w (--id ID ... or --group REASON[/CODE])", err)}
+	}
+	return req, nil
+}
+
+// printDiscardPlan browses the queue and shows what --yes would discard.
+func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.DiscardRequest) error {
+	in, err := a.inspect(ctx, req.Queue)
+	if err != nil {
+		return err
+	}
+	chosen := req.Selection.Apply(in.Messages)
+	fmt.Fprintf(w, "plan: discard %d message(s) from %s (%s)\n", len(chosen), triage.SanitizeLine(req.Queue), boundText(in.Batch))
+	fmt.Fprintf(w, "selection: %s\n", triage.SanitizeLine(req.Selection.String()))
+	fmt.Fprintf(w, "reason: %s\n", triage.SanitizeLine(req.Reason))
+	for _, t := range chosen {
+		fmt.Fprintf(w, "  %s\t%s/%s\n", t.ID, t.Reason, dash(t.ReasonCode))
+	}
+	if missing := missingIDs(req.Selection.IDs, chosen); len(missing) > 0 {
+		fmt.Fprintf(w, "not in the queue: %s\n", strings.Join(sanitizeAll(missing), ", "))
+	}
+	fmt.Fprintln(w, "nothing changed: run again with --yes to discard")
+	return nil
+}
+
+// discard journals and carries out the request, then prints the result.
+func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardRequest) error {
+	if a.demo || a.snapshotPath != "" {
+		return usageError{errors.New("discard --yes changes the broker: a snapshot is read-only")}
+	}
+	// The journal first: a locked journal must stop the discard before
+	// anything is held.
+	j, err := a.openJournal()
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	live, err := broker.Dial(ctx, a.brokerConfig())
+	if err != nil {
+		return err
+	}
+	defer live.Close()
+	top, err := live.Topology(ctx)
+	if err != nil {
+		return err
+	}
+	req.Browse.Progress = progressTo(os.Stderr, "holding "+req.Queue)
+	res, err := triage.Discard(ctx, live, top, journal.NewRecorder(j, a.actor, a.host), req)
+	if err != nil {
+		var dc *triage.DeliveryCostError
+		if errors.As(err, &dc) {
+			return fmt.Errorf("%v; pass --accept-delivery-cost to discard anyway", dc)
+		}
+		if errors.Is(err, triage.ErrNoReason) {
+			return usageError{err}
+		}
+		return err
+	}
+	fmt.Fprintf(w, "discarded %d message(s) from %s (held %d)\n", len(res.Discarded), triage.SanitizeLine(req.Queue), res.Held)
+	for _, id := range res.Discarded {
+		fmt.Fprintf(w, "  %s\n", id)
+	}
+	if len(res.Missing) > 0 {
+		return fmt.Errorf("%d selected message(s) not in %s, nothing done for them: %s",
+			len(res.Missing), triage.SanitizeLine(req.Queue), strings.Join(sanitizeAll(res.Missing), ", "))
+	}
+	return nil
+}
+
+// missingIDs are the ids asked for that are not among the chosen messages.
+func missingIDs(ids []string, chosen []triage.Triaged) []string {
+	found := make(map[string]bool, len(chosen))
+	for _, t := range chosen {
+		found[t.ID] = true
+	}
+	var out []string
+	for _, id := range ids {
+		if !found[id] {
+			found[id] = true // once each
+			out = append(out, id)
+		}
+	}
+	return out
 }

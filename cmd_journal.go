@@ -2,16 +2,183 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/journal"
 )
 
 func (a *app) journalCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:    "journal",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("journal is being built (issue 3)")
+	cmd := &cobra.Command{
+		Use:   "journal",
+		Short: "Export the journal as evidence, or verify its hash chain",
+		Args:  exactArgs(0, "a subcommand: export or verify"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError{errors.New("name a subcommand: dlqt journal export or dlqt journal verify")}
 		},
 	}
+	cmd.AddCommand(a.journalExportCommand(), a.journalVerifyCommand())
+	return cmd
+}
+
+func (a *app) journalExportCommand() *cobra.Command {
+	var format, since, out string
+	cmd := &cobra.Command{
+		Use:   "export [--format jsonl|csv] [--since DURATION] [--out FILE]",
+		Short: "Write the journal's entries as JSONL (verifiable) or CSV",
+		Long: `export writes the journal's entries, oldest first, to stdout or --out FILE.
+JSONL keeps every hashed field, so dlqt journal verify --file can check it
+later; CSV is for spreadsheets (message ids joined with ';', details as JSON).
+--since 24h (or 7d) keeps the entries of that last stretch of time. The export
+itself is then recorded in the journal.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != journal.FormatJSONL && format != journal.FormatCSV {
+				return usageError{fmt.Errorf("--format %q: want jsonl or csv", format)}
+			}
+			var from time.Time
+			if since != "" {
+				d, err := parseSince(since)
+				if err != nil {
+					return usageError{err}
+				}
+				from = time.Now().Add(-d)
+			}
+			j, err := a.openJournal()
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			w, done, err := exportTarget(cmd.OutOrStdout(), out)
+			if err != nil {
+				return err
+			}
+			n, err := journal.NewRecorder(j, a.actor, a.host).Export(w, format, from)
+			if err = done(err); err != nil {
+				return err
+			}
+			if out != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "dlqt: exported %d journal entries to %s\n", n, out)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", journal.FormatJSONL, "jsonl or csv")
+	cmd.Flags().StringVar(&since, "since", "", "only entries of the last DURATION (e.g. 90m, 24h, 7d)")
+	cmd.Flags().StringVar(&out, "out", "", "write to FILE instead of stdout")
+	return cmd
+}
+
+// exportTarget opens --out (readable by the owner only: it names messages
+// and people) or falls back to stdout. done closes the file and removes it
+// when the export failed, so no half export lies around as evidence.
+func exportTarget(stdout io.Writer, path string) (io.Writer, func(error) error, error) {
+	if path == "" {
+		return stdout, func(err error) error { return err }, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--out: %w", err)
+	}
+	return f, func(err error) error {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return fmt.Errorf("export to %s: %w", path, err)
+		}
+		return nil
+	}, nil
+}
+
+// parseSince reads a Go duration, or whole days as "7d".
+func parseSince(s string) (time.Duration, error) {
+	var d time.Duration
+	var err error
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		n, err = strconv.Atoi(days)
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		d, err = time.ParseDuration(s)
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--since %q: want a positive duration such as 90m, 24h or 7d", s)
+	}
+	return d, nil
+}
+
+func (a *app) journalVerifyCommand() *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "verify [--file EXPORT.jsonl]",
+		Short: "Recompute the hash chain of the journal or of a JSONL export",
+		Long: `verify recomputes every entry's hash and link, in the journal file or in an
+export made with dlqt journal export, and fails naming the first entry that
+does not match (changed, removed or inserted). An export made with --since
+starts mid-chain: its entries are checked against each other only.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var (
+				entries []journal.Entry
+				source  string
+				err     error
+			)
+			if file != "" {
+				source = file
+				entries, err = readExport(file)
+			} else {
+				source = a.journalPath
+				entries, err = readJournal(a)
+			}
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if len(entries) == 0 && file == "" {
+				fmt.Fprintf(w, "journal %s: no entries yet\n", source)
+				return nil
+			}
+			if err := journal.VerifySegment(entries); err != nil {
+				return fmt.Errorf("%s: %w", source, err)
+			}
+			first, last := entries[0].Seq, entries[len(entries)-1].Seq
+			fmt.Fprintf(w, "%s: chain intact, entries %d-%d verified\n", source, first, last)
+			if first > 1 {
+				fmt.Fprintf(w, "note: the file starts at entry %d; entries before it are not in it and were not checked\n", first)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "verify this JSONL export instead of the journal file")
+	return cmd
+}
+
+func readExport(path string) ([]journal.Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--file: %w", err)
+	}
+	defer f.Close()
+	es, err := journal.ReadJSONL(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return es, nil
+}
+
+func readJournal(a *app) ([]journal.Entry, error) {
+	j, err := a.openJournal()
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	return j.Entries()
 }
