@@ -95,3 +95,22 @@ func TestPayloadKeepsJSONIndentation(t *testing.T) {
 		}
 	}
 }
+
+// TestHexDumpKeepsItsTextColumnAt80: a hex dump line (78 cells) stays one
+// line at 80 columns, its text column beside its bytes.
+func TestHexDumpKeepsItsTextColumnAt80(t *testing.T) {
+	line := "00000000  50 4b 03 04 14 00 00 00  08 00 ff fe 00 9b 1b 5b  |PK.............[|"
+	dump := line + "\n00000010  32 4a                                             |2J|"
+	for _, w := range []int{80, 120} {
+		p := &page{width: w}
+		p.text(dump)
+		if len(p.lines) != 2 || !strings.HasSuffix(p.lines[0], "|PK.............[|") {
+			t.Errorf("width %d: dump became %q", w, p.lines)
+		}
+		for _, l := range p.lines {
+			if ansi.StringWidth(l) > w {
+				t.Errorf("width %d: %q is wider", w, l)
+			}
+		}
+	}
+}

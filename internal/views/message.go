@@ -171,11 +171,13 @@ func (p *page) text(s string) {
 		body := strings.TrimLeft(line, " ")
 		ind := min(len(line)-len(body), w/2)
 		pad := strings.Repeat(" ", ind)
-		for i, part := range wrapWords(body, max(w-ind-2, 10)) {
-			if i > 0 {
-				part = "  " + part
-			}
-			p.lines = append(p.lines, "  "+pad+part)
+		parts := wrapWords(body, max(w-ind, 10)) // a line that fits stays whole
+		p.lines = append(p.lines, "  "+pad+parts[0])
+		if len(parts) == 1 {
+			continue
+		}
+		for _, part := range wrapWords(strings.Join(parts[1:], " "), max(w-ind-2, 10)) {
+			p.lines = append(p.lines, "  "+pad+"  "+part)
 		}
 	}
 }
@@ -262,6 +264,9 @@ func (m *Message) render() {
 	p.section(head + ")")
 	for _, k := range keys {
 		p.hanging(s(k)+": "+s(HeaderValue(m.headers[k])), 4)
+	}
+	if len(keys) == 0 {
+		p.lines = append(p.lines, "  (none)")
 	}
 
 	m.vp.SetContentLines(p.lines)
