@@ -450,4 +450,8 @@ func TestLongNoticeWraps(t *testing.T) {
 	if n := len(strings.Split(h.m.Screen(), "\n")); n != 24 {
 		t.Fatalf("a long notice broke the layout: %d lines", n)
 	}
+	h.send(tea.WindowSizeMsg{Width: 50, Height: 14})
+	for _, word := range []string{"answered", "management", "refused)"} {
+		h.mustShow(word) // prose breaks between words
+	}
 }

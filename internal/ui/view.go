@@ -33,12 +33,12 @@ func (m *Model) footer() []string {
 	}
 	lines = append(lines, m.ctx.Styles.Status.Render(fitWidth(m.status(), m.width)))
 	if m.lastErr != "" {
-		for _, l := range brokenLines("error: "+m.lastErr, m.width) {
+		for _, l := range brokenLines("error: "+m.lastErr, m.width, false) {
 			lines = append(lines, m.ctx.Styles.Error.Render(l))
 		}
 	}
 	if m.opts.Notice != "" {
-		for _, l := range brokenLines("note: "+triage.SanitizeLine(m.opts.Notice), m.width) {
+		for _, l := range brokenLines("note: "+triage.SanitizeLine(m.opts.Notice), m.width, true) {
 			lines = append(lines, m.ctx.Styles.Notice.Render(l))
 		}
 	}
@@ -155,17 +155,25 @@ const maxErrorLines = 3
 
 // brokenLines breaks an error or notice line at the width, at most
 // maxErrorLines. When it is longer still, the middle goes ("…"): the start
-// says what dlqt was doing, the end says why it failed.
-func brokenLines(s string, w int) []string {
+// says what dlqt was doing, the end says why it failed. Prose (a notice)
+// breaks between words; an error breaks at the edge, since it is mostly URLs
+// and paths and a full first line keeps its start together.
+func brokenLines(s string, w int, words bool) []string {
 	w = max(w, 10)
 	if n := ansi.StringWidth(s); n > maxErrorLines*w {
 		head := w + w/2
 		tail := maxErrorLines*w - head - 1
 		s = ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, n-tail, "")
 	}
-	// cut at the edge, not at words: errors are mostly URLs and paths, and
-	// a full first line keeps the start of the message together
-	lines := strings.Split(ansi.Hardwrap(s, w, true), "\n")
+	broken := ansi.Hardwrap(s, w, true)
+	if words {
+		broken = ansi.Wrap(s, w, "")
+	}
+	lines := strings.Split(broken, "\n")
+	if len(lines) > maxErrorLines { // words can need a line more than cells do
+		lines = lines[:maxErrorLines]
+		lines[maxErrorLines-1] = ansi.Truncate(lines[maxErrorLines-1], w-1, "") + "…"
+	}
 	for i, l := range lines {
 		lines[i] = fitWidth(l, w)
 	}
