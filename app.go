@@ -32,8 +32,9 @@ type app struct {
 	limit        int    // --limit: browse bound
 	acceptCost   bool   // --accept-delivery-cost
 
-	patterns []string
-	keymap   []byte // user keymap overrides from the config file
+	patterns    []string
+	replayAllow []string // replay.allow from the config file
+	keymap      []byte   // user keymap overrides from the config file
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -85,6 +86,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 		a.limit = triage.DefaultBrowseLimit
 	}
 	a.patterns = fc.ParkingPatterns
+	a.replayAllow = fc.Replay.Allow
 	if a.keymap, err = fc.keymapYAML(); err != nil {
 		return usageError{fmt.Errorf("config %s: keymap: %w", a.configPath, err)}
 	}

@@ -1,17 +1,297 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
+// replayFlags are the headless replay's command line.
+type replayFlags struct {
+	ids        []string
+	group      string
+	to         string
+	rate       float64
+	canary     int
+	observe    time.Duration
+	maxBacklog int
+	yes        bool
+	dryRun     bool
+	resume     string
+}
+
 func (a *app) replayCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:    "replay",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("replay is being built (issue 3)")
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay QUEUE (--id ID ... | --group REASON[/CODE]) [--to EXCHANGE:ROUTING_KEY] [--yes]",
+		Short: "Send parked messages back to their route: a canary first, observed, then paced",
+		Long: `replay publishes the selected messages of QUEUE to their original route (the
+first death's exchange and routing key, or x-original-exchange/-routingKey for
+messages an application parked), or to --to, which must match replay.allow in
+the config file unless it is the messages' own route. The empty exchange is
+written :ROUTING_KEY.
+
+Without --yes (or with --dry-run) nothing changes: the plan is printed.
+With --yes: a canary of --canary messages at 1 msg/s, then --observe of
+watching (did any fail again into a parking queue? was any returned or
+nacked? did the destination backlog grow past --max-backlog?), then the rest
+at --rate. A tripped threshold stops it, says why and exits non-zero; what
+was not published stays in QUEUE. A source message is acked only after its
+copy is confirmed at the destination.
+
+dlqt replay --resume REPLAY_ID finishes a replay that was interrupted (crash,
+kill): nothing is lost, but a message published just before the
+interruption may be delivered twice.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.resume != "" {
+				if len(args) > 0 || len(f.ids) > 0 || f.group != "" {
+					return usageError{errors.New("--resume REPLAY_ID takes no QUEUE, --id or --group: the journal has the plan")}
+				}
+				return a.resumeReplay(cmd, f)
+			}
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("expected one QUEUE, got %d argument(s)", len(args))}
+			}
+			return a.replay(cmd, args[0], f)
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.ids, "id", nil, "message id to replay (repeatable)")
+	fl.StringVar(&f.group, "group", "", "replay a group: REASON, REASON/CODE, or REASON/ for no code")
+	fl.StringVar(&f.to, "to", "", "destination EXCHANGE:ROUTING_KEY instead of each message's original route")
+	fl.Float64Var(&f.rate, "rate", triage.DefaultReplayRate, "ceiling in messages per second")
+	fl.IntVar(&f.canary, "canary", triage.DefaultCanary, "messages in the canary")
+	fl.DurationVar(&f.observe, "observe", triage.DefaultObserve, "how long to watch the canary")
+	fl.IntVar(&f.maxBacklog, "max-backlog", 0, "stop when the destination queues grow by more than this many messages (0: no limit)")
+	fl.BoolVar(&f.yes, "yes", false, "replay for real (without it the plan is only printed)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing, even with --yes")
+	fl.StringVar(&f.resume, "resume", "", "finish the interrupted replay REPLAY_ID")
+	return cmd
+}
+
+func (f replayFlags) options(allow []string) (triage.ReplayOptions, error) {
+	o := triage.ReplayOptions{Rate: f.rate, Canary: f.canary, Observe: f.observe, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
+	switch {
+	case f.rate <= 0:
+		return o, usageError{fmt.Errorf("--rate must be positive, got %g", f.rate)}
+	case f.canary <= 0:
+		return o, usageError{fmt.Errorf("--canary must be at least 1, got %d", f.canary)}
+	case f.observe < 0:
+		return o, usageError{fmt.Errorf("--observe must not be negative, got %s", f.observe)}
+	case f.maxBacklog < 0:
+		return o, usageError{fmt.Errorf("--max-backlog must not be negative, got %d", f.maxBacklog)}
+	}
+	if f.to != "" {
+		r, err := triage.ParseRoute(f.to)
+		if err != nil {
+			return o, usageError{err}
+		}
+		o.To = &r
+	}
+	return o, nil
+}
+
+func (f replayFlags) selection() (triage.Selection, error) {
+	var sel triage.Selection
+	sel.IDs = f.ids
+	if f.group != "" {
+		k, err := triage.ParseGroupKey(f.group)
+		if err != nil {
+			return sel, usageError{err}
+		}
+		sel.Group = &k
+	}
+	if err := sel.Validate(); err != nil {
+		return sel, usageError{err}
+	}
+	return sel, nil
+}
+
+func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
+	ctx := cmd.Context()
+	sel, err := f.selection()
+	if err != nil {
+		return err
+	}
+	opts, err := f.options(a.replayAllow)
+	if err != nil {
+		return err
+	}
+	if a.demo || a.snapshotPath != "" {
+		return usageError{errors.New("replay changes a live broker: it cannot run on a snapshot or the demo")}
+	}
+	in, err := a.inspect(ctx, queue)
+	if err != nil {
+		return err
+	}
+	plan, err := triage.PlanReplay(in, sel, opts)
+	if err != nil {
+		return usageError{err}
+	}
+	out := cmd.OutOrStdout()
+	printPlan(out, plan, in)
+	if err := plan.Runnable(); err != nil {
+		return err
+	}
+	if !f.yes || f.dryRun {
+		fmt.Fprintln(out, "dry run: nothing was changed; pass --yes to replay")
+		return nil
+	}
+	return a.runReplay(ctx, cmd, plan)
+}
+
+func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
+	j, err := a.openJournal()
+	if err != nil {
+		return err
+	}
+	st, err := j.Replay(f.resume)
+	j.Close() // runReplay opens it again; keep the lock short
+	if err != nil {
+		return err
+	}
+	if !st.Interrupted() {
+		return fmt.Errorf("replay %s is not interrupted (last: %s): nothing to resume", st.ID, st.Status)
+	}
+	if a.vhost != st.Vhost {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dlqt: replay %s ran in vhost %q: resuming there\n", st.ID, st.Vhost)
+		a.vhost = st.Vhost
+	}
+	plan := st.ResumePlan()
+	plan.Options.AutoRamp = true // headless: nobody is there to press ramp-up
+	c := st.Counts()
+	fmt.Fprintf(cmd.OutOrStdout(), "resuming replay %s of %s: %d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n"+
+		"A message published but not yet confirmed when dlqt stopped is published again: it may be delivered twice.\n",
+		st.ID, st.Queue, c[triage.OutcomeConfirmed], c[triage.OutcomeFailedAgain], c[triage.OutcomeReturned],
+		len(plan.Items)-c[triage.OutcomeConfirmed]-c[triage.OutcomeFailedAgain]-c[triage.OutcomeReturned])
+	return a.runReplay(cmd.Context(), cmd, plan)
+}
+
+// runReplay carries out a plan headless: progress on stderr, the result on
+// stdout, a non-zero exit when a threshold stopped it.
+func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan triage.ReplayPlan) error {
+	j, err := a.openJournal()
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	live, err := broker.Dial(ctx, a.brokerConfig())
+	if err != nil {
+		return err
+	}
+	defer live.Close()
+	port, err := live.OpenReplay(ctx, plan.ID, plan.Queue)
+	if err != nil {
+		return err
+	}
+	defer port.Close()
+	port.AcceptDeliveryCost = a.acceptCost
+	errw := cmd.ErrOrStderr()
+	for _, n := range port.Notes() {
+		fmt.Fprintln(errw, "dlqt: note:", n)
+	}
+	res, err := triage.RunReplay(ctx, plan, port, journal.NewRecorder(j, a.actor, a.host), nil, progressLines(errw))
+	printResult(cmd.OutOrStdout(), res)
+	switch {
+	case err != nil:
+		return err
+	case res.StoppedBecause != "":
+		return fmt.Errorf("replay %s stopped: %s", res.ID, res.StoppedBecause)
+	case res.Aborted:
+		return fmt.Errorf("replay %s aborted; what was not published is still in %s", res.ID, plan.Queue)
+	}
+	return nil
+}
+
+// progressLines writes a line per second and one per phase change.
+func progressLines(w io.Writer) func(triage.ReplayProgress) {
+	var last time.Time
+	var phase triage.ReplayPhase
+	return func(p triage.ReplayProgress) {
+		if p.Phase == phase && time.Since(last) < time.Second {
+			return
+		}
+		last, phase = time.Now(), p.Phase
+		line := fmt.Sprintf("replay %s %s: published %d/%d, confirmed %d, returned %d, failed again %d, remaining %d, %.1f msg/s (target %.1f)",
+			p.ReplayID, p.Phase, p.Published, p.Total, p.Confirmed, p.Returned, p.FailedAgain, p.Remaining, p.AchievedRate, p.TargetRate)
+		if p.DestinationDepth >= 0 {
+			line += fmt.Sprintf(", destination depth %d", p.DestinationDepth)
+		}
+		if p.ObserveLeft > 0 {
+			line += fmt.Sprintf(", observing %s more", p.ObserveLeft.Round(time.Second))
+		}
+		if p.ETA > 0 {
+			line += fmt.Sprintf(", eta %s", p.ETA.Round(time.Second))
+		}
+		if p.Blocked != "" {
+			line += ", broker blocked publishing: " + triage.SanitizeLine(p.Blocked)
+		}
+		fmt.Fprintln(w, "dlqt:", line)
+	}
+}
+
+func printPlan(w io.Writer, p triage.ReplayPlan, in triage.Inspection) {
+	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", p.ID, len(p.Items), triage.SanitizeLine(p.Queue), p.Selection, triage.SanitizeLine(p.Vhost))
+	if in.Batch.Truncated() {
+		fmt.Fprintf(w, "  only the first %d of %d messages were read (--limit): a group covers those\n", len(in.Batch.Messages), in.Batch.Depth)
+	}
+	for _, d := range p.Destinations {
+		how := "not allowed"
+		switch {
+		case d.Original:
+			how = "original route"
+		case d.Allowed:
+			how = "allowed by replay.allow"
+		}
+		queues := "no queue"
+		if len(d.Queues) > 0 {
+			queues = strings.Join(sanitizeAll(d.Queues), ", ")
+		}
+		fmt.Fprintf(w, "  -> %s  %d message(s), %s, reaches %s\n", triage.SanitizeLine(d.Route.String()), d.Count, how, queues)
+	}
+	if len(p.Missing) > 0 {
+		fmt.Fprintf(w, "  not found in the queue: %s\n", strings.Join(sanitizeAll(p.Missing), ", "))
+	}
+	for _, t := range p.Sample {
+		payload, _, _ := strings.Cut(t.Payload, "\n")
+		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", t.ID, t.Reason, dash(t.ReasonCode), clip(payload, 100))
+	}
+	if p.Allowed {
+		fmt.Fprintln(w, "  allowed: yes")
+	} else {
+		fmt.Fprintln(w, "  allowed: no")
+	}
+	for _, pr := range p.Problems {
+		fmt.Fprintln(w, "  problem:", triage.SanitizeLine(pr))
+	}
+	fmt.Fprintf(w, "  canary %d at %.1f msg/s, observe %s, then up to %.1f msg/s; at-least-once: a duplicate is possible after a crash\n",
+		p.Options.Canary, p.Options.CanaryRate, p.Options.Observe, p.Options.Rate)
+}
+
+func printResult(w io.Writer, r triage.ReplayResult) {
+	fmt.Fprintf(w, "replay %s: resolved %d, failed again %d, returned %d, untouched %d (published %d)\n",
+		r.ID, r.Resolved, r.FailedAgain, r.Returned, r.Untouched, r.Published)
+	if r.PacedPublished > 0 {
+		fmt.Fprintf(w, "paced: %d published in %s, %.1f msg/s\n", r.PacedPublished, r.PacedElapsed.Round(time.Millisecond), r.PacedRate())
+	}
+	if r.StoppedBecause != "" {
+		fmt.Fprintln(w, "stopped:", triage.SanitizeLine(r.StoppedBecause))
+	}
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

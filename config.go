@@ -26,6 +26,11 @@ type fileConfig struct {
 	ParkingPatterns []string `yaml:"parking_patterns"`
 	// Keymap overrides key bindings by action name, like keymap.yaml.
 	Keymap yaml.Node `yaml:"keymap"`
+	// Replay.Allow lists the destinations (globs over EXCHANGE:ROUTING_KEY)
+	// a replay may send to other than a message's own original route.
+	Replay struct {
+		Allow []string `yaml:"allow"`
+	} `yaml:"replay"`
 }
 
 // loadFileConfig reads path. A missing file is no error when the path is

@@ -2,53 +2,156 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// Replay is the broker side of one replay (triage.ReplayPort): it holds the
-// source messages on the reading connection, publishes on a connection of
-// its own (confirm mode, mandatory; a blocked connection must not stall the
-// reads), and watches for copies of this replay coming back into the
-// parking queue through a temporary exclusive queue bound like it.
+// Replay is the broker side of one replay (triage.ReplayPort). It works on
+// two connections of its own, as DESIGN.md asks: one holds the source
+// messages and watches the parking queue, the other publishes (confirm mode,
+// mandatory), so a broker that blocks publishers never stalls the acks and
+// the watch. Closing it closes both, which requeues whatever is still held.
 type Replay struct {
 	live     *Live
 	replayID string
 	queue    string
+
+	// AcceptDeliveryCost allows holding from a quorum queue with a delivery
+	// limit: every message put back counts one delivery.
+	AcceptDeliveryCost bool
+
+	hold    *amqp.Connection
+	publish *amqp.Connection
+	pubCh   *amqp.Channel
+	pubMu   sync.Mutex // one publish at a time: deferred confirms need ordered writes
+
+	held    *heldSources
+	signals chan triage.ReplaySignal
+	returns chan amqp.Return
+
+	retMu    sync.Mutex
+	returned map[string]string // item id -> why, from basic.return
+
+	blockMu   sync.Mutex
+	unblocked chan struct{} // closed while publishing may go on
+
+	notes []string
+	once  sync.Once
+	done  chan struct{}
 }
 
 var _ triage.ReplayPort = (*Replay)(nil)
 
-// OpenReplay prepares replay replayID of queue: the publishing connection,
-// and the watch queue bound like the parking queue (same exchanges, keys
-// and arguments). Close it when done: that requeues whatever is still held.
+// OpenReplay prepares replay replayID of queue: the two connections and the
+// watch queue bound like the parking queue (same exchanges, keys and
+// arguments). Close it when done.
 func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay, error) {
-	panic("not implemented")
+	top, err := l.Topology(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := top.Queue(queue); !ok {
+		return nil, notFound(fmt.Sprintf("queue %q does not exist in vhost %q", queue, l.cfg.Vhost))
+	}
+	r := &Replay{
+		live: l, replayID: replayID, queue: queue,
+		signals:   make(chan triage.ReplaySignal, 1024),
+		returns:   make(chan amqp.Return, 4096),
+		returned:  map[string]string{},
+		unblocked: make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	close(r.unblocked)
+	if r.hold, err = l.dial(ctx, "dlqt replay "+replayID+" hold"); err != nil {
+		return nil, err
+	}
+	if r.publish, err = l.dial(ctx, "dlqt replay "+replayID+" publish"); err != nil {
+		r.hold.Close()
+		return nil, err
+	}
+	if err := r.openPublishing(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if err := r.watch(top); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
-// Hold implements triage.ReplayPort.
-func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID string) ([]triage.HeldMessage, error) {
-	panic("not implemented")
+// dial opens a connection of its own, named for the broker's connection list.
+func (l *Live) dial(ctx context.Context, name string) (*amqp.Connection, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	conn, err := amqp.DialConfig(l.url, amqp.Config{
+		Dial:       amqp.DefaultDial(l.cfg.timeout()),
+		Properties: amqp.Table{"connection_name": name},
+	})
+	if err != nil {
+		return nil, l.explainAMQP(err, amqpUser(l.cfg.AMQPURL))
+	}
+	return conn, nil
 }
 
-// Publish implements triage.ReplayPort.
-func (r *Replay) Publish(ctx context.Context, p triage.ReplayPublishing) (triage.PendingConfirm, error) {
-	panic("not implemented")
-}
-
-// Ack implements triage.ReplayPort.
-func (r *Replay) Ack(ctx context.Context, ids []string) error { panic("not implemented") }
-
-// Requeue implements triage.ReplayPort.
-func (r *Replay) Requeue(ctx context.Context, ids []string) error { panic("not implemented") }
+// Notes say what the replay cannot watch, e.g. a parking queue fed only
+// through the default exchange has no binding to copy.
+func (r *Replay) Notes() []string { return r.notes }
 
 // Signals implements triage.ReplayPort.
-func (r *Replay) Signals() <-chan triage.ReplaySignal { panic("not implemented") }
+func (r *Replay) Signals() <-chan triage.ReplaySignal { return r.signals }
 
-// DestinationDepth implements triage.ReplayPort.
-func (r *Replay) DestinationDepth(ctx context.Context, queues []string) (int, error) {
-	panic("not implemented")
+// signal reports without ever blocking the connection's reader: a full
+// channel drops the report, which only the watch could overflow.
+func (r *Replay) signal(s triage.ReplaySignal) {
+	select {
+	case r.signals <- s:
+	case <-r.done:
+	default:
+	}
 }
 
-// Close implements triage.ReplayPort.
-func (r *Replay) Close() error { panic("not implemented") }
+// Close implements triage.ReplayPort: closing the hold connection requeues
+// every source not acked.
+func (r *Replay) Close() error {
+	var err error
+	r.once.Do(func() {
+		close(r.done)
+		if r.publish != nil {
+			err = errors.Join(err, ignoreClosed(r.publish.Close()))
+		}
+		if r.hold != nil {
+			err = errors.Join(err, ignoreClosed(r.hold.Close()))
+		}
+	})
+	return err
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, amqp.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// DestinationDepth implements triage.ReplayPort with passive declares.
+func (r *Replay) DestinationDepth(ctx context.Context, queues []string) (int, error) {
+	total := 0
+	for _, q := range queues {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		n, err := passiveDepth(r.hold, q, r.live.cfg.Vhost)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}

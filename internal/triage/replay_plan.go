@@ -91,12 +91,16 @@ func PlanReplay(in Inspection, sel Selection, opts ReplayOptions) (ReplayPlan, e
 		p.DestinationQueues = append(p.DestinationQueues, q)
 	}
 	slices.Sort(p.DestinationQueues)
-	p.Problems = planProblems(p)
+	p.Problems = planProblems(p, in.Topology)
 	return p, nil
 }
 
 // planProblems says why a plan may not run, one line each.
-func planProblems(p ReplayPlan) []string {
+func planProblems(p ReplayPlan, top Topology) []string {
+	exchanges := map[string]bool{}
+	for _, x := range top.Exchanges {
+		exchanges[x.Name] = true
+	}
 	var out []string
 	if len(p.Items) == 0 && len(p.Unroutable) == 0 {
 		out = append(out, "no message of "+p.Queue+" matches "+p.Selection.String())
@@ -109,6 +113,9 @@ func planProblems(p ReplayPlan) []string {
 		out = append(out, fmt.Sprintf("destination %s is not a message's own original route and no replay.allow pattern matches it", r))
 	}
 	for _, d := range p.Destinations {
+		if d.Route.Exchange != "" && len(exchanges) > 0 && !exchanges[d.Route.Exchange] {
+			out = append(out, fmt.Sprintf("destination exchange %q does not exist in vhost %q (a publish to it would close the channel)", d.Route.Exchange, p.Vhost))
+		}
 		if slices.Contains(d.Queues, p.Queue) {
 			out = append(out, fmt.Sprintf("destination %s routes back into %s itself", d.Route, p.Queue))
 		}

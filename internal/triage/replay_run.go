@@ -1,6 +1,23 @@
 package triage
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Timings of a running replay.
+const (
+	progressEvery = 250 * time.Millisecond // gauge refresh and outcome flush
+	depthEvery    = time.Second            // destination depth poll
+	maxInFlight   = 500                    // publishes awaiting their confirm
+	rateWindow    = 2 * time.Second        // achieved rate is measured over this
+	historySlots  = 60                     // seconds of sparkline
+)
 
 // RunReplay carries out a plan: records it, holds the sources through port,
 // publishes the canary at CanaryRate, observes for Observe, then waits for
@@ -8,11 +25,749 @@ import "context"
 // paced by a token bucket. ctl takes pause, resume, ramp-up and abort at any
 // time; progress (may be nil) is called at least every 250 ms from
 // RunReplay's goroutine. A threshold (a failed-again copy, a return or nack,
-// destination backlog over MaxBacklog) stops it with Result.StoppedBecause
-// set and a nil error; errors are for the broker or the journal failing.
-// Every item ends with one outcome; unpublished sources are requeued.
+// destination backlog over MaxBacklog, a lost connection) stops it with
+// Result.StoppedBecause set and a nil error; an error means the journal
+// failed (the replay stops rather than act unrecorded) or the sources could
+// not be held. A cancelled ctx aborts like ReplayAbort. Every item ends with
+// one outcome; unpublished sources are requeued.
 func RunReplay(ctx context.Context, plan ReplayPlan, port ReplayPort, rec Recorder, ctl <-chan ReplayCommand, progress func(ReplayProgress)) (ReplayResult, error) {
-	panic("not implemented")
+	if err := plan.Runnable(); err != nil {
+		return ReplayResult{ID: plan.ID}, err
+	}
+	r := newReplayRun(plan, port, rec, progress)
+	defer r.finalOutcomes()
+	if err := r.begin(ctx); err != nil {
+		r.settleAll(ctx, "not published: "+err.Error())
+		return r.result(), err
+	}
+	err := r.loop(ctx, ctl)
+	return r.result(), err
+}
+
+// replayRun is the state of one RunReplay; only its goroutine touches it,
+// except the confirm waiter, which talks through channels.
+type replayRun struct {
+	plan     ReplayPlan
+	opts     ReplayOptions
+	port     ReplayPort
+	rec      Recorder
+	progress func(ReplayProgress)
+
+	items    map[string]ReplayItem
+	held     map[string]Message // still held, not yet acked or requeued
+	queue    []string           // ids still to publish, in order
+	outcome  map[string]ReplayOutcome
+	why      map[string]string
+	inFlight int
+
+	// Journalled at the next flush: confirmed before the ack, the others as they come.
+	toConfirm, toFail, toReturn []string
+
+	phase      ReplayPhase
+	paused     bool
+	canaryLeft int // canary messages still to publish
+	observeEnd time.Time
+	lim        *rate.Limiter
+	target     float64
+	stopped    string
+	aborted    bool
+	blocked    string
+
+	published, confirmed, returned, failedAgain int
+	pacedFrom, pacedLast                        time.Time
+	pacedCount                                  int
+	recent                                      []time.Time // publish times within rateWindow
+	history                                     [historySlots]float64
+	historyAt                                   int64 // unix second of history's last slot
+	start                                       time.Time
+	depth, baseDepth                            int
+}
+
+func newReplayRun(plan ReplayPlan, port ReplayPort, rec Recorder, progress func(ReplayProgress)) *replayRun {
+	r := &replayRun{
+		plan: plan, opts: plan.Options.withDefaults(), port: port, rec: rec, progress: progress,
+		items: map[string]ReplayItem{}, held: map[string]Message{},
+		outcome: map[string]ReplayOutcome{}, why: map[string]string{},
+		phase: PhaseHolding, depth: -1, baseDepth: -1, start: time.Now(),
+	}
+	for _, it := range plan.Items {
+		r.items[it.ID] = it
+	}
+	return r
+}
+
+func (r *replayRun) record(action, reason string, ids []string, details map[string]any) error {
+	d := map[string]any{"replay_id": r.plan.ID}
+	for k, v := range details {
+		d[k] = v
+	}
+	if err := r.rec.Record(Record{Action: action, Vhost: r.plan.Vhost, Queue: r.plan.Queue, MessageIDs: ids, Reason: reason, Details: d}); err != nil {
+		return fmt.Errorf("replay %s: the journal did not take %s, so the replay stops here: %w", r.plan.ID, action, err)
+	}
+	return nil
+}
+
+// begin journals the plan, holds the sources and settles what a previous,
+// interrupted run already did.
+func (r *replayRun) begin(ctx context.Context) error {
+	prior := r.plan.Prior
+	if prior == nil {
+		if err := r.record(ActionReplayPlan, "", r.plan.IDs(), map[string]any{"plan": r.plan}); err != nil {
+			return err
+		}
+		prior = &ReplayPrior{}
+	}
+	if err := r.record(ActionReplayStart, "", nil, map[string]any{"resumed": r.plan.Prior != nil}); err != nil {
+		return err
+	}
+	r.emit()
+	confirmed := map[string]bool{}
+	for _, id := range prior.Confirmed {
+		confirmed[id] = true
+	}
+	var want []string
+	for _, it := range r.plan.Items {
+		if o, done := prior.Settled[it.ID]; done {
+			r.outcome[it.ID] = o
+			continue
+		}
+		want = append(want, it.ID)
+	}
+	held, err := r.port.Hold(ctx, r.plan.Queue, want, r.plan.ID)
+	if err != nil {
+		return fmt.Errorf("replay %s: hold the messages of %s: %w", r.plan.ID, r.plan.Queue, err)
+	}
+	for _, h := range held {
+		if _, ok := r.items[h.ID]; ok {
+			r.held[h.ID] = h.Message
+		}
+	}
+	var ackNow, gone []string
+	for _, id := range want {
+		_, isHeld := r.held[id]
+		switch {
+		case confirmed[id] && isHeld: // confirmed before a crash, never acked
+			ackNow = append(ackNow, id)
+		case confirmed[id]: // confirmed and acked before a crash
+			r.outcome[id] = OutcomeResolved
+			r.confirmed++
+		case isHeld:
+			r.queue = append(r.queue, id)
+		default:
+			gone = append(gone, id)
+		}
+	}
+	if len(ackNow) > 0 {
+		if err := r.port.Ack(ctx, ackNow); err != nil {
+			return fmt.Errorf("replay %s: ack the sources confirmed before the interruption: %w", r.plan.ID, err)
+		}
+		for _, id := range ackNow {
+			delete(r.held, id)
+			r.outcome[id] = OutcomeResolved
+			r.confirmed++
+		}
+	}
+	if len(gone) > 0 {
+		for _, id := range gone {
+			r.outcome[id] = OutcomeUntouched
+			r.why[id] = "no longer in " + r.plan.Queue
+		}
+		if err := r.record(ActionReplayOutcome, string(OutcomeUntouched), gone, map[string]any{"why": "no longer in the queue"}); err != nil {
+			return err
+		}
+	}
+	if d, err := r.port.DestinationDepth(ctx, r.plan.DestinationQueues); err == nil && len(r.plan.DestinationQueues) > 0 {
+		r.depth, r.baseDepth = d, d
+	}
+	if prior.CanaryPassed {
+		r.afterObservation()
+	} else {
+		r.canaryLeft = min(r.opts.Canary, len(r.queue))
+		r.setRate(r.opts.CanaryRate)
+		r.phase = PhaseCanary
+	}
+	return nil
+}
+
+// setRate paces publishing at perSecond from now on. The bucket holds up
+// to 50 ms of tokens, so a late timer is caught up without a burst above
+// the rate, and starts empty, so a phase never opens with a burst.
+func (r *replayRun) setRate(perSecond float64) {
+	r.target = perSecond
+	burst := max(1, int(perSecond/20))
+	r.lim = rate.NewLimiter(rate.Limit(perSecond), burst)
+	r.lim.AllowN(time.Now(), burst)
+}
+
+type confirmResult struct {
+	id  string
+	res PublishResult
+}
+
+type pending struct {
+	id string
+	pc PendingConfirm
+}
+
+func (r *replayRun) loop(ctx context.Context, ctl <-chan ReplayCommand) error {
+	pend := make(chan pending, maxInFlight)
+	results := make(chan confirmResult, maxInFlight)
+	waitCtx, stopWaiting := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWaiting()
+	go func() { // confirms arrive in publish order; wait for each in turn
+		for p := range pend {
+			c, cancel := context.WithTimeout(waitCtx, r.opts.ConfirmTimeout)
+			res := p.pc.Wait(c)
+			cancel()
+			results <- confirmResult{p.id, res}
+		}
+	}()
+	defer close(pend)
+
+	depths := make(chan int, 1)
+	depthCtx, stopDepth := context.WithCancel(ctx)
+	defer stopDepth()
+	if len(r.plan.DestinationQueues) > 0 {
+		go r.pollDepth(depthCtx, depths)
+	}
+
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	pub := time.NewTimer(0)
+	defer pub.Stop()
+	signals := r.port.Signals()
+	done := ctx.Done()
+
+	for {
+		if r.finished() {
+			break
+		}
+		select {
+		case <-done:
+			r.aborted = true
+			done = nil
+			if err := r.record(ActionReplayAbort, "interrupted", nil, nil); err != nil {
+				return r.wrapUp(ctx, err)
+			}
+		case cmd := <-ctl:
+			if err := r.command(cmd); err != nil {
+				return r.wrapUp(ctx, err)
+			}
+		case s, ok := <-signals:
+			if !ok {
+				signals = nil
+				continue
+			}
+			r.signal(s)
+		case c := <-results:
+			r.inFlight--
+			r.settled(c)
+		case d := <-depths:
+			r.depth = d
+		case <-pub.C:
+			r.publishDue(ctx, pend)
+		case <-tick.C:
+			if err := r.flush(ctx); err != nil {
+				return r.wrapUp(ctx, err)
+			}
+			r.advance()
+			r.emit()
+		}
+		r.trip()
+		r.armPublish(pub)
+	}
+	return r.wrapUp(ctx, nil)
+}
+
+// finished reports that nothing more will happen: no publishing left to do
+// (stopped, aborted or all sent), no confirm pending, and no observation
+// window open.
+func (r *replayRun) finished() bool {
+	if r.inFlight > 0 {
+		return false
+	}
+	if r.stopped != "" || r.aborted {
+		return true
+	}
+	return len(r.queue) == 0 && r.phase != PhaseObserving && r.phase != PhaseCanary
+}
+
+// armPublish sets the timer for the next token, or idles it.
+func (r *replayRun) armPublish(t *time.Timer) {
+	t.Stop()
+	if !r.mayPublish() {
+		return
+	}
+	t.Reset(r.untilToken())
+}
+
+func (r *replayRun) mayPublish() bool {
+	if r.paused || r.stopped != "" || r.aborted || r.blocked != "" || len(r.queue) == 0 || r.inFlight >= maxInFlight {
+		return false
+	}
+	switch r.phase {
+	case PhaseCanary:
+		return r.canaryLeft > 0
+	case PhaseRunning:
+		return true
+	}
+	return false
+}
+
+func (r *replayRun) untilToken() time.Duration {
+	missing := 1 - r.lim.Tokens()
+	if missing <= 0 {
+		return 0
+	}
+	return time.Duration(missing / float64(r.lim.Limit()) * float64(time.Second))
+}
+
+// publishDue publishes every message the bucket has a token for.
+func (r *replayRun) publishDue(ctx context.Context, pend chan<- pending) {
+	for r.mayPublish() && r.lim.Allow() {
+		id := r.queue[0]
+		r.queue = r.queue[1:]
+		m := r.held[id]
+		env := DecodeEnvelope(m.Body)
+		attempts := bestAttempts(m.Headers, env, ParseDeaths(m.Headers), false)
+		out := m
+		out.Headers = ReplayHeaders(m, id, r.plan.ID, attempts, time.Now())
+		pc, err := r.port.Publish(ctx, ReplayPublishing{ItemID: id, Route: r.items[id].Route, Message: out})
+		now := time.Now()
+		r.published++
+		r.notePublish(now)
+		if r.phase == PhaseCanary {
+			r.canaryLeft--
+		} else {
+			if r.pacedFrom.IsZero() {
+				r.pacedFrom = now
+			}
+			r.pacedLast, r.pacedCount = now, r.pacedCount+1
+		}
+		if err != nil {
+			r.settled(confirmResult{id, PublishResult{Why: "publish failed: " + err.Error()}})
+			continue
+		}
+		r.inFlight++
+		pend <- pending{id, pc}
+	}
+}
+
+func (r *replayRun) notePublish(now time.Time) {
+	r.recent = append(r.recent, now)
+	r.rollHistory(now)
+	r.history[historySlots-1]++
+}
+
+// rollHistory shifts the per-second history up to now.
+func (r *replayRun) rollHistory(now time.Time) {
+	sec := now.Unix()
+	if r.historyAt == 0 {
+		r.historyAt = sec
+	}
+	shift := int(min(sec-r.historyAt, historySlots))
+	if shift > 0 {
+		copy(r.history[:], r.history[shift:])
+		clear(r.history[historySlots-shift:])
+		r.historyAt = sec
+	}
+}
+
+// settled takes one publish's answer: confirmed sources wait for the next
+// flush (journal, then ack); the rest is requeued there.
+func (r *replayRun) settled(c confirmResult) {
+	if c.res.Confirmed {
+		r.confirmed++
+		r.outcome[c.id] = OutcomeConfirmed
+		r.toConfirm = append(r.toConfirm, c.id)
+		return
+	}
+	r.returned++
+	r.outcome[c.id] = OutcomeReturned
+	r.why[c.id] = c.res.Why
+	r.toReturn = append(r.toReturn, c.id)
+}
+
+func (r *replayRun) signal(s ReplaySignal) {
+	switch s.Kind {
+	case SignalFailedAgain:
+		if _, ours := r.items[s.ID]; !ours || r.outcome[s.ID] == OutcomeFailedAgain {
+			return
+		}
+		r.failedAgain++
+		r.outcome[s.ID] = OutcomeFailedAgain
+		r.why[s.ID] = s.Reason
+		r.toFail = append(r.toFail, s.ID)
+	case SignalBlocked:
+		r.blocked = s.Reason
+		if r.blocked == "" {
+			r.blocked = "blocked"
+		}
+	case SignalUnblocked:
+		r.blocked = ""
+	case SignalLost:
+		if r.stopped == "" {
+			r.stopped = "lost the broker connection: " + s.Reason
+		}
+	}
+}
+
+func (r *replayRun) command(c ReplayCommand) error {
+	switch c {
+	case ReplayPause:
+		if r.paused || r.ended() {
+			return nil
+		}
+		r.paused = true
+		return r.record(ActionReplayPause, "", nil, map[string]any{"published": r.published})
+	case ReplayResume:
+		if !r.paused || r.ended() {
+			return nil
+		}
+		r.paused = false
+		r.setRate(r.target) // a paused bucket must not have saved up a burst
+		return r.record(ActionReplayResume, "", nil, map[string]any{"published": r.published})
+	case ReplayRampUp:
+		return r.rampUp()
+	case ReplayAbort:
+		if r.ended() {
+			return nil
+		}
+		r.aborted = true
+		return r.record(ActionReplayAbort, "by the operator", nil, map[string]any{"published": r.published})
+	}
+	return nil
+}
+
+func (r *replayRun) ended() bool { return r.aborted || r.stopped != "" }
+
+// rampUp leaves the wait after the canary at twice the canary rate, and
+// doubles a running rate, never above the ceiling.
+func (r *replayRun) rampUp() error {
+	switch {
+	case r.ended():
+		return nil
+	case r.phase == PhaseAwaitingRamp:
+		r.phase = PhaseRunning
+		r.setRate(NextRate(r.opts.CanaryRate, r.opts.Rate))
+	case r.phase == PhaseRunning && r.target < r.opts.Rate:
+		r.setRate(NextRate(r.target, r.opts.Rate))
+	default:
+		return nil
+	}
+	return r.record(ActionReplayRamp, "", nil, map[string]any{"rate": r.target, "canary_passed": true})
+}
+
+// advance moves the phases on with time: the canary, once all sent and
+// answered, opens the observation window; a clean window ends it.
+func (r *replayRun) advance() {
+	if r.ended() {
+		return
+	}
+	switch r.phase {
+	case PhaseCanary:
+		if r.canaryLeft == 0 && r.inFlight == 0 && len(r.toConfirm) == 0 {
+			r.phase = PhaseObserving
+			r.observeEnd = time.Now().Add(r.opts.Observe)
+		}
+	case PhaseObserving:
+		if !time.Now().Before(r.observeEnd) {
+			r.afterObservation()
+			if r.phase == PhaseRunning {
+				_ = r.record(ActionReplayRamp, "", nil, map[string]any{"rate": r.target, "canary_passed": true, "auto": true})
+			}
+		}
+	}
+}
+
+func (r *replayRun) afterObservation() {
+	if r.opts.AutoRamp {
+		r.phase = PhaseRunning
+		r.setRate(r.opts.Rate)
+		return
+	}
+	r.phase = PhaseAwaitingRamp
+	r.setRate(r.opts.CanaryRate)
+}
+
+// trip stops the replay when a threshold is crossed.
+func (r *replayRun) trip() {
+	if r.ended() || (r.failedAgain == 0 && r.returned == 0 && r.opts.MaxBacklog == 0) {
+		return
+	}
+	if why := ReplayThreshold(r.opts, r.tally()); why != "" {
+		r.stopped = why
+	}
+}
+
+// ReplayTally is what thresholds are decided on.
+type ReplayTally struct {
+	FailedAgain, Returned int
+	FailedIDs             []string
+	ReturnWhy             string
+	DestinationDepth      int // -1 unknown
+	BaseDepth             int // depth when the replay started; -1 unknown
+}
+
+func (r *replayRun) tally() ReplayTally {
+	t := ReplayTally{FailedAgain: r.failedAgain, Returned: r.returned, DestinationDepth: r.depth, BaseDepth: r.baseDepth}
+	for _, id := range r.plan.IDs() {
+		switch r.outcome[id] {
+		case OutcomeFailedAgain:
+			t.FailedIDs = append(t.FailedIDs, id)
+		case OutcomeReturned:
+			if t.ReturnWhy == "" {
+				t.ReturnWhy = r.why[id]
+			}
+		}
+	}
+	return t
+}
+
+// ReplayThreshold says why a replay must stop, or "": any message failed
+// again, any return or nack, or the destination depth grown by more than
+// MaxBacklog since the start.
+func ReplayThreshold(opts ReplayOptions, t ReplayTally) string {
+	switch {
+	case t.FailedAgain > 0:
+		return fmt.Sprintf("%d replayed message(s) failed again and are back in a parking queue (%s)", t.FailedAgain, joinFirst(t.FailedIDs, 5))
+	case t.Returned > 0:
+		return fmt.Sprintf("the broker did not take %d message(s) (%s); they stay in the parking queue", t.Returned, t.ReturnWhy)
+	case opts.MaxBacklog > 0 && t.DestinationDepth >= 0 && t.BaseDepth >= 0 && t.DestinationDepth-t.BaseDepth > opts.MaxBacklog:
+		return fmt.Sprintf("the destination backlog grew by %d messages (limit %d): its consumers are not keeping up", t.DestinationDepth-t.BaseDepth, opts.MaxBacklog)
+	}
+	return ""
+}
+
+func joinFirst(ids []string, n int) string {
+	out := ""
+	for i, s := range firstN(ids, n) {
+		if i > 0 {
+			out += ", "
+		}
+		out += s
+	}
+	return out
+}
+
+// flush journals the outcomes gathered since the last flush, then acks the
+// confirmed sources and requeues the returned ones: "confirmed" is in the
+// journal before any source is acked, so a resume after a crash acks
+// instead of publishing again.
+func (r *replayRun) flush(ctx context.Context) error {
+	if len(r.toConfirm) > 0 {
+		ids := r.toConfirm
+		if err := r.record(ActionReplayOutcome, string(OutcomeConfirmed), ids, nil); err != nil {
+			return err
+		}
+		r.toConfirm = nil
+		if err := r.port.Ack(ctx, ids); err != nil {
+			if r.stopped == "" {
+				r.stopped = "could not ack confirmed sources (they may be delivered twice; resume acks them): " + err.Error()
+			}
+		} else {
+			for _, id := range ids {
+				delete(r.held, id)
+			}
+		}
+	}
+	if len(r.toReturn) > 0 {
+		ids := r.toReturn
+		why := map[string]any{}
+		for _, id := range ids {
+			why[id] = r.why[id]
+		}
+		if err := r.record(ActionReplayOutcome, string(OutcomeReturned), ids, map[string]any{"why": why}); err != nil {
+			return err
+		}
+		r.toReturn = nil
+		if err := r.port.Requeue(ctx, ids); err == nil {
+			for _, id := range ids {
+				delete(r.held, id)
+			}
+		}
+	}
+	if len(r.toFail) > 0 {
+		if err := r.record(ActionReplayOutcome, string(OutcomeFailedAgain), r.toFail, nil); err != nil {
+			return err
+		}
+		r.toFail = nil
+	}
+	return nil
+}
+
+// wrapUp waits for the confirms still pending (bounded by the confirm
+// timeout), flushes, requeues every unpublished source and journals the end.
+func (r *replayRun) wrapUp(ctx context.Context, cause error) error {
+	if cause != nil && r.stopped == "" {
+		r.stopped = cause.Error()
+	}
+	r.emit()
+	flushErr := r.flush(context.WithoutCancel(ctx))
+	r.settleAll(ctx, "not published")
+	action, reason := ActionReplayFinish, "done"
+	switch {
+	case r.stopped != "":
+		reason = "stopped: " + r.stopped
+		if err := r.record(ActionReplayStop, r.stopped, nil, nil); err != nil && cause == nil {
+			cause = err
+		}
+	case r.aborted:
+		reason = "aborted"
+	}
+	res := r.result()
+	if err := r.record(action, reason, nil, map[string]any{
+		"resolved": res.Resolved, "failed_again": res.FailedAgain, "returned": res.Returned, "untouched": res.Untouched, "published": r.published,
+	}); err != nil && cause == nil {
+		cause = err
+	}
+	r.emit()
+	return errors.Join(cause, flushErr)
+}
+
+// settleAll requeues every source still held and marks it untouched.
+func (r *replayRun) settleAll(ctx context.Context, why string) {
+	var ids []string
+	for _, it := range r.plan.Items {
+		if _, ok := r.held[it.ID]; ok {
+			ids = append(ids, it.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	_ = r.port.Requeue(context.WithoutCancel(ctx), ids) // Close requeues them too
+	var untouched []string
+	for _, id := range ids {
+		delete(r.held, id)
+		if _, has := r.outcome[id]; !has {
+			r.outcome[id] = OutcomeUntouched
+			r.why[id] = why
+			untouched = append(untouched, id)
+		}
+	}
+	if len(untouched) > 0 {
+		_ = r.record(ActionReplayOutcome, string(OutcomeUntouched), untouched, map[string]any{"why": why})
+	}
+	r.queue = nil
+}
+
+func (r *replayRun) pollDepth(ctx context.Context, out chan<- int) {
+	t := time.NewTicker(depthEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			c, cancel := context.WithTimeout(ctx, depthEvery)
+			d, err := r.port.DestinationDepth(c, r.plan.DestinationQueues)
+			cancel()
+			if err != nil {
+				continue
+			}
+			select {
+			case out <- d:
+			default:
+			}
+		}
+	}
+}
+
+func (r *replayRun) emit() {
+	if r.progress != nil {
+		r.progress(r.snapshot())
+	}
+}
+
+func (r *replayRun) snapshot() ReplayProgress {
+	now := time.Now()
+	cut := now.Add(-rateWindow)
+	i := 0
+	for i < len(r.recent) && r.recent[i].Before(cut) {
+		i++
+	}
+	r.recent = r.recent[i:]
+	window := min(rateWindow, now.Sub(r.start))
+	achieved := 0.0
+	if window > 0 {
+		achieved = float64(len(r.recent)) / window.Seconds()
+	}
+	r.rollHistory(now)
+	p := ReplayProgress{
+		ReplayID: r.plan.ID, Phase: r.phase, TargetRate: r.target, AchievedRate: achieved,
+		Total: len(r.plan.Items), Published: r.published, Confirmed: r.confirmed, Returned: r.returned,
+		FailedAgain: r.failedAgain, Remaining: len(r.queue), InFlight: r.inFlight,
+		DestinationDepth: r.depth, History: slices.Clone(r.history[:]), Blocked: r.blocked,
+		StoppedBecause: r.stopped, Elapsed: now.Sub(r.start),
+	}
+	switch {
+	case r.stopped != "":
+		p.Phase = PhaseStopped
+	case r.aborted:
+		p.Phase = PhaseAborted
+	case r.paused:
+		p.Phase = PhasePaused
+	case r.finished():
+		p.Phase = PhaseDone
+	}
+	if r.phase == PhaseObserving {
+		p.ObserveLeft = max(0, time.Until(r.observeEnd))
+	}
+	if p.Remaining > 0 {
+		perSec := achieved
+		if perSec <= 0 {
+			perSec = r.target
+		}
+		if perSec > 0 {
+			p.ETA = time.Duration(float64(p.Remaining) / perSec * float64(time.Second))
+		}
+	}
+	return p
+}
+
+// finalOutcomes turns confirmed into resolved once the run is over.
+func (r *replayRun) finalOutcomes() {
+	for id, o := range r.outcome {
+		if o == OutcomeConfirmed {
+			r.outcome[id] = OutcomeResolved
+		}
+	}
+}
+
+func (r *replayRun) result() ReplayResult {
+	res := ReplayResult{ID: r.plan.ID, Outcomes: map[string]ReplayOutcome{}, Why: map[string]string{},
+		Published: r.published, StoppedBecause: r.stopped, Aborted: r.aborted && r.stopped == "",
+		PacedPublished: r.pacedCount}
+	if r.pacedCount > 1 {
+		// n publishes paced at rate span n-1 intervals from the first; one
+		// interval before it is when the phase's first token was due.
+		res.PacedElapsed = r.pacedLast.Sub(r.pacedFrom) + time.Duration(float64(time.Second)/r.target)
+	}
+	for _, it := range r.plan.Items {
+		o, ok := r.outcome[it.ID]
+		if !ok {
+			o = OutcomeUntouched
+		}
+		if o == OutcomeConfirmed {
+			o = OutcomeResolved
+		}
+		res.Outcomes[it.ID] = o
+		if w := r.why[it.ID]; w != "" {
+			res.Why[it.ID] = w
+		}
+		switch o {
+		case OutcomeResolved:
+			res.Resolved++
+		case OutcomeFailedAgain:
+			res.FailedAgain++
+		case OutcomeReturned:
+			res.Returned++
+		default:
+			res.Untouched++
+		}
+	}
+	return res
 }
 
 // NextRate is the rate after one ramp-up step: double, capped at ceiling.

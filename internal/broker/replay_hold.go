@@ -1,0 +1,253 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// heldSources are the source messages a replay holds unacked on its hold
+// connection, by item id.
+type heldSources struct {
+	mu   sync.Mutex
+	ch   *amqp.Channel
+	tags map[string]uint64
+}
+
+// Hold implements triage.ReplayPort. It consumes the queue with manual ack
+// and no prefetch bound (DESIGN.md: never a basic.get loop), cancels the
+// consumer once it has read the depth it found (or the broker goes quiet),
+// and keeps the wanted messages unacked; every other one is requeued on its
+// own, back to its place. Identities are computed as the read path does
+// (triage.Identify), over the messages that are not copies of this replay,
+// so a failed-again copy neither gets held nor shifts an occurrence index.
+//
+// The held messages stay unacked until Ack, Requeue or Close; a replay that
+// outlives the broker's consumer timeout (30 min by default) loses its hold
+// and the broker requeues them: nothing is lost, the replay stops.
+func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID string) ([]triage.HeldMessage, error) {
+	if r.held != nil {
+		return nil, fmt.Errorf("replay %s already holds its messages", r.replayID)
+	}
+	info, err := r.live.queueInfo(ctx, queue)
+	if err != nil {
+		return nil, err
+	}
+	q := info.domain()
+	if q.Type == triage.QueueStream {
+		return nil, fmt.Errorf("queue %q is a stream: its messages cannot be taken out, so a replay would only copy them", queue)
+	}
+	depth, err := passiveDepth(r.hold, queue, r.live.cfg.Vhost)
+	if err != nil {
+		return nil, err
+	}
+	if q.Type == triage.QueueQuorum && info.hasDeliveryLimit() && !r.AcceptDeliveryCost {
+		return nil, &triage.DeliveryCostError{Queue: queue, Limit: q.DeliveryLimit, Depth: depth}
+	}
+	ch, err := r.hold.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("replay: open hold channel: %w", err)
+	}
+	r.held = &heldSources{ch: ch, tags: map[string]uint64{}}
+	if depth == 0 || len(ids) == 0 {
+		return nil, nil
+	}
+	if err := ch.Qos(0, 0, false); err != nil {
+		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
+	}
+	ds, err := r.consumeAll(ctx, ch, queue, depth)
+	if err != nil {
+		ch.Close() // requeues all
+		return nil, err
+	}
+
+	var own []amqp.Delivery // not copies of this replay
+	var put []uint64        // delivery tags to requeue
+	for _, d := range ds {
+		if id, _ := d.Headers[triage.HeaderReplayID].(string); id == replayID {
+			put = append(put, d.DeliveryTag)
+			continue
+		}
+		own = append(own, d)
+	}
+	msgs := make([]triage.Message, len(own))
+	envs := make([]triage.Envelope, len(own))
+	for i, d := range own {
+		msgs[i] = toMessage(d, queue, i)
+		envs[i] = triage.DecodeEnvelope(d.Body)
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	var out []triage.HeldMessage
+	for i, id := range triage.Identify(msgs, envs) {
+		if want[id] {
+			out = append(out, triage.HeldMessage{ID: id, Message: msgs[i]})
+			r.held.tags[id] = own[i].DeliveryTag
+			continue
+		}
+		put = append(put, own[i].DeliveryTag)
+	}
+	for _, tag := range put {
+		if err := ch.Nack(tag, false, true); err != nil {
+			ch.Close()
+			return nil, fmt.Errorf("replay: put back the messages not selected: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// consumeAll takes up to depth deliveries, then cancels the consumer and
+// takes in what the broker pushed before the cancel-ok.
+func (r *Replay) consumeAll(ctx context.Context, ch *amqp.Channel, queue string, depth int) ([]amqp.Delivery, error) {
+	tag := "dlqt-replay-" + r.replayID
+	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
+	if err != nil {
+		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
+	}
+	var ds []amqp.Delivery
+	timer := time.NewTimer(firstMessageWait)
+	defer timer.Stop()
+	lastHeard := time.Now()
+read:
+	for len(ds) < depth {
+		select {
+		case d, ok := <-deliveries:
+			if !ok {
+				return nil, fmt.Errorf("replay: hold %q: the channel closed", queue)
+			}
+			ds = append(ds, d)
+			timer.Reset(idleGap)
+			lastHeard = time.Now()
+		case <-timer.C:
+			ready, err := passiveDepth(r.hold, queue, "")
+			if err != nil || ready == 0 {
+				break read // the rest is held by other consumers, or gone
+			}
+			if time.Since(lastHeard) > maxStall {
+				return nil, fmt.Errorf("replay: hold %q: the broker sent nothing for %s while %d messages were ready", queue, maxStall, ready)
+			}
+			timer.Reset(idleGap)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if err := ch.Cancel(tag, false); err != nil {
+		return nil, fmt.Errorf("replay: hold %q: cancel: %w", queue, err)
+	}
+	timeout := time.After(releaseWait)
+	for {
+		select {
+		case d, ok := <-deliveries:
+			if !ok {
+				return ds, nil
+			}
+			ds = append(ds, d)
+		case <-timeout:
+			return ds, nil
+		}
+	}
+}
+
+// Ack implements triage.ReplayPort: each source on its own, never multiple.
+func (r *Replay) Ack(_ context.Context, ids []string) error {
+	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error { return ch.Ack(tag, false) })
+}
+
+// Requeue implements triage.ReplayPort.
+func (r *Replay) Requeue(_ context.Context, ids []string) error {
+	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error { return ch.Nack(tag, false, true) })
+}
+
+func (r *Replay) settle(ids []string, do func(*amqp.Channel, uint64) error) error {
+	if r.held == nil {
+		return nil
+	}
+	h := r.held
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		tag, ok := h.tags[id]
+		if !ok {
+			continue
+		}
+		if err := do(h.ch, tag); err != nil {
+			return fmt.Errorf("replay: settle %s: %w", id, err)
+		}
+		delete(h.tags, id)
+	}
+	return nil
+}
+
+// watch binds a temporary exclusive queue like every parking queue of the
+// vhost (and the replay's own queue), so a copy of this replay that is dead
+// lettered or parked again shows up here too; the parking queues keep their
+// own copy. Copies are matched by the dlqt-replay-id header.
+func (r *Replay) watch(top triage.Topology) error {
+	parking := map[string]bool{r.queue: true}
+	for _, p := range triage.FindParkingQueues(top, nil) {
+		parking[p.Name] = true
+	}
+	type bind struct{ source, key, args string }
+	seen := map[bind]bool{}
+	var binds []triage.Binding
+	for _, b := range top.Bindings {
+		if b.Source == "" || b.DestinationType != "queue" || !parking[b.Destination] {
+			continue
+		}
+		k := bind{b.Source, b.RoutingKey, fmt.Sprint(b.Arguments)}
+		if !seen[k] {
+			seen[k] = true
+			binds = append(binds, b)
+		}
+	}
+	if len(binds) == 0 {
+		r.notes = append(r.notes, fmt.Sprintf("%s is reached only through the default exchange: copies that fail again cannot be watched", r.queue))
+		return nil
+	}
+	ch, err := r.hold.Channel()
+	if err != nil {
+		return fmt.Errorf("replay: open watch channel: %w", err)
+	}
+	q, err := ch.QueueDeclare("", false, true, true, false, nil)
+	if err != nil {
+		return fmt.Errorf("replay: declare the watch queue: %w", err)
+	}
+	for _, b := range binds {
+		if err := ch.QueueBind(q.Name, b.RoutingKey, b.Source, false, headersToTable(b.Arguments)); err != nil {
+			return fmt.Errorf("replay: bind the watch queue to %q: %w", b.Source, err)
+		}
+	}
+	deliveries, err := ch.Consume(q.Name, "", true, true, false, false, nil)
+	if err != nil {
+		return fmt.Errorf("replay: watch: %w", err)
+	}
+	go func() {
+		for d := range deliveries {
+			if id, _ := d.Headers[triage.HeaderReplayID].(string); id != r.replayID {
+				continue
+			}
+			item, _ := d.Headers[triage.HeaderReplayItem].(string)
+			if item == "" {
+				item = d.MessageId
+			}
+			r.signal(triage.ReplaySignal{Kind: triage.SignalFailedAgain, ID: item, Reason: failedWhy(d)})
+		}
+	}()
+	return nil
+}
+
+// failedWhy says where a copy died again, from its newest x-death entry.
+func failedWhy(d amqp.Delivery) string {
+	deaths := triage.ParseDeaths(tableToHeaders(d.Headers))
+	if len(deaths) == 0 {
+		return "parked again by an application"
+	}
+	return fmt.Sprintf("%s in queue %s", deaths[0].Reason, deaths[0].Queue)
+}

@@ -1,0 +1,170 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// openPublishing puts the publishing channel in confirm mode and keeps
+// draining its notifications: amqp091-go drops a notification after 5 s on
+// a full channel, and a return must never be dropped.
+func (r *Replay) openPublishing() error {
+	ch, err := r.publish.Channel()
+	if err != nil {
+		return fmt.Errorf("replay: open publishing channel: %w", err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		return fmt.Errorf("replay: confirm mode: %w", err)
+	}
+	r.pubCh = ch
+	ch.NotifyReturn(r.returns)
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	blocked := r.publish.NotifyBlocked(make(chan amqp.Blocking, 4))
+	go func() {
+		for {
+			select {
+			case b, ok := <-blocked:
+				if !ok {
+					blocked = nil
+					continue
+				}
+				r.setBlocked(b)
+			case e, ok := <-closed:
+				if !ok {
+					closed = nil
+					continue
+				}
+				if e != nil { // a close we did not ask for: 404 exchange, access, broker gone
+					r.signal(triage.ReplaySignal{Kind: triage.SignalLost, Reason: "publishing channel closed: " + e.Reason})
+				}
+				r.setBlocked(amqp.Blocking{Active: false})
+			case <-r.done:
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// setBlocked gates Publish: while the broker blocks the connection a write
+// would hang, so Publish waits for the unblock (or its context) instead.
+func (r *Replay) setBlocked(b amqp.Blocking) {
+	r.blockMu.Lock()
+	defer r.blockMu.Unlock()
+	select {
+	case <-r.unblocked:
+		if b.Active {
+			r.unblocked = make(chan struct{})
+			r.signal(triage.ReplaySignal{Kind: triage.SignalBlocked, Reason: b.Reason})
+		}
+	default:
+		if !b.Active {
+			close(r.unblocked)
+			r.signal(triage.ReplaySignal{Kind: triage.SignalUnblocked})
+		}
+	}
+}
+
+func (r *Replay) gate() <-chan struct{} {
+	r.blockMu.Lock()
+	defer r.blockMu.Unlock()
+	return r.unblocked
+}
+
+// Publish implements triage.ReplayPort: mandatory, on the confirm channel,
+// with every property and header of the message as given.
+func (r *Replay) Publish(ctx context.Context, p triage.ReplayPublishing) (triage.PendingConfirm, error) {
+	select {
+	case <-r.gate():
+	case <-ctx.Done():
+		return nil, fmt.Errorf("broker blocked publishing: %w", ctx.Err())
+	}
+	m := p.Message
+	pub := amqp.Publishing{
+		Headers:         headersToTable(m.Headers),
+		ContentType:     m.Properties.ContentType,
+		ContentEncoding: m.Properties.ContentEncoding,
+		DeliveryMode:    m.Properties.DeliveryMode,
+		Priority:        m.Properties.Priority,
+		CorrelationId:   m.Properties.CorrelationID,
+		ReplyTo:         m.Properties.ReplyTo,
+		Expiration:      m.Properties.Expiration,
+		MessageId:       m.Properties.MessageID,
+		Timestamp:       m.Properties.Timestamp,
+		Type:            m.Properties.Type,
+		UserId:          m.Properties.UserID,
+		AppId:           m.Properties.AppID,
+		Body:            m.Body,
+	}
+	r.pubMu.Lock()
+	dc, err := r.pubCh.PublishWithDeferredConfirmWithContext(ctx, p.Route.Exchange, p.Route.RoutingKey, true, false, pub)
+	r.pubMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return &pendingConfirm{r: r, id: p.ItemID, dc: dc}, nil
+}
+
+type pendingConfirm struct {
+	r  *Replay
+	id string
+	dc *amqp.DeferredConfirmation
+}
+
+// Wait implements triage.PendingConfirm. The broker sends a mandatory
+// return before the ack of the same publish, and amqp091-go hands it to the
+// returns channel before it reads the ack, so draining that channel once the
+// confirm is in sees every return of this publish. Returns carry no
+// delivery tag: they are matched by dlqt-replay-item (else message_id).
+func (p *pendingConfirm) Wait(ctx context.Context) triage.PublishResult {
+	for {
+		select {
+		case ret := <-p.r.returns:
+			p.r.noteReturn(ret)
+		case <-p.dc.Done():
+			p.r.drainReturns()
+			if why, ok := p.r.takeReturn(p.id); ok {
+				return triage.PublishResult{Why: why}
+			}
+			if !p.dc.Acked() {
+				return triage.PublishResult{Why: "nacked by the broker (or its channel closed)"}
+			}
+			return triage.PublishResult{Confirmed: true}
+		case <-ctx.Done():
+			return triage.PublishResult{Why: "no confirm from the broker in time: it may or may not have the copy"}
+		}
+	}
+}
+
+func (r *Replay) drainReturns() {
+	for {
+		select {
+		case ret := <-r.returns:
+			r.noteReturn(ret)
+		default:
+			return
+		}
+	}
+}
+
+func (r *Replay) noteReturn(ret amqp.Return) {
+	id, _ := ret.Headers[triage.HeaderReplayItem].(string)
+	if id == "" {
+		id = ret.MessageId
+	}
+	r.retMu.Lock()
+	r.returned[id] = fmt.Sprintf("returned by the broker: %d %s (exchange %q, routing key %q)", ret.ReplyCode, ret.ReplyText, ret.Exchange, ret.RoutingKey)
+	r.retMu.Unlock()
+}
+
+func (r *Replay) takeReturn(id string) (string, bool) {
+	r.retMu.Lock()
+	defer r.retMu.Unlock()
+	why, ok := r.returned[id]
+	delete(r.returned, id)
+	return why, ok
+}

@@ -1,0 +1,408 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/broker/brokertest"
+	"github.com/dlqt/dlqt/internal/journal"
+)
+
+// replayBed is one test's vhost with a small retry topology: exchange
+// "orders" routes order.created to queue "orders", whose dead letters go
+// through fanout "orders.dlx" to the parking queue "orders.parking". Its
+// own amqp091-go connection builds it and reads the queues, independently
+// of dlqt.
+type replayBed struct {
+	t       *testing.T
+	cfg     broker.Config
+	conn    *amqp.Connection
+	ch      *amqp.Channel
+	env     []string
+	journal string
+}
+
+const (
+	bedParking = "orders.parking"
+	bedOrders  = "orders"
+)
+
+func newReplayBed(t *testing.T, prefix string) *replayBed {
+	t.Helper()
+	cfg := brokertest.NewVhost(t, prefix)
+	u, err := url.Parse(cfg.AMQPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path, u.RawPath = "/"+cfg.Vhost, "/"+url.PathEscape(cfg.Vhost)
+	conn, err := amqp.Dial(u.String())
+	if err != nil {
+		t.Fatalf("dial test vhost: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	b := &replayBed{t: t, cfg: cfg, conn: conn, ch: ch, journal: filepath.Join(t.TempDir(), "journal.db")}
+	b.env = append(brokerEnv(t, cfg), "DLQT_JOURNAL="+b.journal)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(ch.ExchangeDeclare("orders", "direct", true, false, false, false, nil))
+	must(ch.ExchangeDeclare("orders.dlx", "fanout", true, false, false, false, nil))
+	_, err = ch.QueueDeclare(bedParking, true, false, false, false, nil)
+	must(err)
+	must(ch.QueueBind(bedParking, "", "orders.dlx", false, nil))
+	_, err = ch.QueueDeclare(bedOrders, true, false, false, false, amqp.Table{"x-dead-letter-exchange": "orders.dlx"})
+	must(err)
+	must(ch.QueueBind(bedOrders, "order.created", "orders", false, nil))
+	return b
+}
+
+// park publishes n orders and rejects each once, so all n sit in the
+// parking queue with a broker death; it returns their ids.
+func (b *replayBed) park(n int) []string {
+	b.t.Helper()
+	ids := make([]string, n)
+	var last *amqp.DeferredConfirmation
+	for i := range n {
+		ids[i] = fmt.Sprintf("order-%05d", i)
+		dc, err := b.ch.PublishWithDeferredConfirmWithContext(context.Background(), "orders", "order.created", true, false, amqp.Publishing{
+			MessageId: ids[i], ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			Headers: amqp.Table{"tenant": "acme"},
+			Body:    []byte(fmt.Sprintf(`{"message_id":%q,"event_type":"order.created","amount":%d}`, ids[i], i)),
+		})
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		last = dc
+	}
+	if last != nil && !last.Wait() {
+		b.t.Fatal("broker nacked a test message")
+	}
+	b.waitDepth(bedOrders, n)
+	stop := b.rejectAll(bedOrders)
+	b.waitDepth(bedParking, n)
+	stop()
+	return ids
+}
+
+// rejectAll consumes queue and rejects every message without requeue (its
+// DLX parks it), until the returned stop is called.
+func (b *replayBed) rejectAll(queue string) (stop func()) {
+	b.t.Helper()
+	ch, err := b.conn.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	ds, err := ch.Consume(queue, "", false, false, false, false, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	go func() {
+		for d := range ds {
+			d.Nack(false, false)
+		}
+	}()
+	return func() { ch.Close() }
+}
+
+func (b *replayBed) depth(queue string) int {
+	b.t.Helper()
+	ch, err := b.conn.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return q.Messages
+}
+
+func (b *replayBed) waitDepth(queue string, want int) {
+	b.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := b.depth(queue)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("queue %s: depth %d, want %d", queue, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// read holds every message of queue, records it and puts it all back.
+func (b *replayBed) read(queue string) []amqp.Delivery {
+	b.t.Helper()
+	n := b.depth(queue)
+	ch, err := b.conn.Channel()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer ch.Close() // requeues everything read
+	ds, err := ch.Consume(queue, "", false, false, false, false, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var out []amqp.Delivery
+	for len(out) < n {
+		select {
+		case d := <-ds:
+			out = append(out, d)
+		case <-time.After(5 * time.Second):
+			b.t.Fatalf("read %s: %d of %d messages", queue, len(out), n)
+		}
+	}
+	return out
+}
+
+func messageIDs(ds []amqp.Delivery) []string {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.MessageId
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (b *replayBed) verifyJournal() *journal.Journal {
+	b.t.Helper()
+	j, err := journal.Open(b.journal, time.Second)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { j.Close() })
+	if err := j.Verify(); err != nil {
+		b.t.Fatalf("journal verify: %v", err)
+	}
+	return j
+}
+
+var (
+	pacedLine  = regexp.MustCompile(`paced: (\d+) published in \S+, ([0-9.]+) msg/s`)
+	replayIDRe = regexp.MustCompile(`replay (rp-[0-9T]+-[0-9a-f]+)`)
+)
+
+func TestReplayDeliversExactlyTheParkedIDsAtThePacedRate(t *testing.T) {
+	b := newReplayBed(t, "replay-paced")
+	ids := b.park(1000)
+	slices.Sort(ids)
+
+	res := runDlqt(t, b.env, "replay", bedParking, "--group", "rejected", "--rate", "200", "--canary", "5", "--observe", "1s", "--yes")
+	if res.code != 0 {
+		t.Fatalf("replay exited %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "resolved 1000, failed again 0, returned 0, untouched 0") {
+		t.Errorf("result line missing:\n%s", res.stdout)
+	}
+	dest := b.read(bedOrders)
+	if got := messageIDs(dest); !slices.Equal(got, ids) {
+		t.Fatalf("destination holds %d messages, want exactly the 1000 parked ids", len(got))
+	}
+	if n := b.depth(bedParking); n != 0 {
+		t.Errorf("parking queue still holds %d messages", n)
+	}
+	d := dest[0]
+	for _, h := range []string{"dlqt-replay-id", "dlqt-replayed-at", "dlqt-attempts", "dlqt-deaths", "x-death", "tenant"} {
+		if _, ok := d.Headers[h]; !ok {
+			t.Errorf("replayed message lacks header %s: %v", h, d.Headers)
+		}
+	}
+	if !strings.HasPrefix(string(d.Body), `{"message_id":"`+d.MessageId+`"`) || d.ContentType != "application/json" || d.DeliveryMode != amqp.Persistent {
+		t.Errorf("replayed message changed: %s %q %d", d.Body, d.ContentType, d.DeliveryMode)
+	}
+
+	m := pacedLine.FindStringSubmatch(res.stdout)
+	if m == nil {
+		t.Fatalf("no paced line:\n%s", res.stdout)
+	}
+	n, _ := strconv.Atoi(m[1])
+	rate, _ := strconv.ParseFloat(m[2], 64)
+	if n != 995 || rate < 180 || rate > 220 {
+		t.Errorf("paced phase: %d published at %.1f msg/s, want 995 at 200 msg/s ±10%%", n, rate)
+	}
+	t.Logf("paced phase: %d messages at %.1f msg/s", n, rate)
+
+	j := b.verifyJournal()
+	if open, err := j.InterruptedReplays(); err != nil || len(open) != 0 {
+		t.Errorf("interrupted replays after a clean run: %v, %v", open, err)
+	}
+}
+
+func TestReplayKilledMidwayResumesWithoutLosingAMessage(t *testing.T) {
+	b := newReplayBed(t, "replay-kill")
+	ids := b.park(1000)
+
+	cmd := exec.Command(dlqtBin, "replay", bedParking, "--group", "rejected", "--rate", "100", "--canary", "5", "--observe", "500ms", "--yes")
+	cmd.Env = b.env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill once the paced phase has published a few hundred messages.
+	published := regexp.MustCompile(`running: published (\d+)/`)
+	var replayID string
+	killed := false
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := replayIDRe.FindStringSubmatch(line); m != nil && replayID == "" {
+			replayID = m[1]
+		}
+		if m := published.FindStringSubmatch(line); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n >= 300 {
+				if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				killed = true
+				break
+			}
+		}
+	}
+	cmd.Wait()
+	if !killed || replayID == "" {
+		t.Fatalf("never saw the replay running (id %q); stdout:\n%s", replayID, stdout.String())
+	}
+
+	// Right after the kill the broker requeues what dlqt held: every id is
+	// either at the destination or parked, none vanished.
+	time.Sleep(500 * time.Millisecond)
+	assertNoneLost(t, ids, b.read(bedOrders), b.read(bedParking))
+	afterKill := b.depth(bedOrders)
+	if afterKill == 0 || afterKill >= 1000 {
+		t.Fatalf("the kill came at %d of 1000 replayed: not in the middle", afterKill)
+	}
+
+	j, err := journal.Open(b.journal, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := j.InterruptedReplays()
+	j.Close()
+	if err != nil || len(open) != 1 || open[0].ID != replayID {
+		t.Fatalf("interrupted replays = %+v, %v; want %s", open, err, replayID)
+	}
+
+	res := runDlqt(t, b.env, "replay", "--resume", replayID)
+	if res.code != 0 {
+		t.Fatalf("resume exited %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "delivered twice") {
+		t.Errorf("resume does not say a duplicate is possible:\n%s", res.stdout)
+	}
+	dest := b.read(bedOrders)
+	assertNoneLost(t, ids, dest, nil)
+	if n := b.depth(bedParking); n != 0 {
+		t.Errorf("parking queue still holds %d messages after the resume", n)
+	}
+	t.Logf("killed after %d at the destination; after resume %d copies for 1000 ids (%d duplicates)", afterKill, len(dest), len(dest)-1000)
+	jj := b.verifyJournal()
+	if open, _ := jj.InterruptedReplays(); len(open) != 0 {
+		t.Errorf("still interrupted after the resume: %+v", open)
+	}
+}
+
+// assertNoneLost checks that every id is in dest or parked (duplicates are
+// allowed: at-least-once).
+func assertNoneLost(t *testing.T, ids []string, dest, parked []amqp.Delivery) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, d := range append(slices.Clone(dest), parked...) {
+		seen[d.MessageId] = true
+	}
+	var lost []string
+	for _, id := range ids {
+		if !seen[id] {
+			lost = append(lost, id)
+		}
+	}
+	if len(lost) > 0 {
+		t.Fatalf("%d message(s) lost: %v", len(lost), lost[:min(len(lost), 10)])
+	}
+}
+
+func TestReplayCanaryStopsWhenTheDestinationRejectsAgain(t *testing.T) {
+	b := newReplayBed(t, "replay-canary")
+	ids := b.park(50)
+	slices.Sort(ids)
+	stop := b.rejectAll(bedOrders) // the destination's consumer still fails
+	defer stop()
+
+	res := runDlqt(t, b.env, "replay", bedParking, "--group", "rejected", "--rate", "50", "--canary", "5", "--observe", "10s", "--yes")
+	if res.code == 0 {
+		t.Fatalf("replay into a failing consumer exited 0:\n%s", res.stdout)
+	}
+	if !strings.Contains(res.stderr, "failed again") || !strings.Contains(res.stderr, "stopped") {
+		t.Errorf("the stop does not say why:\n%s", res.stderr)
+	}
+	time.Sleep(300 * time.Millisecond)
+	parked := b.read(bedParking)
+	if got := messageIDs(parked); !slices.Equal(got, ids) {
+		t.Fatalf("parking queue holds %v, want every one of the %d ids once", got, len(ids))
+	}
+	copies := 0
+	for _, d := range parked {
+		if _, ok := d.Headers["dlqt-replay-id"]; ok {
+			copies++
+		}
+	}
+	if copies == 0 || copies > 5 {
+		t.Errorf("%d failed-again copies are parked, want between 1 and the canary's 5", copies)
+	}
+	if !strings.Contains(res.stdout, fmt.Sprintf("failed again %d", copies)) || !strings.Contains(res.stdout, fmt.Sprintf("untouched %d", 50-copies)) {
+		t.Errorf("result does not account for every message:\n%s", res.stdout)
+	}
+	b.verifyJournal()
+}
+
+func TestReplayWithoutYesChangesNothing(t *testing.T) {
+	b := newReplayBed(t, "replay-dry")
+	b.park(10)
+	res := runDlqt(t, b.env, "replay", bedParking, "--group", "rejected")
+	if res.code != 0 {
+		t.Fatalf("dry run exited %d: %s", res.code, res.stderr)
+	}
+	for _, want := range []string{"10 message(s) of orders.parking", "-> orders:order.created", "original route", "allowed: yes", "nothing was changed"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if n := b.depth(bedParking); n != 10 {
+		t.Errorf("a dry run changed the parking queue: %d messages", n)
+	}
+	res = runDlqt(t, b.env, "replay", bedParking, "--group", "rejected", "--to", "orders:elsewhere", "--dry-run")
+	if res.code == 0 || !strings.Contains(res.stdout, "allowed: no") || !strings.Contains(res.stderr, "replay.allow") {
+		t.Errorf("a destination outside replay.allow was not refused (exit %d):\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
