@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
@@ -28,11 +29,25 @@ type queueJSON struct {
 	EffectivePolicy      map[string]any  `json:"effective_policy_definition"`
 	HeadMessageTimestamp json.RawMessage `json:"head_message_timestamp"`
 	MessagesDLX          int             `json:"messages_dlx"`
-	MessageStats         struct {
-		PublishDetails struct {
-			Rate float64 `json:"rate"`
-		} `json:"publish_details"`
-	} `json:"message_stats"`
+	MessageStats         messageStats    `json:"message_stats"`
+}
+
+// messageStats is a queue's message_stats. Filtered by ?columns=, the
+// management API sends an empty list ([]) for a queue whose stats lack the
+// asked-for column (seen on 3.10 for a queue that never had a publish).
+type messageStats struct {
+	PublishDetails struct {
+		Rate float64 `json:"rate"`
+	} `json:"publish_details"`
+}
+
+func (m *messageStats) UnmarshalJSON(data []byte) error {
+	if t := strings.TrimSpace(string(data)); strings.HasPrefix(t, "[") {
+		*m = messageStats{}
+		return nil
+	}
+	type plain messageStats
+	return json.Unmarshal(data, (*plain)(m))
 }
 
 // queueColumns asks only for what queueJSON reads: a full queue object
