@@ -48,7 +48,7 @@ type tagPrompt struct {
 func newTagPrompt(ctx *views.Context, queue, messageID string, width int) tagPrompt {
 	in := textinput.New()
 	in.Prompt = "tag: "
-	in.Placeholder = "e.g. poison, needs-fix, ticket-1234"
+	in.Placeholder = "(e.g. poison, needs-fix, ticket-1234)"
 	in.CharLimit = 64
 	in.SetStyles(ctx.Styles.Input)
 	in.SetWidth(max(min(width-12, 60), 10))

@@ -46,7 +46,11 @@ func NewStyles(isDark, colour bool) Styles {
 				Ellipsis: plain, ShortKey: plain.Bold(true), ShortDesc: plain, ShortSeparator: plain,
 				FullKey: plain.Bold(true), FullDesc: plain, FullSeparator: plain,
 			},
-			Input: textinput.Styles{},
+			// a placeholder must not read as text already typed: faint is no colour
+			Input: textinput.Styles{
+				Focused: textinput.StyleState{Placeholder: plain.Faint(true)},
+				Blurred: textinput.StyleState{Placeholder: plain.Faint(true)},
+			},
 		}
 	}
 	ld := lipgloss.LightDark(isDark)
