@@ -85,10 +85,14 @@ func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.Disc
 	fmt.Fprintf(w, "selection: %s\n", triage.SanitizeLine(req.Selection.String()))
 	fmt.Fprintf(w, "reason: %s\n", triage.SanitizeLine(req.Reason))
 	for _, t := range chosen {
-		fmt.Fprintf(w, "  %s\t%s/%s\n", t.ID, t.Reason, dash(t.ReasonCode))
+		fmt.Fprintf(w, "  %s  %s/%s\n", t.ID, t.Reason, t.ReasonCode)
 	}
 	if missing := missingIDs(req.Selection.IDs, chosen); len(missing) > 0 {
-		fmt.Fprintf(w, "not in the queue: %s\n", strings.Join(sanitizeAll(missing), ", "))
+		where := "not in the queue"
+		if in.Batch.Truncated() {
+			where = fmt.Sprintf("not among the first %d messages (--limit)", len(in.Batch.Messages))
+		}
+		fmt.Fprintf(w, "%s: %s\n", where, strings.Join(sanitizeAll(missing), ", "))
 	}
 	fmt.Fprintln(w, "nothing changed: run again with --yes to discard")
 	return nil
@@ -132,8 +136,12 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 		fmt.Fprintf(w, "  %s\n", id)
 	}
 	if len(res.Missing) > 0 {
-		return fmt.Errorf("%d selected message(s) not in %s, nothing done for them: %s",
-			len(res.Missing), triage.SanitizeLine(req.Queue), strings.Join(sanitizeAll(res.Missing), ", "))
+		where := "not in " + triage.SanitizeLine(req.Queue)
+		if res.Held >= req.Browse.Limit {
+			where = fmt.Sprintf("not among the first %d messages of %s (--limit)", res.Held, triage.SanitizeLine(req.Queue))
+		}
+		return fmt.Errorf("%d selected message(s) %s, nothing done for them: %s",
+			len(res.Missing), where, strings.Join(sanitizeAll(res.Missing), ", "))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -143,7 +144,7 @@ starts mid-chain: its entries are checked against each other only.`,
 			}
 			w := cmd.OutOrStdout()
 			if len(entries) == 0 && file == "" {
-				fmt.Fprintf(w, "journal %s: no entries yet\n", source)
+				fmt.Fprintf(w, "%s: no entries yet\n", source)
 				return nil
 			}
 			if err := journal.VerifySegment(entries); err != nil {
@@ -175,6 +176,10 @@ func readExport(path string) ([]journal.Entry, error) {
 }
 
 func readJournal(a *app) ([]journal.Entry, error) {
+	// Opening would create an empty journal and call it intact.
+	if _, err := os.Stat(a.journalPath); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("journal %s does not exist: nothing has been recorded there (pass --journal FILE?)", a.journalPath)
+	}
 	j, err := a.openJournal()
 	if err != nil {
 		return nil, err

@@ -156,3 +156,15 @@ func TestJournalInUseIsAClearErrorNotAHang(t *testing.T) {
 		}
 	}
 }
+
+func TestJournalVerifyOfNoJournalSaysSoAndCreatesNone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "never-written.db")
+	r := runDlqt(t, append(isolatedEnv(t), "DLQT_JOURNAL="+path), "journal", "verify")
+	if r.code != 1 {
+		t.Fatalf("exit %d: %s", r.code, r.stdout)
+	}
+	assertOneLine(t, r.stderr, "never-written.db", "does not exist")
+	if _, err := os.Stat(path); err == nil {
+		t.Error("verify created a journal")
+	}
+}
