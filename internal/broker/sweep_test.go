@@ -195,3 +195,55 @@ func TestSweepUnknownQueueIsNotFound(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNotFound", err)
 	}
 }
+
+type recorded []triage.Record
+
+func (r *recorded) Record(rec triage.Record) error { *r = append(*r, rec); return nil }
+
+// Identical messages without a message_id are told apart the way the read
+// path shows them (content hash, then #2, #3): discarding "#2" on the real
+// broker takes exactly one copy and leaves the others and their neighbours.
+func TestDiscardOnTheBrokerTakesOneOfIdenticalCopies(t *testing.T) {
+	f := newFixture(t, "sweepdup")
+	f.declare("legacy.parking", nil)
+	copyOf := amqp.Publishing{ContentType: "text/plain", Body: []byte("charge 42 EUR"), Headers: amqp.Table{"x-reason-code": "duplicate"}}
+	f.publishOne("", "legacy.parking", testMessage(1, []byte("first")))
+	for range 3 {
+		f.publishOne("", "legacy.parking", copyOf)
+	}
+	f.publishOne("", "legacy.parking", testMessage(2, []byte("last")))
+	l := f.live()
+	top, err := l.Topology(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := l.Browse(context.Background(), "legacy.parking", triage.BrowseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := triage.Analyze(b, top, triage.NewRedactor())
+	second := shown[2].ID
+	if shown[1].ID+"#2" != second {
+		t.Fatalf("ids shown %v %v, want the copies numbered", shown[1].ID, second)
+	}
+	f.waitDepth("legacy.parking", 5)
+
+	var rec recorded
+	res, err := triage.Discard(context.Background(), l, top, &rec, triage.DiscardRequest{
+		Vhost: f.cfg.Vhost, Queue: "legacy.parking", Reason: "charged twice",
+		Selection: triage.Selection{IDs: []string{second}},
+	})
+	if err != nil || !slices.Equal(res.Discarded, []string{second}) || len(res.Missing) != 0 || len(rec) != 2 {
+		t.Fatalf("result %+v, %d records, err %v", res, len(rec), err)
+	}
+	f.waitDepth("legacy.parking", 4)
+	after, err := l.Browse(context.Background(), "legacy.parking", triage.BrowseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := triage.Analyze(after, top, triage.NewRedactor())
+	got := []string{ids[0].ID, ids[1].ID, ids[2].ID, ids[3].ID}
+	if want := []string{"m-00001", shown[1].ID, second, "m-00002"}; !slices.Equal(got, want) {
+		t.Fatalf("left %v, want %v (two copies, renumbered, between the neighbours)", got, want)
+	}
+}
