@@ -30,8 +30,9 @@ var volatileHeaders = map[string]bool{
 }
 
 // volatilePrefixes cover the broker's x-first-death-* and x-last-death-*
-// families whole, so a field a later version adds is left out too.
-var volatilePrefixes = []string{"x-first-death-", "x-last-death-"}
+// families whole, so a field a later version adds is left out too, and
+// every dlqt-* header a replay adds (a copy must hash like its source).
+var volatilePrefixes = []string{"x-first-death-", "x-last-death-", "dlqt-"}
 
 func volatileHeader(name string) bool {
 	name = strings.ToLower(name)

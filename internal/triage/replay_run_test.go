@@ -1,0 +1,173 @@
+package triage
+
+import (
+	"strings"
+	"testing"
+)
+
+// journalSpy keeps the records a replay writes.
+type journalSpy struct{ records []Record }
+
+func (j *journalSpy) Record(r Record) error {
+	j.records = append(j.records, r)
+	return nil
+}
+
+func (j *journalSpy) actions() []string {
+	var out []string
+	for _, r := range j.records {
+		out = append(out, r.Action)
+	}
+	return out
+}
+
+func TestNextRateDoublesUpToTheCeiling(t *testing.T) {
+	rate, ceiling := 1.0, 12.0
+	var steps []float64
+	for range 6 {
+		rate = NextRate(rate, ceiling)
+		steps = append(steps, rate)
+	}
+	want := []float64{2, 4, 8, 12, 12, 12}
+	for i := range want {
+		if steps[i] != want[i] {
+			t.Fatalf("ramp steps %v, want %v", steps, want)
+		}
+	}
+	if NextRate(0, 7) != 7 {
+		t.Error("a zero rate does not ramp to the ceiling")
+	}
+}
+
+func runFor(opts ReplayOptions, items int) (*replayRun, *journalSpy) {
+	plan := ReplayPlan{ID: "rp-test", Queue: "q", Options: opts}
+	for i := range items {
+		id := string(rune('a' + i))
+		plan.Items = append(plan.Items, ReplayItem{ID: id})
+	}
+	spy := &journalSpy{}
+	r := newReplayRun(plan, nil, spy, nil)
+	for _, it := range plan.Items {
+		r.queue = append(r.queue, it.ID)
+	}
+	return r, spy
+}
+
+func TestRampUpAfterTheCanaryDoublesToTheCeiling(t *testing.T) {
+	r, spy := runFor(ReplayOptions{Rate: 10, CanaryRate: 1}, 20)
+	r.afterObservation()
+	if r.phase != PhaseAwaitingRamp || r.mayPublish() {
+		t.Fatalf("after a clean observation without AutoRamp: phase %s, may publish %v", r.phase, r.mayPublish())
+	}
+	var rates []float64
+	for range 5 {
+		if err := r.command(ReplayRampUp); err != nil {
+			t.Fatal(err)
+		}
+		rates = append(rates, r.target)
+	}
+	want := []float64{2, 4, 8, 10, 10}
+	for i := range want {
+		if rates[i] != want[i] {
+			t.Fatalf("rates %v, want %v", rates, want)
+		}
+	}
+	if r.phase != PhaseRunning || !r.mayPublish() {
+		t.Errorf("phase %s after ramping", r.phase)
+	}
+	// Four ramps changed the rate; the fifth, at the ceiling, journals nothing.
+	if n := strings.Count(strings.Join(spy.actions(), " "), ActionReplayRamp); n != 4 {
+		t.Errorf("%d ramp records, want 4: %v", n, spy.actions())
+	}
+	if r.untilToken() <= 0 {
+		t.Error("a new rate starts with a token saved up: the phase would open with a burst")
+	}
+}
+
+func TestHeadlessGoesOnAtTheCeilingNeverAbove(t *testing.T) {
+	r, _ := runFor(ReplayOptions{Rate: 200, CanaryRate: 500, AutoRamp: true}.withDefaults(), 3)
+	if r.opts.CanaryRate != 200 {
+		t.Errorf("canary rate %v above the ceiling 200", r.opts.CanaryRate)
+	}
+	r.afterObservation()
+	if r.phase != PhaseRunning || r.target != 200 {
+		t.Errorf("AutoRamp: phase %s at %v, want running at 200", r.phase, r.target)
+	}
+	if err := r.command(ReplayRampUp); err != nil || r.target != 200 {
+		t.Errorf("ramp above the ceiling: %v, %v", r.target, err)
+	}
+}
+
+func TestPauseResumeAbort(t *testing.T) {
+	r, spy := runFor(ReplayOptions{Rate: 10, CanaryRate: 1, AutoRamp: true}, 5)
+	r.afterObservation()
+	steps := []struct {
+		cmd     ReplayCommand
+		publish bool
+	}{
+		{ReplayPause, false},
+		{ReplayPause, false}, // twice is once
+		{ReplayResume, true},
+		{ReplayAbort, false},
+		{ReplayResume, false}, // an aborted replay stays aborted
+	}
+	for i, s := range steps {
+		if err := r.command(s.cmd); err != nil {
+			t.Fatal(err)
+		}
+		if r.mayPublish() != s.publish {
+			t.Errorf("step %d: may publish %v, want %v", i, r.mayPublish(), s.publish)
+		}
+	}
+	got := strings.Join(spy.actions(), " ")
+	if got != "replay-pause replay-resume replay-abort" {
+		t.Errorf("journal: %s", got)
+	}
+	if r.snapshot().Phase != PhaseAborted || !r.finished() {
+		t.Errorf("phase %s, finished %v", r.snapshot().Phase, r.finished())
+	}
+}
+
+func TestReplayThresholds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts ReplayOptions
+		t    ReplayTally
+		want string
+	}{
+		{"clean", ReplayOptions{MaxBacklog: 10}, ReplayTally{DestinationDepth: 15, BaseDepth: 5}, ""},
+		{"failed again", ReplayOptions{}, ReplayTally{FailedAgain: 1, FailedIDs: []string{"m-1"}, DestinationDepth: -1, BaseDepth: -1}, "1 replayed message(s) failed again"},
+		{"returned", ReplayOptions{}, ReplayTally{Returned: 2, ReturnWhy: "312 NO_ROUTE", DestinationDepth: -1, BaseDepth: -1}, "did not take 2 message(s) (312 NO_ROUTE)"},
+		{"backlog over", ReplayOptions{MaxBacklog: 10}, ReplayTally{DestinationDepth: 16, BaseDepth: 5}, "grew by 11 messages (limit 10)"},
+		{"backlog without limit", ReplayOptions{}, ReplayTally{DestinationDepth: 100000, BaseDepth: 0}, ""},
+		{"backlog unknown", ReplayOptions{MaxBacklog: 1}, ReplayTally{DestinationDepth: -1, BaseDepth: -1}, ""},
+	} {
+		got := ReplayThreshold(c.opts, c.t)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestSettledOutcomesAndTheResult(t *testing.T) {
+	r, _ := runFor(ReplayOptions{}, 4)
+	r.queue = nil
+	r.settled(confirmResult{"a", PublishResult{Confirmed: true}})
+	r.settled(confirmResult{"b", PublishResult{Why: "nack"}})
+	r.settled(confirmResult{"c", PublishResult{Confirmed: true}})
+	r.signal(ReplaySignal{Kind: SignalFailedAgain, ID: "c", Reason: "rejected in queue orders"})
+	r.signal(ReplaySignal{Kind: SignalFailedAgain, ID: "zz"}) // not ours
+	res := r.result()
+	want := map[string]ReplayOutcome{"a": OutcomeResolved, "b": OutcomeReturned, "c": OutcomeFailedAgain, "d": OutcomeUntouched}
+	for id, o := range want {
+		if res.Outcomes[id] != o {
+			t.Errorf("%s: %s, want %s", id, res.Outcomes[id], o)
+		}
+	}
+	if res.Resolved != 1 || res.Returned != 1 || res.FailedAgain != 1 || res.Untouched != 1 || res.Why["b"] != "nack" {
+		t.Errorf("result %+v", res)
+	}
+	if len(r.toConfirm) != 2 || len(r.toReturn) != 1 || len(r.toFail) != 1 {
+		t.Errorf("to journal: confirmed %v returned %v failed %v", r.toConfirm, r.toReturn, r.toFail)
+	}
+}
