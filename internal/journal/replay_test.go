@@ -1,0 +1,77 @@
+package journal
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+func TestReplayStateFromTheJournal(t *testing.T) {
+	j, err := Open(filepath.Join(t.TempDir(), "j.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	rec := NewRecorder(j, "ops@bastion", "bastion")
+	to := triage.Route{Exchange: "orders", RoutingKey: "order.created"}
+	plan := triage.ReplayPlan{ID: "rp-1", Vhost: "v", Queue: "orders.parking",
+		Items: []triage.ReplayItem{{ID: "a", Route: to, Original: true}, {ID: "b", Route: to}, {ID: "c", Route: to}, {ID: "d", Route: to}},
+		Options: triage.ReplayOptions{Rate: 50, Canary: 2, Observe: 3 * time.Second, Allow: []string{"orders:*"}},
+	}
+	write := func(action, reason string, ids []string, details map[string]any) {
+		t.Helper()
+		d := map[string]any{"replay_id": "rp-1"}
+		for k, v := range details {
+			d[k] = v
+		}
+		if err := rec.Record(triage.Record{Action: action, Vhost: "v", Queue: "orders.parking", MessageIDs: ids, Reason: reason, Details: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(ActionReplayPlan, "", plan.IDs(), map[string]any{"plan": plan})
+	write(ActionReplayStart, "", nil, nil)
+	write(ActionReplayOutcome, string(triage.OutcomeConfirmed), []string{"a", "b"}, nil)
+	write(ActionReplayOutcome, string(triage.OutcomeFailedAgain), []string{"b"}, nil)
+	write(ActionReplayRamp, "", nil, map[string]any{"rate": 50, "canary_passed": true})
+	write(ActionReplayOutcome, string(triage.OutcomeReturned), []string{"c"}, map[string]any{"why": map[string]any{"c": "NO_ROUTE"}})
+	if _, err := j.Append(Entry{Action: ActionTag, Reason: "poison", MessageIDs: []string{"a"}}); err != nil {
+		t.Fatal(err) // other actions in between are not part of the replay
+	}
+
+	open, err := j.InterruptedReplays()
+	if err != nil || len(open) != 1 {
+		t.Fatalf("interrupted = %+v, %v", open, err)
+	}
+	s := open[0]
+	if s.ID != "rp-1" || s.Queue != "orders.parking" || s.Vhost != "v" || s.Actor != "ops@bastion" || !s.CanaryPassed || s.Status != ActionReplayRamp {
+		t.Errorf("state %+v", s)
+	}
+	if s.Plan.Options.Observe != 3*time.Second || s.Plan.Items[0].Route != to || !s.Plan.Items[0].Original || len(s.Plan.Options.Allow) != 1 {
+		t.Errorf("plan did not round-trip: %+v", s.Plan)
+	}
+	p := s.ResumePlan()
+	if p.Prior == nil || !slices.Equal(p.Prior.Confirmed, []string{"a"}) || !p.Prior.CanaryPassed {
+		t.Fatalf("prior %+v", p.Prior)
+	}
+	if p.Prior.Settled["b"] != triage.OutcomeFailedAgain || p.Prior.Settled["c"] != triage.OutcomeReturned || len(p.Prior.Settled) != 2 {
+		t.Errorf("settled %v", p.Prior.Settled)
+	}
+
+	write(ActionReplayFinish, "done", nil, nil)
+	if open, _ := j.InterruptedReplays(); len(open) != 0 {
+		t.Errorf("finished replay still interrupted: %+v", open)
+	}
+	if s, err := j.Replay("rp-1"); err != nil || !s.Ended || s.Interrupted() {
+		t.Errorf("Replay(rp-1) = %+v, %v", s, err)
+	}
+	if _, err := j.Replay("rp-none"); !errors.Is(err, triage.ErrNotFound) {
+		t.Errorf("unknown replay: %v", err)
+	}
+	if err := j.Verify(); err != nil {
+		t.Errorf("verify: %v", err)
+	}
+}
