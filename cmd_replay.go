@@ -195,6 +195,7 @@ func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan triage.Rep
 	}
 	defer port.Close()
 	port.AcceptDeliveryCost = a.acceptCost
+	port.HoldLimit = a.limit
 	errw := cmd.ErrOrStderr()
 	for _, n := range port.Notes() {
 		fmt.Fprintln(errw, "dlqt: note:", n)

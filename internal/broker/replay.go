@@ -24,6 +24,9 @@ type Replay struct {
 	// AcceptDeliveryCost allows holding from a quorum queue with a delivery
 	// limit: every message put back counts one delivery.
 	AcceptDeliveryCost bool
+	// HoldLimit bounds how many messages Hold reads, like a browse's limit:
+	// the selection was made among the first that many (0: the default).
+	HoldLimit int
 
 	hold    *amqp.Connection
 	publish *amqp.Connection

@@ -21,7 +21,8 @@ type heldSources struct {
 
 // Hold implements triage.ReplayPort. It consumes the queue with manual ack
 // and no prefetch bound (DESIGN.md: never a basic.get loop), cancels the
-// consumer once it has read the depth it found (or the broker goes quiet),
+// consumer once it has read the depth it found, at most HoldLimit (or the
+// broker goes quiet),
 // and keeps the wanted messages unacked; every other one is requeued on its
 // own, back to its place. Identities are computed as the read path does
 // (triage.Identify), over the messages that are not copies of this replay,
@@ -60,7 +61,11 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if err := ch.Qos(0, 0, false); err != nil {
 		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
 	}
-	ds, err := r.consumeAll(ctx, ch, queue, depth)
+	limit := r.HoldLimit
+	if limit <= 0 {
+		limit = triage.DefaultBrowseLimit
+	}
+	ds, err := r.consumeAll(ctx, ch, queue, min(depth, limit))
 	if err != nil {
 		ch.Close() // requeues all
 		return nil, err

@@ -1,0 +1,155 @@
+package broker_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// replayInto parks n messages an application published into "parked" (no
+// x-death; x-original-* name the route), plans a replay of ids to their
+// original route and runs it headless with a short canary.
+func replayInto(t *testing.T, f *fixture, ids []string, opts triage.ReplayOptions) (triage.ReplayResult, *journal.Journal) {
+	t.Helper()
+	ctx := context.Background()
+	live := f.live()
+	in, err := triage.Inspect(ctx, live, "parked", triage.BrowseOptions{}, triage.NewRedactor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.AutoRamp = true
+	plan, err := triage.PlanReplay(in, triage.Selection{IDs: ids}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := live.OpenReplay(ctx, plan.ID, "parked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer port.Close()
+	j, err := journal.Open(filepath.Join(t.TempDir(), "j.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	res, err := triage.RunReplay(ctx, plan, port, journal.NewRecorder(j, "test", "host"), nil, nil)
+	if err != nil {
+		t.Fatalf("RunReplay: %v", err)
+	}
+	return res, j
+}
+
+func parkPublished(t *testing.T, f *fixture, exchange, key string, n int) []string {
+	t.Helper()
+	f.declare("parked", nil)
+	ids := make([]string, n)
+	for i := range n {
+		p := testMessage(i, []byte(`{"n":1}`))
+		p.Headers["x-original-exchange"] = exchange
+		p.Headers["x-original-routingKey"] = key
+		f.publishOne("", "parked", p)
+		ids[i] = p.MessageId
+	}
+	return ids
+}
+
+func ids(ds []amqp.Delivery) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.MessageId)
+	}
+	return out
+}
+
+// drain takes every message of queue (acked) in order.
+func (f *fixture) drain(queue string) []amqp.Delivery {
+	f.t.Helper()
+	var out []amqp.Delivery
+	for {
+		d, ok, err := f.ch.Get(queue, true)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if !ok {
+			return out
+		}
+		out = append(out, d)
+	}
+}
+
+func TestReplayTakesOnlyTheSelectedAndKeepsTheRestInOrder(t *testing.T) {
+	f := newFixture(t, "replay-some")
+	if err := f.ch.ExchangeDeclare("ledger", "direct", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.declare("ledger.entries", nil)
+	if err := f.ch.QueueBind("ledger.entries", "entry.posted", "ledger", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	all := parkPublished(t, f, "ledger", "entry.posted", 10)
+	pick := []string{all[1], all[4], all[8]}
+
+	res, j := replayInto(t, f, pick, triage.ReplayOptions{Rate: 100, Canary: 1, CanaryRate: 50, Observe: 100 * time.Millisecond})
+	if res.Resolved != 3 || res.StoppedBecause != "" {
+		t.Fatalf("result %+v", res)
+	}
+	f.waitDepth("ledger.entries", 3)
+	dest := f.drain("ledger.entries")
+	if !slices.Equal(ids(dest), pick) {
+		t.Errorf("destination got %v, want %v", ids(dest), pick)
+	}
+	if id, _ := dest[0].Headers["dlqt-replay-id"].(string); id != res.ID {
+		t.Errorf("dlqt-replay-id %q, want %q", id, res.ID)
+	}
+	rest := slices.DeleteFunc(slices.Clone(all), func(id string) bool { return slices.Contains(pick, id) })
+	if got := ids(f.drain("parked")); !slices.Equal(got, rest) {
+		t.Errorf("parking queue kept %v, want %v in order", got, rest)
+	}
+	if err := j.Verify(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestReplayReturnedByTheBrokerStopsAndKeepsTheSource(t *testing.T) {
+	f := newFixture(t, "replay-return")
+	// An exchange with no binding: a mandatory publish comes back.
+	if err := f.ch.ExchangeDeclare("void", "direct", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	all := parkPublished(t, f, "void", "nothing", 6)
+
+	res, j := replayInto(t, f, all, triage.ReplayOptions{Rate: 100, Canary: 2, CanaryRate: 50, Observe: time.Second})
+	if !strings.Contains(res.StoppedBecause, "did not take 1") || !strings.Contains(res.StoppedBecause, "NO_ROUTE") {
+		t.Errorf("stopped because %q", res.StoppedBecause)
+	}
+	if res.Returned != 1 || res.Untouched != 5 || res.Resolved != 0 {
+		t.Errorf("result %+v", res)
+	}
+	if got := ids(f.drain("parked")); !slices.Equal(got, all) {
+		t.Errorf("parking queue holds %v, want all of %v in order", got, all)
+	}
+	st, err := j.Replay(res.ID)
+	if err != nil || st.Interrupted() || st.Counts()[triage.OutcomeReturned] != 1 {
+		t.Errorf("journal state %+v, %v", st, err)
+	}
+}
+
+func TestQueueWithEmptyMessageStatsList(t *testing.T) {
+	q, err := broker.DecodeQueue(`{"name":"p","type":"classic","messages":3,"message_stats":[]}`)
+	if err != nil || q.Name != "p" || q.Messages != 3 || q.PublishRate != 0 {
+		t.Errorf("decoded %+v, %v", q, err)
+	}
+	q, err = broker.DecodeQueue(`{"name":"p","message_stats":{"publish_details":{"rate":2.5}}}`)
+	if err != nil || q.PublishRate != 2.5 {
+		t.Errorf("decoded %+v, %v", q, err)
+	}
+}
