@@ -19,7 +19,7 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 	rec := NewRecorder(j, "ops@bastion", "bastion")
 	to := triage.Route{Exchange: "orders", RoutingKey: "order.created"}
 	plan := triage.ReplayPlan{ID: "rp-1", Vhost: "v", Queue: "orders.parking",
-		Items: []triage.ReplayItem{{ID: "a", Route: to, Original: true}, {ID: "b", Route: to}, {ID: "c", Route: to}, {ID: "d", Route: to}},
+		Items:   []triage.ReplayItem{{ID: "a", Route: to, Original: true}, {ID: "b", Route: to}, {ID: "c", Route: to}, {ID: "d", Route: to}},
 		Options: triage.ReplayOptions{Rate: 50, Canary: 2, Observe: 3 * time.Second, Allow: []string{"orders:*"}},
 	}
 	write := func(action, reason string, ids []string, details map[string]any) {
