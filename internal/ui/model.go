@@ -69,6 +69,7 @@ type Model struct {
 
 	dialog  any // costDialog or tagPrompt, nil when none
 	lastErr string
+	done    string // what the last action wrote, until the next key
 }
 
 // New returns the root model for opts; it needs no terminal, so tests drive
@@ -175,6 +176,7 @@ func (m *Model) setErr(err error) {
 // filter input (so typing never triggers an action), then the actions.
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	keys := m.ctx.Keys
+	m.done = "" // said once: the next key moves on
 	if k.String() == emergencyQuit {
 		return m.quit()
 	}
@@ -514,5 +516,7 @@ func (m *Model) onTagged(msg taggedMsg) tea.Cmd {
 	}
 	m.tags[msg.messageID] = msg.tags
 	m.pushTags()
+	m.done = "tagged " + triage.SanitizeLine(msg.messageID) + " in the journal; its tags: " +
+		triage.SanitizeLine(strings.Join(msg.tags, ", "))
 	return nil
 }

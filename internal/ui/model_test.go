@@ -286,7 +286,9 @@ func TestTagWritesTheJournalAndShows(t *testing.T) {
 	if h.quit || h.m.dialog != nil {
 		t.Fatalf("quit %v, dialog %T after saving the tag", h.quit, h.m.dialog)
 	}
-	h.mustShow("poison q")
+	h.mustShow("poison q", "done: tagged m-1002 in the journal; its tags: poison q")
+	h.press("down") // the confirmation is said once
+	h.mustNotShow("done: tagged")
 
 	es, err := j.Entries()
 	if err != nil {

@@ -32,6 +32,9 @@ func (m *Model) footer() []string {
 		}
 	}
 	lines = append(lines, m.ctx.Styles.Status.Render(fitWidth(m.status(), m.width)))
+	if m.done != "" {
+		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth("done: "+m.done, m.width)))
+	}
 	if m.lastErr != "" {
 		for _, l := range brokenLines("error: "+m.lastErr, m.width, false) {
 			lines = append(lines, m.ctx.Styles.Error.Render(l))
