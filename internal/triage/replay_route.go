@@ -117,8 +117,67 @@ func ReplayHeaders(m Message, itemID, replayID string, attempts int, at time.Tim
 	if n, ok := headerInt(m.Headers, hdrAttempts); !ok || int64(attempts) > n {
 		h[hdrAttempts] = int64(attempts)
 	}
-	if d, ok := findHeader(m.Headers, "x-death"); ok {
+	if d := keptDeaths(m.Headers); len(d) > 0 {
 		h[hdrDeaths] = d
 	}
 	return h
+}
+
+// keptDeaths is x-death plus the entries of an earlier replay's
+// dlqt-deaths that x-death no longer has (4.x restarted it), so history
+// survives any number of replays.
+func keptDeaths(h Headers) []any {
+	var out []any
+	seen := map[deathKey]bool{}
+	for _, name := range []string{"x-death", hdrDeaths} {
+		v, ok := findHeader(h, name)
+		if !ok {
+			continue
+		}
+		entries, ok := listOf(v)
+		if !ok {
+			continue
+		}
+		for _, e := range entries {
+			d, ok := parseDeath(e, func(s string) string { return s })
+			if !ok || seen[keyOf(d)] {
+				continue
+			}
+			seen[keyOf(d)] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// deathKey names one x-death entry across a reset: its {queue, reason}
+// and the time of its first death.
+type deathKey struct {
+	queue, reason string
+	time          int64
+}
+
+func keyOf(d Death) deathKey { return deathKey{d.Queue, string(d.Reason), d.Time.Unix()} }
+
+// replayedDeaths are the deaths an earlier replay kept in dlqt-deaths that
+// x-death no longer shows, for the timeline: on 4.x a replayed message's
+// x-death starts again, and its history would otherwise vanish.
+func replayedDeaths(h Headers, deaths []Death) []Event {
+	v, ok := findHeader(h, hdrDeaths)
+	if !ok {
+		return nil
+	}
+	now := map[deathKey]bool{}
+	for _, d := range deaths {
+		now[keyOf(d)] = true
+	}
+	var ev []Event
+	for _, d := range parseDeaths(Headers{"x-death": v}, func(s string) string { return oneLine(s, maxName) }) {
+		if now[keyOf(d)] {
+			continue
+		}
+		ev = append(ev, Event{Time: d.Time, Kind: EventDeath, Queue: d.Queue, Reason: string(d.Reason), Count: d.Count,
+			Detail: deathDetail(d) + "; kept by dlqt across a replay"})
+	}
+	return ev
 }
