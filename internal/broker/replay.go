@@ -77,6 +77,7 @@ func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay,
 		r.hold.Close()
 		return nil, err
 	}
+	r.watchClose(r.hold.NotifyClose(make(chan *amqp.Error, 1)), "hold connection")
 	if err := r.openPublishing(); err != nil {
 		r.Close()
 		return nil, err
@@ -101,6 +102,20 @@ func (l *Live) dial(ctx context.Context, name string) (*amqp.Connection, error) 
 		return nil, l.explainAMQP(err, amqpUser(l.cfg.AMQPURL))
 	}
 	return conn, nil
+}
+
+// watchClose reports a close the replay did not ask for: the broker put
+// every held message back (a consumer timeout closes the hold channel).
+func (r *Replay) watchClose(closed <-chan *amqp.Error, what string) {
+	go func() {
+		select {
+		case e, ok := <-closed:
+			if ok && e != nil {
+				r.signal(triage.ReplaySignal{Kind: triage.SignalLost, Reason: what + " closed by the broker (held messages went back to the queue): " + e.Reason})
+			}
+		case <-r.done:
+		}
+	}()
 }
 
 // Notes say what the replay cannot watch, e.g. a parking queue fed only

@@ -55,6 +55,7 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		return nil, fmt.Errorf("replay: open hold channel: %w", err)
 	}
 	r.held = &heldSources{ch: ch, tags: map[string]uint64{}}
+	r.watchClose(ch.NotifyClose(make(chan *amqp.Error, 1)), "hold channel")
 	if depth == 0 || len(ids) == 0 {
 		return nil, nil
 	}

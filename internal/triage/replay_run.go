@@ -38,6 +38,9 @@ func RunReplay(ctx context.Context, plan ReplayPlan, port ReplayPort, rec Record
 	defer r.finalOutcomes()
 	if err := r.begin(ctx); err != nil {
 		r.settleAll(ctx, "not published: "+err.Error())
+		if r.started { // else a replay that never ran would read as interrupted
+			_ = r.record(ActionReplayFinish, "failed to start: "+err.Error(), nil, nil)
+		}
 		return r.result(), err
 	}
 	err := r.loop(ctx, ctl)
@@ -63,6 +66,7 @@ type replayRun struct {
 	// Journalled at the next flush: confirmed before the ack, the others as they come.
 	toConfirm, toFail, toReturn []string
 
+	started    bool
 	phase      ReplayPhase
 	paused     bool
 	canaryLeft int // canary messages still to publish
@@ -120,6 +124,7 @@ func (r *replayRun) begin(ctx context.Context) error {
 	if err := r.record(ActionReplayStart, "", nil, map[string]any{"resumed": r.plan.Prior != nil}); err != nil {
 		return err
 	}
+	r.started = true
 	r.emit()
 	confirmed := map[string]bool{}
 	for _, id := range prior.Confirmed {
