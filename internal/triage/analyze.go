@@ -18,16 +18,23 @@ func Analyze(b Batch, top Topology, red *Redactor) []Triaged {
 		raw := parseDeaths(m.Headers, func(s string) string { return s })
 		p := RenderPayload(m.Body, m.Properties.ContentType, red)
 		delivery, _ := headerInt(m.Headers, "x-delivery-count")
+		reason := reasonOf(r, m, raw, deaths)
+		died := latestDeath(m.Headers, env, deaths)
+		if ts, ok := believable(m.Properties.Timestamp); ok && died.IsZero() && reason == ReasonPublished {
+			// An application that parked a message with no failure time of its
+			// own still stamped when it published it here: that is when it died.
+			died = ts
+		}
 		out[i] = Triaged{
 			Message:       m,
 			ID:            ids[i],
 			Envelope:      env,
 			Deaths:        deaths,
-			Reason:        reasonOf(r, m, raw, deaths),
+			Reason:        reason,
 			ReasonCode:    ReasonCodeOf(m, env),
 			Attempts:      bestAttempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
 			DeliveryCount: clampInt(delivery),
-			DiedAt:        latestDeath(m.Headers, env, deaths),
+			DiedAt:        died,
 			Timeline:      BuildTimeline(m, env, deaths),
 			Payload:       p.Text,
 			PayloadBytes:  len(m.Body),

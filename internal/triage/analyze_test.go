@@ -203,3 +203,18 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 	}
 }
+
+func TestPublishedMessageWithOnlyATimestampDiedWhenPublished(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 58, 12, 0, time.UTC)
+	b := Batch{Queue: "legacy.events.failed", Messages: []Message{
+		{Queue: "legacy.events.failed", Properties: Properties{MessageID: "leg-1", Timestamp: at}, Body: []byte("plain text")},
+		{Queue: "legacy.events.failed", Properties: Properties{MessageID: "leg-2"}, Body: []byte("no time at all")},
+	}}
+	ts := Analyze(b, Topology{Queues: []Queue{{Name: "legacy.events.failed"}}}, nil)
+	if ts[0].Reason != ReasonPublished || !ts[0].DiedAt.Equal(at) {
+		t.Errorf("leg-1: reason %s died %v, want published at %v", ts[0].Reason, ts[0].DiedAt, at)
+	}
+	if !ts[1].DiedAt.IsZero() {
+		t.Errorf("leg-2 has no time evidence, yet died at %v", ts[1].DiedAt)
+	}
+}

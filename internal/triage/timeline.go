@@ -32,7 +32,12 @@ func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
 	var ev []Event
 	add := func(es ...Event) { ev = append(ev, es...) }
 
-	for _, d := range deaths {
+	// Deaths at the same second (common: retries a few hundred ms apart) keep
+	// the insertion order through the stable sort below. The broker puts the
+	// newest entry first, so add them reversed: oldest first, and x-death[0],
+	// the one entry every version keeps most recent, last of all.
+	for i := range deaths {
+		d := deaths[len(deaths)-1-i]
 		add(Event{Time: d.Time, Kind: EventDeath, Queue: cleanName(d.Queue), Reason: cleanName(string(d.Reason)), Count: d.Count, Detail: deathDetail(d)})
 	}
 	add(replayedDeaths(h, deaths)...) // replay_route.go: history a broker reset dropped

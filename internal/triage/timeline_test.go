@@ -2,6 +2,7 @@ package triage
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -286,4 +287,27 @@ func toHeaderValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// Seed 002 on 3.10: three retry buckets and the work queue die within one
+// second, so every x-death time is equal; x-death[0] is the newest entry
+// and the rest are newest-first. The timeline reads oldest to newest.
+func TestTimelineOrdersSameSecondDeathsOldestFirst(t *testing.T) {
+	at := time.Date(2026, 11, 30, 10, 56, 24, 0, time.UTC)
+	deaths := []Death{
+		{Queue: "orders.main.q", Reason: ReasonRejected, Count: 1, Time: at},
+		{Queue: "orders.retry.3.q", Reason: ReasonExpired, Count: 1, Time: at},
+		{Queue: "orders.retry.2.q", Reason: ReasonExpired, Count: 1, Time: at},
+		{Queue: "orders.retry.1.q", Reason: ReasonExpired, Count: 1, Time: at},
+	}
+	var got []string
+	for _, e := range BuildTimeline(Message{}, Envelope{}, deaths) {
+		if e.Kind == EventDeath {
+			got = append(got, e.Queue)
+		}
+	}
+	want := []string{"orders.retry.1.q", "orders.retry.2.q", "orders.retry.3.q", "orders.main.q"}
+	if !slices.Equal(got, want) {
+		t.Errorf("death order = %v, want %v", got, want)
+	}
 }
