@@ -17,12 +17,14 @@ const (
 	maxInFlight   = 500                    // publishes awaiting their confirm
 	rateWindow    = 2 * time.Second        // achieved rate is measured over this
 	historySlots  = 60                     // seconds of sparkline
+	maxTail       = 5 * time.Second        // watch after the last publish, at most
 )
 
 // RunReplay carries out a plan: records it, holds the sources through port,
 // publishes the canary at CanaryRate, observes for Observe, then waits for
 // ReplayRampUp (or, with AutoRamp, goes on at Rate) and publishes the rest
-// paced by a token bucket. ctl takes pause, resume, ramp-up and abort at any
+// paced by a token bucket, and watches the last copies for up to 5 s
+// (never longer than Observe) before it reports. ctl takes pause, resume, ramp-up and abort at any
 // time; progress (may be nil) is called at least every 250 ms from
 // RunReplay's goroutine. A threshold (a failed-again copy, a return or nack,
 // destination backlog over MaxBacklog, a lost connection) stops it with
@@ -71,6 +73,7 @@ type replayRun struct {
 	paused     bool
 	canaryLeft int // canary messages still to publish
 	observeEnd time.Time
+	tailEnd    time.Time // end of the watch after the last publish
 	lim        *rate.Limiter
 	target     float64
 	stopped    string
@@ -294,7 +297,18 @@ func (r *replayRun) finished() bool {
 	if r.stopped != "" || r.aborted {
 		return true
 	}
-	return len(r.queue) == 0 && r.phase != PhaseObserving && r.phase != PhaseCanary
+	if len(r.queue) > 0 || r.phase == PhaseObserving || r.phase == PhaseCanary {
+		return false
+	}
+	if r.pacedCount == 0 { // all went in the canary, already observed
+		return true
+	}
+	return !r.tailEnd.IsZero() && !time.Now().Before(r.tailEnd)
+}
+
+// tailing reports the short watch after the last paced publish.
+func (r *replayRun) tailing() bool {
+	return !r.tailEnd.IsZero() && time.Now().Before(r.tailEnd)
 }
 
 // armPublish sets the timer for the next token, or idles it.
@@ -474,6 +488,12 @@ func (r *replayRun) advance() {
 		if r.canaryLeft == 0 && r.inFlight == 0 && len(r.toConfirm) == 0 {
 			r.phase = PhaseObserving
 			r.observeEnd = time.Now().Add(r.opts.Observe)
+		}
+	case PhaseRunning:
+		// The last copies get a short watch too, so one that fails right
+		// away is reported failed-again rather than resolved.
+		if len(r.queue) == 0 && r.inFlight == 0 && r.pacedCount > 0 && r.tailEnd.IsZero() {
+			r.tailEnd = time.Now().Add(min(r.opts.Observe, maxTail))
 		}
 	case PhaseObserving:
 		if !time.Now().Before(r.observeEnd) {
@@ -716,8 +736,12 @@ func (r *replayRun) snapshot() ReplayProgress {
 	case r.finished():
 		p.Phase = PhaseDone
 	}
-	if r.phase == PhaseObserving {
+	switch {
+	case r.phase == PhaseObserving:
 		p.ObserveLeft = max(0, time.Until(r.observeEnd))
+	case r.tailing() && p.Phase == PhaseRunning:
+		p.Phase = PhaseObserving
+		p.ObserveLeft = time.Until(r.tailEnd)
 	}
 	if p.Remaining > 0 {
 		perSec := achieved

@@ -3,6 +3,7 @@ package triage
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // journalSpy keeps the records a replay writes.
@@ -169,5 +170,22 @@ func TestSettledOutcomesAndTheResult(t *testing.T) {
 	}
 	if len(r.toConfirm) != 2 || len(r.toReturn) != 1 || len(r.toFail) != 1 {
 		t.Errorf("to journal: confirmed %v returned %v failed %v", r.toConfirm, r.toReturn, r.toFail)
+	}
+}
+
+func TestTheLastCopiesAreWatchedBeforeTheReport(t *testing.T) {
+	r, _ := runFor(ReplayOptions{Rate: 10, Observe: time.Minute, AutoRamp: true}, 3)
+	r.afterObservation()
+	r.queue, r.pacedCount = nil, 3
+	if r.finished() {
+		t.Fatal("finished before the last copies were watched")
+	}
+	r.advance()
+	if r.tailEnd.IsZero() || time.Until(r.tailEnd) > maxTail || r.finished() || r.snapshot().Phase != PhaseObserving {
+		t.Fatalf("tail watch not opened: until %v, phase %s", time.Until(r.tailEnd), r.snapshot().Phase)
+	}
+	r.tailEnd = time.Now().Add(-time.Millisecond)
+	if !r.finished() || r.snapshot().Phase != PhaseDone {
+		t.Errorf("not finished after the watch: phase %s", r.snapshot().Phase)
 	}
 }
