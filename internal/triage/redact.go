@@ -64,6 +64,7 @@ type ValueRule struct {
 type Redactor struct {
 	keys   []KeyRule
 	values []ValueRule
+	paths  []PathRule // JSON payloads only
 }
 
 // NewRedactor returns the default redactor: the rules of DefaultKeyRules and
@@ -79,6 +80,7 @@ func (r *Redactor) With(keys []KeyRule, values []ValueRule) *Redactor {
 	if r != nil {
 		out.keys = append(out.keys, r.keys...)
 		out.values = append(out.values, r.values...)
+		out.paths = append(out.paths, r.paths...)
 	}
 	for _, k := range keys {
 		k.Name = normalizeKey(k.Name)
@@ -246,7 +248,9 @@ func maskValue(kind, secret string, m Mask) string {
 		if kind == "email" {
 			return maskEmail(secret)
 		}
-		return redactedPrefix + ":" + kind + " ..." + lastN(secret, 4) + "]"
+		if hint := partialHint(secret); hint != "" {
+			return redactedPrefix + ":" + kind + " ..." + hint + "]"
+		}
 	case MaskHash:
 		return redactedPrefix + ":" + kind + " " + fingerprint(secret) + "]"
 	}
@@ -257,11 +261,23 @@ func maskValue(kind, secret string, m Mask) string {
 func maskKeyed(secret string, m Mask) string {
 	switch m {
 	case MaskPartial:
-		return redactedPrefix + " ..." + lastN(secret, 4) + "]"
+		if hint := partialHint(secret); hint != "" {
+			return redactedPrefix + " ..." + hint + "]"
+		}
 	case MaskHash:
 		return redactedPrefix + " " + fingerprint(secret) + "]"
 	}
 	return redactedPrefix + "]"
+}
+
+// partialHint is the last 4 letters or digits a partial mask shows, or ""
+// when the secret has fewer than 8 of them: the last 4 of a PIN or a short
+// code would be most or all of it.
+func partialHint(secret string) string {
+	if len(lastN(secret, 8)) < 8 {
+		return ""
+	}
+	return lastN(secret, 4)
 }
 
 func fingerprint(secret string) string {

@@ -27,6 +27,10 @@ type jsonPrinter struct {
 	red   *Redactor
 	limit int // stop once out is longer; <= 0 means no bound
 	n     int // redactions
+	// at is where the walk is (keys and indexes), kept only when the
+	// redactor has path rules, which are matched against it.
+	at    []pathStep
+	paths bool
 }
 
 // redactJSON pretty-prints a JSON document with secrets masked. When the
@@ -36,7 +40,7 @@ func redactJSON(data []byte, r *Redactor, limit int) (out string, redactions, un
 	if !json.Valid(data) {
 		return "", 0, 0, errors.New("invalid JSON")
 	}
-	p := &jsonPrinter{data: data, red: r, limit: limit}
+	p := &jsonPrinter{data: data, red: r, limit: limit, paths: r != nil && len(r.paths) > 0}
 	p.out.Grow(len(data) + len(data)/2)
 	err = p.value(0)
 	if errors.Is(err, errOutputFull) {
@@ -136,10 +140,10 @@ func (p *jsonPrinter) object(depth int) error {
 		writeJSONString(&p.out, shownKey)
 		p.out.WriteString(": ")
 		if rule, ok := p.red.keyRule(key); ok {
-			p.masked(rule)
+			p.masked(rule.Mask)
 			continue
 		}
-		if err := p.value(depth + 1); err != nil {
+		if err := p.member(pathStep{kind: stepKey, key: key}, depth+1); err != nil {
 			return err
 		}
 	}
@@ -155,14 +159,14 @@ func (p *jsonPrinter) array(depth int) error {
 	p.pos++ // '['
 	p.out.WriteByte('[')
 	empty := true
-	for p.next() != ']' {
+	for i := 0; p.next() != ']'; i++ {
 		if !empty {
 			p.pos++ // ','
 			p.out.WriteByte(',')
 		}
 		empty = false
 		p.newline(depth + 1)
-		if err := p.value(depth + 1); err != nil {
+		if err := p.member(pathStep{kind: stepIndex, index: i}, depth+1); err != nil {
 			return err
 		}
 	}
@@ -172,6 +176,21 @@ func (p *jsonPrinter) array(depth int) error {
 	}
 	p.out.WriteByte(']')
 	return nil
+}
+
+// member prints one object member's value or array element, masked whole
+// when a path rule names where it sits.
+func (p *jsonPrinter) member(step pathStep, depth int) error {
+	if !p.paths {
+		return p.value(depth)
+	}
+	p.at = append(p.at, step)
+	defer func() { p.at = p.at[:len(p.at)-1] }()
+	if rule, ok := p.red.pathRule(p.at); ok {
+		p.masked(rule.Mask)
+		return nil
+	}
+	return p.value(depth)
 }
 
 // stringToken returns the raw string token at pos, quotes included.
@@ -245,7 +264,7 @@ func decodeJSONString(raw []byte) string {
 // masked replaces the value of a secret key, scalar or subtree, with one
 // mask. null, booleans and "" stay: they reveal nothing and say whether the
 // credential was there at all.
-func (p *jsonPrinter) masked(rule KeyRule) {
+func (p *jsonPrinter) masked(m Mask) {
 	raw := p.skipValue()
 	switch string(raw) {
 	case "null", "true", "false", `""`:
@@ -257,7 +276,7 @@ func (p *jsonPrinter) masked(rule KeyRule) {
 		secret = decodeJSONString(raw)
 	}
 	p.n++
-	writeJSONString(&p.out, maskKeyed(secret, rule.Mask))
+	writeJSONString(&p.out, maskKeyed(secret, m))
 }
 
 func (p *jsonPrinter) newline(depth int) {

@@ -37,10 +37,12 @@ func (k GroupKey) Matches(t Triaged) bool {
 }
 
 // Selection picks the messages of one queue an action applies to: explicit
-// ids, or a group. Exactly one of the two is set.
+// ids, or a group, narrowed by Where when set. At most one of ids and group
+// is set; Where alone selects every message it matches.
 type Selection struct {
 	IDs   []string
 	Group *GroupKey
+	Where *Filter `json:"-"` // a replay's resume goes by its items, not by this
 }
 
 // Validate refuses an empty or ambiguous selection.
@@ -48,14 +50,20 @@ func (s Selection) Validate() error {
 	switch {
 	case len(s.IDs) > 0 && s.Group != nil:
 		return fmt.Errorf("select messages by id or by group, not both")
-	case len(s.IDs) == 0 && s.Group == nil:
-		return fmt.Errorf("no messages selected: name ids or a group")
+	case len(s.IDs) == 0 && s.Group == nil && (s.Where == nil || s.Where.Empty()):
+		return fmt.Errorf("no messages selected: name ids, a group or a filter")
 	}
 	return nil
 }
 
 // Matches reports whether t is selected.
 func (s Selection) Matches(t Triaged) bool {
+	if s.Where != nil && !s.Where.Match(t) {
+		return false
+	}
+	if len(s.IDs) == 0 && s.Group == nil {
+		return true // the filter alone selects
+	}
 	if s.Group != nil {
 		return s.Group.Matches(t)
 	}
@@ -74,8 +82,17 @@ func (s Selection) Apply(ts []Triaged) []Triaged {
 }
 
 func (s Selection) String() string {
-	if s.Group != nil {
-		return "group " + s.Group.String()
+	var what string
+	switch {
+	case s.Group != nil:
+		what = "group " + s.Group.String()
+	case len(s.IDs) > 0:
+		what = fmt.Sprintf("%d message id(s)", len(s.IDs))
+	default:
+		what = "every message"
 	}
-	return fmt.Sprintf("%d message id(s)", len(s.IDs))
+	if s.Where != nil && !s.Where.Empty() {
+		what += " where " + s.Where.String()
+	}
+	return what
 }

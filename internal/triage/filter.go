@@ -1,0 +1,153 @@
+package triage
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Filter narrows messages by what dlqt derived from them. It is written as
+// expressions FIELD OP VALUE (see FilterFields), all of which must hold:
+//
+//	reason=expired,rejected     one of a comma-separated list
+//	reason_code!=               has a reason_code ("" is none)
+//	event_type~order            substring, case-insensitive
+//	died>2026-11-30T10:00:00Z   died after a time
+//	died<1h                     died less than an hour ago
+//	text~"card declined"        in the redacted headers and payload
+//
+// The headless --where and the TUI's filter bar share it. A Filter is
+// immutable; its zero value matches everything.
+type Filter struct {
+	clauses []clause
+	red     *Redactor
+	tenant  JSONPath
+}
+
+// FilterOptions is what a filter needs besides its expressions.
+type FilterOptions struct {
+	// TenantPath is the JSON path of the tenant in a payload
+	// (filters.tenant_path in the config); without it tenant is refused.
+	TenantPath string
+	// Redactor masks what text~ searches and what tenant reads, so that a
+	// search never sees more than the screen does. nil means NewRedactor().
+	Redactor *Redactor
+	// Now anchors durations (died<1h); zero means the time of parsing.
+	Now time.Time
+}
+
+// ParseWhere parses expressions, each one FIELD OP VALUE; all must hold.
+// An unknown field, an operator the field does not take, or a value that
+// cannot be read is an error naming the expression.
+func ParseWhere(exprs []string, opts FilterOptions) (Filter, error) {
+	f := Filter{red: opts.Redactor}
+	if f.red == nil {
+		f.red = NewRedactor()
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	if strings.TrimSpace(opts.TenantPath) != "" {
+		p, err := ParseJSONPath(opts.TenantPath)
+		if err != nil {
+			return Filter{}, fmt.Errorf("tenant path: %w", err)
+		}
+		f.tenant = p
+	}
+	for _, e := range exprs {
+		c, err := parseClause(e, opts.Now)
+		if err != nil {
+			return Filter{}, fmt.Errorf("%q: %w", e, err)
+		}
+		if c.field.Name == "tenant" && f.tenant.IsZero() {
+			return Filter{}, fmt.Errorf("%q: no tenant path is configured (filters.tenant_path, e.g. customer.tenant_id)", e)
+		}
+		f.clauses = append(f.clauses, c)
+	}
+	return f, nil
+}
+
+// Empty reports a filter with no expressions: it matches everything.
+func (f Filter) Empty() bool { return len(f.clauses) == 0 }
+
+// Match reports whether t satisfies every expression.
+func (f Filter) Match(t Triaged) bool {
+	if len(f.clauses) == 0 {
+		return true
+	}
+	in := &matchInput{t: t, f: &f}
+	for _, c := range f.clauses {
+		if !c.holds(in) {
+			return false
+		}
+	}
+	return true
+}
+
+// Apply returns the messages that match, in their order.
+func (f Filter) Apply(ts []Triaged) []Triaged {
+	if len(f.clauses) == 0 {
+		return ts
+	}
+	var out []Triaged
+	for _, t := range ts {
+		if f.Match(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Exprs are the expressions as written, for a plan or a journal entry.
+func (f Filter) Exprs() []string {
+	out := make([]string, len(f.clauses))
+	for i, c := range f.clauses {
+		out[i] = c.src
+	}
+	return out
+}
+
+// String is the expressions joined by " and ", sanitised for a terminal.
+func (f Filter) String() string {
+	if len(f.clauses) == 0 {
+		return "(no filter)"
+	}
+	return SanitizeLine(strings.Join(f.Exprs(), " and "))
+}
+
+// matchInput is one message under test, with the costly views of it
+// (redacted payload and headers) computed at most once.
+type matchInput struct {
+	t        Triaged
+	f        *Filter
+	payload  *string
+	haystack *string
+}
+
+// redactedPayload is the payload as the filter's redactor renders it: the
+// Triaged's own Payload may come from another redactor (a discard's sweep
+// uses the defaults), and a search must honour the configured rules.
+func (in *matchInput) redactedPayload() string {
+	if in.payload == nil {
+		p := in.t.Payload
+		if len(in.t.Message.Body) > 0 {
+			p = RenderPayload(in.t.Message.Body, in.t.Message.Properties.ContentType, in.f.red).Text
+		}
+		in.payload = &p
+	}
+	return *in.payload
+}
+
+// searchText is what text~ looks in, lower-cased: redacted headers, one
+// "key: value" per line, then the redacted payload.
+func (in *matchInput) searchText() string {
+	if in.haystack == nil {
+		h, _ := RedactHeaders(in.t.Message.Headers, in.f.red)
+		var b strings.Builder
+		writeHeaderLines(&b, "", h)
+		b.WriteString(in.redactedPayload())
+		s := strings.ToLower(b.String())
+		in.haystack = &s
+	}
+	return *in.haystack
+}
