@@ -1,0 +1,151 @@
+package triage
+
+import (
+	"context"
+	"sort"
+)
+
+// Finding is one topology bug the doctor found, worded for a tired
+// responder: Detail names the queues and exchanges involved, Fix says what
+// to change. Queue and Exchange are the main ones, raw (views sanitise).
+type Finding struct {
+	Kind     string `json:"kind"`
+	Severity string `json:"severity"`
+	Queue    string `json:"queue"`
+	Exchange string `json:"exchange"`
+	Detail   string `json:"detail"`
+	Fix      string `json:"fix"`
+}
+
+// Severities, most urgent first. An error loses or endlessly recycles
+// messages as the topology stands; a warning can lose them under load or by
+// accident; an advisory is worth knowing before the next incident.
+const (
+	SeverityError    = "error"
+	SeverityWarning  = "warning"
+	SeverityAdvisory = "advisory"
+)
+
+// Kinds of finding.
+const (
+	KindCycleSilentDrop    = "dlx-cycle-silent-drop"
+	KindCycleInfinite      = "dlx-cycle-infinite"
+	KindMissingExchange    = "dlx-missing-exchange"
+	KindUnroutable         = "dlx-unroutable"
+	KindMaxlenWithoutDLX   = "maxlen-without-dlx"
+	KindRetryRouteMismatch = "retry-route-mismatch"
+	KindParkingConsumers   = "parking-has-consumers"
+	KindParkingLoses       = "parking-loses-messages"
+	KindDLXByArgument      = "dlx-by-argument"
+)
+
+// Diagnose reads a topology and its parking queues (see FindParkingQueues)
+// and returns every finding, ordered by severity, then queue, then kind.
+func Diagnose(t Topology, parking []ParkingQueue) []Finding {
+	d := newDoctor(t)
+	var out []Finding
+	out = append(out, d.cycles()...)
+	out = append(out, d.deadLetterRoutes()...)
+	out = append(out, d.lengthLimits()...)
+	out = append(out, parkingFindings(parking)...)
+	out = append(out, d.argumentDLXs()...)
+	sortFindings(out)
+	return out
+}
+
+// Doctor is the doctor use case: read the topology, find the parking
+// queues, diagnose. The headless command and the doctor screen both call it.
+func Doctor(ctx context.Context, r Reader, patterns []string) ([]Finding, Topology, error) {
+	parking, top, err := ListParking(ctx, r, patterns)
+	if err != nil {
+		return nil, top, err
+	}
+	return Diagnose(top, parking), top, nil
+}
+
+// HasErrors reports whether any finding is of error severity.
+func HasErrors(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+func severityRank(s string) int {
+	switch s {
+	case SeverityError:
+		return 0
+	case SeverityWarning:
+		return 1
+	}
+	return 2
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if ra, rb := severityRank(a.Severity), severityRank(b.Severity); ra != rb {
+			return ra < rb
+		}
+		if a.Queue != b.Queue {
+			return a.Queue < b.Queue
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Exchange < b.Exchange
+	})
+}
+
+// doctor answers the questions every check asks of one topology.
+type doctor struct {
+	t        Topology
+	r        *router
+	queues   []Queue // sorted by name, so findings come out in a stable order
+	bindings map[string][]Binding
+	// arrivals are the routing keys each queue's messages can carry, and so
+	// the keys its dead letters carry when it has no dead-letter routing key.
+	arrivals map[string]keySet
+}
+
+func newDoctor(t Topology) *doctor {
+	d := &doctor{t: t, r: newRouter(t), bindings: map[string][]Binding{}}
+	d.queues = append(d.queues, t.Queues...)
+	sort.Slice(d.queues, func(i, j int) bool { return d.queues[i].Name < d.queues[j].Name })
+	for _, b := range t.Bindings {
+		if b.DestinationType == "queue" && b.Source != "" {
+			d.bindings[b.Destination] = append(d.bindings[b.Destination], b)
+		}
+	}
+	d.arrivals = make(map[string]keySet, len(t.Queues))
+	for _, q := range d.queues {
+		d.arrivals[q.Name] = d.bindingKeys(q)
+	}
+	d.settleArrivals()
+	return d
+}
+
+// exists says whether the vhost has the exchange; "" (the default) always.
+func (d *doctor) exists(exchange string) bool {
+	if exchange == "" {
+		return true
+	}
+	_, ok := d.r.types[exchange]
+	return ok
+}
+
+// deadLetters says whether the broker dead-letters from q at all: streams
+// never do, and a queue without an effective DLX drops instead.
+func deadLetters(q Queue) bool {
+	return q.HasDeadLetterExchange && q.Type != QueueStream
+}
+
+// exchangeName shows "" as the default exchange.
+func exchangeName(x string) string {
+	if x == "" {
+		return "the default exchange"
+	}
+	return "exchange " + x
+}

@@ -1,0 +1,108 @@
+package triage
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// lengthLimits finds queues that delete their oldest messages when full,
+// with nowhere to dead-letter them: data lost without a trace (seed 001).
+func (d *doctor) lengthLimits() []Finding {
+	var out []Finding
+	for _, q := range d.queues {
+		if q.MaxLength <= 0 || q.Type == QueueStream || deadLetters(q) {
+			continue
+		}
+		if q.Overflow != "" && q.Overflow != "drop-head" {
+			continue // reject-publish refuses new messages, which a publisher with confirms sees
+		}
+		out = append(out, Finding{
+			Kind: KindMaxlenWithoutDLX, Severity: SeverityWarning, Queue: q.Name,
+			Detail: fmt.Sprintf("Queue %s keeps at most %d messages, overflow drop-head, and has no dead-letter exchange: when it is full, its oldest message is deleted to make room, silently.",
+				q.Name, q.MaxLength),
+			Fix: fmt.Sprintf("Give %s a dead-letter exchange (by policy) that routes to a parking queue, so overflowed messages are kept; or set overflow to reject-publish so publishers using confirms see the refusal.", q.Name),
+		})
+	}
+	return out
+}
+
+// parkingFindings checks that each parking queue keeps what lands in it
+// until a person decides: nothing consumes it, nothing expires or evicts it.
+func parkingFindings(parking []ParkingQueue) []Finding {
+	var out []Finding
+	for _, p := range parking {
+		if p.Consumers > 0 {
+			out = append(out, Finding{
+				Kind: KindParkingConsumers, Severity: SeverityWarning, Queue: p.Name,
+				Detail: fmt.Sprintf("Parking queue %s has %s%s: whatever lands there is taken automatically before a person sees it. "+
+					"A consumer that republishes to the work queue is seed 001's reject loop written by hand; one that acks makes dead letters vanish. "+
+					"(A dlqt browse in progress also shows as a consumer for its few seconds.)",
+					p.Name, consumerWords(p.Queue), fromWords(p)),
+				Fix: fmt.Sprintf("Find the consumer (management UI, queue %s, Consumers; or rabbitmqctl list_consumers -p %s) and stop it; triage %s by hand with dlqt.",
+					p.Name, p.Vhost, p.Name),
+			})
+		}
+		if hazards := parkingHazards(p.Queue); len(hazards) > 0 {
+			out = append(out, Finding{
+				Kind: KindParkingLoses, Severity: SeverityWarning, Queue: p.Name, Exchange: p.DeadLetterExchange,
+				Detail: fmt.Sprintf("Parking queue %s can lose messages before anyone decides on them: %s.", p.Name, strings.Join(hazards, "; ")),
+				Fix: fmt.Sprintf("Remove the TTL, length limit and delivery limit from %s (in its policy, or redeclare it without the arguments): a parking queue should keep everything. "+
+					"Until then, browse it sparingly and replay or discard from it soon.", p.Name),
+			})
+		}
+	}
+	return out
+}
+
+// parkingHazards lists how q lets go of messages on its own.
+func parkingHazards(q Queue) []string {
+	where := "dropped (it has no dead-letter exchange)"
+	if deadLetters(q) {
+		where = "dead-lettered on to " + exchangeName(q.DeadLetterExchange)
+	}
+	var out []string
+	if q.MessageTTL > 0 {
+		out = append(out, fmt.Sprintf("message TTL %d ms: a message left there that long is %s", q.MessageTTL, where))
+	}
+	if q.MaxLength > 0 {
+		if q.Overflow == "reject-publish" || q.Overflow == "reject-publish-dlx" {
+			out = append(out, fmt.Sprintf("length limit %d, overflow %s: once full, new dead letters are refused and lost", q.MaxLength, q.Overflow))
+		} else {
+			out = append(out, fmt.Sprintf("length limit %d, overflow drop-head: each new dead letter past it pushes the oldest out, which is %s", q.MaxLength, where))
+		}
+	}
+	if q.DeliveryLimit > 0 && q.Type == QueueQuorum {
+		out = append(out, fmt.Sprintf("quorum delivery limit %d: every browse or requeue counts as a delivery, so a message read %d times is %s", q.DeliveryLimit, q.DeliveryLimit, where))
+	}
+	return out
+}
+
+func fromWords(p ParkingQueue) string {
+	if len(p.DeadLetteredFrom) == 0 {
+		return ""
+	}
+	return " and receives the dead letters of " + strings.Join(p.DeadLetteredFrom, ", ")
+}
+
+// argumentDLXs notes DLXs set by queue argument: an argument cannot be
+// changed on a live queue and overrides any policy, so correcting it later
+// means deleting and redeclaring the queue.
+func (d *doctor) argumentDLXs() []Finding {
+	var out []Finding
+	for _, q := range d.queues {
+		if !deadLetters(q) || q.DLXFromPolicy {
+			continue
+		}
+		def, _ := json.Marshal(map[string]string{"dead-letter-exchange": q.DeadLetterExchange})
+		out = append(out, Finding{
+			Kind: KindDLXByArgument, Severity: SeverityAdvisory, Queue: q.Name, Exchange: q.DeadLetterExchange,
+			Detail: fmt.Sprintf("Queue %s sets its dead-letter exchange (%s) by queue argument. Arguments cannot be changed on a live queue and win over any policy: "+
+				"changing where its dead letters go means deleting and redeclaring %s.", q.Name, exchangeName(q.DeadLetterExchange), q.Name),
+			Fix: fmt.Sprintf("Next time %s is declared, leave out x-dead-letter-exchange (and x-dead-letter-routing-key) and set them by policy, e.g. rabbitmqctl set_policy -p %s NAME '^%s$' '%s' --apply-to queues.",
+				q.Name, d.t.Vhost, regexp.QuoteMeta(q.Name), def),
+		})
+	}
+	return out
+}
