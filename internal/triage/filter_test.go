@@ -1,0 +1,235 @@
+package triage
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// filterBatch is four parked messages that differ in every field a filter
+// reads, so each expression below must pick a known subset.
+func filterBatch(t *testing.T, red *Redactor) []Triaged {
+	t.Helper()
+	t0 := mustTime("2026-11-30T10:00:00Z")
+	env := func(id, event, schema, code, version, tenant, extra string) []byte {
+		return []byte(`{"message_id":"` + id + `","event_type":"` + event + `","schema_version":` + schema +
+			`,"customer":{"tenant_id":"` + tenant + `","card":"4111 1111 1111 1111"` + extra + `},` +
+			`"failure":{"reason_code":"` + code + `","consumer_version":"` + version + `"}}`)
+	}
+	msg := func(id, queue, reason string, at time.Time, body []byte, h Headers) Message {
+		x := Headers{"x-death": []any{xdeath(queue, reason, 1, at, "", queue)}, "x-first-death-queue": queue}
+		for k, v := range h {
+			x[k] = v
+		}
+		return Message{Queue: "nghia-dia", Exchange: "dlx", RoutingKey: queue, Body: body,
+			Properties: Properties{MessageID: id, ContentType: "application/json"}, Headers: x}
+	}
+	batch := Batch{Queue: "nghia-dia", Messages: []Message{
+		msg("m-1", "viec", "rejected", t0, env("m-1", "order.created", "2", "address_invalid", "1.4.0", "acme", ""),
+			Headers{"x-note": "Card DECLINED by issuer"}),
+		msg("m-2", "viec2", "expired", t0.Add(-2*time.Hour), env("m-2", "order.created", "3", "", "1.5.0", "globex", ""), nil),
+		msg("m-3", "viec", "rejected", t0.Add(-30*time.Minute), env("m-3", "customer.updated", `"4"`, "tax_profile_missing", "1.5.0", "acme", `,"client_secret":"declined-secret"`),
+			Headers{"authorization": "Bearer declinedtokendeclinedtoken"}),
+		{Queue: "nghia-dia", Body: []byte("plain text, no envelope"), Properties: Properties{MessageID: "m-4"}},
+	}}
+	return Analyze(batch, seed001Topology(), red)
+}
+
+func ids(ts []Triaged) []string {
+	out := []string{}
+	for _, t := range ts {
+		out = append(out, t.ID)
+	}
+	return out
+}
+
+func TestEveryFilterFieldNarrowsTheMessages(t *testing.T) {
+	now := mustTime("2026-11-30T10:15:00Z")
+	opts := FilterOptions{TenantPath: "customer.tenant_id", Now: now}
+	ts := filterBatch(t, NewRedactor())
+	tests := []struct {
+		exprs []string
+		want  []string
+	}{
+		{[]string{"reason=rejected"}, []string{"m-1", "m-3"}},
+		{[]string{"reason=expired,published"}, []string{"m-2", "m-4"}},
+		{[]string{"reason!=rejected"}, []string{"m-2", "m-4"}},
+		{[]string{"reason_code=address_invalid"}, []string{"m-1"}},
+		{[]string{"reason_code="}, []string{"m-2", "m-4"}},
+		{[]string{"reason_code!="}, []string{"m-1", "m-3"}},
+		{[]string{"reason_code~TAX"}, []string{"m-3"}},
+		{[]string{"event_type=order.created"}, []string{"m-1", "m-2"}},
+		{[]string{"event_type!~order"}, []string{"m-3", "m-4"}},
+		{[]string{"queue=viec"}, []string{"m-1", "m-3"}},
+		{[]string{"queue=viec2"}, []string{"m-2"}},
+		{[]string{"queue="}, []string{"m-4"}},
+		{[]string{"died>2026-11-30T09:45:00Z"}, []string{"m-1"}},
+		{[]string{"died>=2026-11-30T09:30:00Z", "died<2026-11-30T10:00:00Z"}, []string{"m-3"}},
+		{[]string{"died<2026-11-30"}, nil},
+		{[]string{"died<1h"}, []string{"m-1", "m-3"}},   // less than an hour before 10:15
+		{[]string{"died>1h"}, []string{"m-2"}},          // more than an hour ago; m-4 has no time
+		{[]string{"first_died<20m"}, []string{"m-1"}},   // first death within 20 minutes
+		{[]string{"first_died>=1d"}, nil},               // nothing died a day ago
+		{[]string{"schema_version=3"}, []string{"m-2"}}, // a JSON number
+		{[]string{"schema_version=4"}, []string{"m-3"}}, // a JSON string
+		{[]string{"schema_version>=3"}, []string{"m-2", "m-3"}},
+		{[]string{"schema_version<3"}, []string{"m-1"}},
+		{[]string{"consumer_version=1.5.0"}, []string{"m-2", "m-3"}},
+		{[]string{"consumer_version!=1.5.0"}, []string{"m-1", "m-4"}},
+		{[]string{"tenant=acme"}, []string{"m-1", "m-3"}},
+		{[]string{"tenant=globex", "reason=expired"}, []string{"m-2"}},
+		{[]string{"tenant="}, []string{"m-4"}},
+		{[]string{"text~declined"}, []string{"m-1"}}, // a header, case-insensitive
+		{[]string{"text~customer.updated"}, []string{"m-3"}},
+		{[]string{"text~no envelope"}, []string{"m-4"}},
+		{[]string{"text!~acme"}, []string{"m-2", "m-4"}},
+		{[]string{"reason=rejected", "tenant=acme", "schema_version>2"}, []string{"m-3"}},
+		{nil, []string{"m-1", "m-2", "m-3", "m-4"}},
+	}
+	for _, tc := range tests {
+		f, err := ParseWhere(tc.exprs, opts)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.exprs, err)
+		}
+		got := ids(f.Apply(ts))
+		want := tc.want
+		if want == nil {
+			want = []string{}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%v: got %v, want %v", tc.exprs, got, want)
+		}
+		for _, m := range ts {
+			if f.Match(m) != slices.Contains(want, m.ID) {
+				t.Errorf("%v: Match(%s) disagrees with Apply", tc.exprs, m.ID)
+			}
+		}
+	}
+}
+
+// A search must never find what the screen masks: a secret key's value, a
+// bearer token, a card number or a configured path.
+func TestTextSearchNeverReadsWhatRedactionMasks(t *testing.T) {
+	red := NewRedactor().WithPaths([]PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: MaskFull}})
+	ts := filterBatch(t, red)
+	for _, secret := range []string{"declined-secret", "declinedtokendeclinedtoken", "4111 1111 1111 1111", "4111"} {
+		f, err := ParseWhere([]string{"text~" + secret}, FilterOptions{Redactor: red})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Apply(ts); len(got) != 0 {
+			t.Errorf("text~%s found %v: the search read a masked value", secret, ids(got))
+		}
+	}
+	// The tenant path is masked by a configured rule: tenant sees the mask too.
+	f, err := ParseWhere([]string{"tenant~acme"}, FilterOptions{Redactor: red, TenantPath: "customer.tenant_id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Apply(ts); len(got) != 0 {
+		t.Errorf("tenant~acme found %v through a masked path", ids(got))
+	}
+	// The Triaged may have been rendered by the defaults (a discard's sweep);
+	// the filter's own redactor still decides what a search sees.
+	loose := filterBatch(t, NewRedactor())
+	if got := f.Apply(loose); len(got) != 0 {
+		t.Errorf("tenant~acme found %v in a payload rendered with fewer rules", ids(got))
+	}
+}
+
+func TestFilterErrorsNameTheExpression(t *testing.T) {
+	opts := FilterOptions{TenantPath: "customer.tenant_id"}
+	tests := map[string]string{
+		"colour=red":             `unknown field "colour" (fields: reason, reason_code`,
+		"reason":                 "want FIELD OP VALUE",
+		"=expired":               "want FIELD OP VALUE",
+		"reason=expird":          `unknown reason "expird"`,
+		"reason>expired":         "reason takes = != ~ !~, not >",
+		"died=2026-11-30":        "died takes > < >= <=, not =",
+		"died>yesterday":         `"yesterday" is neither a time`,
+		"died<-1h":               "is neither a time",
+		"schema_version>three":   `compares numbers, got "three"`,
+		"text=foo":               "text takes ~ !~, not =",
+		"text~":                  "needs text to look for",
+		"event_type~   ":         "needs text to look for",
+		"consumer_version>1.0.0": "consumer_version takes = != ~ !~",
+	}
+	for expr, want := range tests {
+		_, err := ParseWhere([]string{"reason=expired", expr}, opts)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), expr) {
+			t.Errorf("%s: error %v, want one naming %q and containing %q", expr, err, expr, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error spans lines: %q", expr, err)
+		}
+	}
+	if _, err := ParseWhere([]string{"tenant=acme"}, FilterOptions{}); err == nil || !strings.Contains(err.Error(), "filters.tenant_path") {
+		t.Errorf("tenant without a tenant path: %v", err)
+	}
+	if _, err := ParseWhere(nil, FilterOptions{TenantPath: "customer..id"}); err == nil || !strings.Contains(err.Error(), "customer..id") {
+		t.Errorf("a bad tenant path: %v", err)
+	}
+}
+
+func TestFilterLineSplitsOnSpacesAndSearchesBareWords(t *testing.T) {
+	ts := filterBatch(t, NewRedactor())
+	f, err := ParseFilterLine(` reason=rejected   "card declined" `, FilterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(f.Apply(ts)); !slices.Equal(got, []string{"m-1"}) {
+		t.Errorf("got %v", got)
+	}
+	if want := []string{"reason=rejected", `text~"card declined"`}; !slices.Equal(f.Exprs(), want) {
+		t.Errorf("exprs %q, want %q", f.Exprs(), want)
+	}
+	if f.String() != `reason=rejected and text~"card declined"` {
+		t.Errorf("String() = %q", f.String())
+	}
+	empty, err := ParseFilterLine("   ", FilterOptions{})
+	if err != nil || !empty.Empty() || len(empty.Apply(ts)) != len(ts) {
+		t.Errorf("a blank line must match everything: %v", err)
+	}
+}
+
+func TestSelectionWhereNarrowsAGroupOrSelectsAlone(t *testing.T) {
+	ts := filterBatch(t, NewRedactor())
+	f, err := ParseWhere([]string{"tenant=acme"}, FilterOptions{TenantPath: "$.customer.tenant_id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := GroupKey{Reason: ReasonRejected, AnyCode: true}
+	narrowed := Selection{Group: &g, Where: &f}
+	if err := narrowed.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(narrowed.Apply(ts)); !slices.Equal(got, []string{"m-1", "m-3"}) {
+		t.Errorf("group rejected where tenant=acme: %v", got)
+	}
+	alone := Selection{Where: &f}
+	if err := alone.Validate(); err != nil {
+		t.Fatalf("a filter alone is a selection: %v", err)
+	}
+	if got := ids(alone.Apply(ts)); !slices.Equal(got, []string{"m-1", "m-3"}) {
+		t.Errorf("where tenant=acme: %v", got)
+	}
+	if s := alone.String(); s != "every message where tenant=acme" {
+		t.Errorf("String() = %q", s)
+	}
+	if s := narrowed.String(); s != "group rejected where tenant=acme" {
+		t.Errorf("String() = %q", s)
+	}
+	if err := (Selection{Where: &Filter{}}).Validate(); err == nil {
+		t.Error("an empty filter alone selected every message")
+	}
+}
+
+func mustPath(t *testing.T, s string) JSONPath {
+	t.Helper()
+	p, err := ParseJSONPath(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
