@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,12 @@ type app struct {
 	patterns    []string
 	replayAllow []string // replay.allow from the config file
 	keymap      []byte   // user keymap overrides from the config file
+
+	red        *triage.Redactor // the defaults plus the config's redaction rules
+	tenantPath string           // filters.tenant_path
+	// readOnly (--read-only, DLQT_READ_ONLY, read_only) refuses every
+	// command that changes a queue; the TUI drops discard, replay and reveal.
+	readOnly bool
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -49,6 +56,7 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
 	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default %d)", triage.DefaultBrowseLimit))
 	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery")
+	f.BoolVar(&a.readOnly, "read-only", false, "refuse discard and replay, and hide them and reveal in the TUI (env DLQT_READ_ONLY; config read_only)")
 	root.Flags().StringVar(&a.queue, "queue", "", "open straight on this queue's groups")
 	root.Flags().BoolVar(&a.demoFallback, "demo-fallback", false, "when no broker answers, say so and open the demo snapshot")
 }
@@ -93,7 +101,87 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	if a.demo && a.snapshotPath != "" {
 		return usageError{errors.New("--demo and --snapshot both name a snapshot: pick one")}
 	}
+	if a.red, err = fc.Redaction.redactor(); err != nil {
+		return usageError{fmt.Errorf("config %s: %w", a.configPath, err)}
+	}
+	a.tenantPath = fc.Filters.TenantPath
+	if a.tenantPath != "" {
+		if _, err := triage.ParseJSONPath(a.tenantPath); err != nil {
+			return usageError{fmt.Errorf("config %s: filters.tenant_path: %w", a.configPath, err)}
+		}
+	}
+	if a.readOnly, err = readOnlySetting(cmd, a.readOnly, fc.ReadOnly); err != nil {
+		return usageError{err}
+	}
+	if a.readOnly && changesQueues(cmd) {
+		return usageError{fmt.Errorf("%s refused: read-only mode (%s) allows no change to a queue; nothing was touched", cmd.Name(), a.readOnlySource(cmd, fc.ReadOnly))}
+	}
 	return nil
+}
+
+// changesQueues names the commands that take messages out of a queue.
+// Journal export and verify only read, so read-only mode allows them.
+func changesQueues(cmd *cobra.Command) bool {
+	switch cmd.CommandPath() {
+	case "dlqt discard", "dlqt replay":
+		return true
+	}
+	return false
+}
+
+// readOnlySetting is --read-only when given, else DLQT_READ_ONLY, else the
+// config file's read_only.
+func readOnlySetting(cmd *cobra.Command, flag, file bool) (bool, error) {
+	if f := cmd.Flags().Lookup("read-only"); f != nil && f.Changed {
+		return flag, nil
+	}
+	if v, ok := os.LookupEnv("DLQT_READ_ONLY"); ok && v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, fmt.Errorf("DLQT_READ_ONLY=%q: want true or false", v)
+		}
+		return b, nil
+	}
+	return file, nil
+}
+
+// readOnlySource says which setting made dlqt read-only, so the refusal
+// tells the user what to change.
+func (a *app) readOnlySource(cmd *cobra.Command, file bool) string {
+	if f := cmd.Flags().Lookup("read-only"); f != nil && f.Changed {
+		return "--read-only"
+	}
+	if os.Getenv("DLQT_READ_ONLY") != "" {
+		return "DLQT_READ_ONLY"
+	}
+	return "read_only in " + a.configPath
+}
+
+// ReadOnly reports whether discard, replay and reveal are refused; the TUI
+// leaves them out of its keymap.
+func (a *app) ReadOnly() bool { return a.readOnly }
+
+// redactor is the configured redactor, for every place that shows a
+// payload or headers (the headless commands and the TUI).
+func (a *app) redactor() *triage.Redactor {
+	if a.red == nil {
+		return triage.NewRedactor()
+	}
+	return a.red
+}
+
+// filterOptions are what --where and the TUI's filter bar parse with.
+func (a *app) filterOptions() triage.FilterOptions {
+	return triage.FilterOptions{TenantPath: a.tenantPath, Redactor: a.redactor()}
+}
+
+// parseWhere reads --where expressions; a bad one is a usage error.
+func (a *app) parseWhere(exprs []string) (triage.Filter, error) {
+	f, err := triage.ParseWhere(exprs, a.filterOptions())
+	if err != nil {
+		return f, usageError{fmt.Errorf("--where %w", err)}
+	}
+	return f, nil
 }
 
 func (a *app) brokerConfig() broker.Config {

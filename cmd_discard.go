@@ -21,9 +21,10 @@ func (a *app) discardCommand() *cobra.Command {
 		group  string
 		reason string
 		yes    bool
+		where  []string
 	)
 	cmd := &cobra.Command{
-		Use:   "discard QUEUE (--id ID ... | --group REASON[/CODE]) --reason TEXT [--yes]",
+		Use:   "discard QUEUE (--id ID ... | --group REASON[/CODE] | --where EXPR ...) --reason TEXT [--yes]",
 		Short: "Take selected messages out of a parking queue for good, with a reason in the journal",
 		Long: `discard removes messages from QUEUE in one pass: it holds the queue's messages
 (as a browse does, up to --limit), acks exactly the selected ones and puts every
@@ -33,10 +34,15 @@ other message back in its place. Messages are matched by the id dlqt shows
 Without --yes, discard only prints what it would do and changes nothing.
 --group expired selects every code of that reason, --group rejected/CODE one
 code, --group maxlen/ the messages without a code. A selected id that is no
-longer in the queue is reported and makes the exit status non-zero.`,
+longer in the queue is reported and makes the exit status non-zero.
+
+--where narrows a group to the messages that match (--group expired --where
+tenant=acme), or alone selects every message that matches. The plan and the
+journal's decision name the filter. --where does not combine with --id: ids
+already name the messages.`,
 		Args: exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := a.discardRequest(args[0], ids, group, reason)
+			req, err := a.discardRequest(args[0], ids, group, reason, where)
 			if err != nil {
 				return err
 			}
@@ -51,11 +57,13 @@ longer in the queue is reported and makes the exit status non-zero.`,
 	f.StringVar(&group, "group", "", "discard a whole group: REASON or REASON/CODE (REASON/ for no code)")
 	f.StringVar(&reason, "reason", "", "why these messages are dropped, for the journal (required)")
 	f.BoolVar(&yes, "yes", false, "do it; without --yes only the plan is printed")
+	whereFlag(cmd, &where)
 	return cmd
 }
 
-// discardRequest checks the command line: a reason, and ids or a group.
-func (a *app) discardRequest(queue string, ids []string, group, reason string) (triage.DiscardRequest, error) {
+// discardRequest checks the command line: a reason, and ids, a group or a
+// filter (which may narrow the group).
+func (a *app) discardRequest(queue string, ids []string, group, reason string, where []string) (triage.DiscardRequest, error) {
 	req := triage.DiscardRequest{Vhost: a.vhost, Queue: queue, Reason: strings.TrimSpace(reason), Browse: a.browseOptions()}
 	if req.Reason == "" {
 		return req, usageError{errors.New("--reason TEXT is required: the journal keeps why messages were discarded")}
@@ -68,8 +76,18 @@ func (a *app) discardRequest(queue string, ids []string, group, reason string) (
 		}
 		req.Selection.Group = &k
 	}
+	if len(where) > 0 {
+		if len(ids) > 0 {
+			return req, usageError{errors.New("--where narrows a group or the whole queue; --id already names the messages: use one or the other")}
+		}
+		f, err := a.parseWhere(where)
+		if err != nil {
+			return req, err
+		}
+		req.Selection.Where = &f
+	}
 	if err := req.Selection.Validate(); err != nil {
-		return req, usageError{fmt.Errorf("%w (--id ID ... or --group REASON[/CODE])", err)}
+		return req, usageError{fmt.Errorf("%w (--id ID ..., --group REASON[/CODE] or --where EXPR)", err)}
 	}
 	return req, nil
 }

@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // fileConfig is the optional YAML config file. Unknown keys are an error,
@@ -31,6 +34,80 @@ type fileConfig struct {
 	Replay struct {
 		Allow []string `yaml:"allow"`
 	} `yaml:"replay"`
+	// Redaction adds rules to the default ones, which always stay on.
+	Redaction redactionConfig `yaml:"redaction"`
+	Filters   struct {
+		// TenantPath is the JSON path of the tenant in a payload.
+		TenantPath string `yaml:"tenant_path"`
+	} `yaml:"filters"`
+	// ReadOnly refuses discard and replay (and the TUI drops them).
+	ReadOnly bool `yaml:"read_only"`
+}
+
+// redactionConfig is the redaction section: secrets by key name, by JSON
+// path and by value pattern, each with a mask style.
+type redactionConfig struct {
+	Keys []struct {
+		Name  string `yaml:"name"`
+		Match string `yaml:"match"` // exact (default), suffix, contains
+		Mask  string `yaml:"mask"`  // full (default), partial, hash
+	} `yaml:"keys"`
+	Paths []struct {
+		Path string `yaml:"path"`
+		Mask string `yaml:"mask"`
+	} `yaml:"paths"`
+	Patterns []struct {
+		Name  string `yaml:"name"`
+		Regex string `yaml:"regex"`
+		Mask  string `yaml:"mask"`
+	} `yaml:"patterns"`
+}
+
+// redactor builds the default redactor plus the configured rules; a rule
+// that cannot be read is an error naming it.
+func (c redactionConfig) redactor() (*triage.Redactor, error) {
+	var keys []triage.KeyRule
+	for i, k := range c.Keys {
+		where := fmt.Sprintf("redaction.keys[%d] (%s)", i, k.Name)
+		if strings.TrimSpace(k.Name) == "" {
+			return nil, fmt.Errorf("redaction.keys[%d]: name is required", i)
+		}
+		match, err := triage.ParseKeyMatch(k.Match)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		mask, err := triage.ParseMask(k.Mask)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		keys = append(keys, triage.KeyRule{Name: k.Name, Match: match, Mask: mask})
+	}
+	var paths []triage.PathRule
+	for i, p := range c.Paths {
+		where := fmt.Sprintf("redaction.paths[%d] (%s)", i, p.Path)
+		path, err := triage.ParseJSONPath(p.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		mask, err := triage.ParseMask(p.Mask)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		paths = append(paths, triage.PathRule{Path: path, Mask: mask})
+	}
+	var values []triage.ValueRule
+	for i, p := range c.Patterns {
+		mask, err := triage.ParseMask(p.Mask)
+		if err != nil {
+			return nil, fmt.Errorf("redaction.patterns[%d] (%s): %w", i, p.Name, err)
+		}
+		rule, err := triage.PatternRule(p.Name, p.Regex, mask)
+		if err != nil {
+			return nil, fmt.Errorf("redaction.patterns[%d]: %w", i, err)
+		}
+		values = append(values, rule)
+	}
+	return triage.NewRedactor().With(keys, values).WithPaths(paths), nil
 }
 
 // loadFileConfig reads path. A missing file is no error when the path is
@@ -64,11 +141,16 @@ func yamlProblem(err error) string {
 	}
 	msgs := make([]string, len(te.Errors))
 	for i, m := range te.Errors {
-		m = strings.Replace(m, "field ", "unknown key ", 1)
-		msgs[i] = strings.Replace(m, " not found in type main.fileConfig", "", 1)
+		if notFound.MatchString(m) {
+			m = strings.Replace(m, "field ", "unknown key ", 1)
+		}
+		msgs[i] = notFound.ReplaceAllString(m, "")
 	}
 	return strings.Join(msgs, "; ")
 }
+
+// notFound is the tail of yaml's unknown-key error, in any section.
+var notFound = regexp.MustCompile(` not found in type .*$`)
 
 // keymapYAML returns the config's keymap section as a keymap.yaml document,
 // or nil when the config has none.

@@ -58,44 +58,57 @@ func (a *app) queuesCommand() *cobra.Command {
 
 func (a *app) groupsCommand() *cobra.Command {
 	var asJSON bool
+	var where []string
 	cmd := &cobra.Command{
-		Use:   "groups QUEUE",
+		Use:   "groups QUEUE [--where EXPR ...]",
 		Short: "Group a queue's messages by reason and reason_code",
 		Args:  exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := a.parseWhere(where)
+			if err != nil {
+				return err
+			}
 			in, err := a.inspect(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			in = narrow(in, f)
 			rows := groupRows(in.Groups)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rows)
 			}
-			return printGroups(cmd.OutOrStdout(), in, rows)
+			return printGroups(cmd.OutOrStdout(), in, f, rows)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	whereFlag(cmd, &where)
 	return cmd
 }
 
 func (a *app) messagesCommand() *cobra.Command {
 	var asJSON bool
+	var where []string
 	cmd := &cobra.Command{
-		Use:   "messages QUEUE",
+		Use:   "messages QUEUE [--where EXPR ...]",
 		Short: "Print a queue's messages, decoded and redacted",
 		Args:  exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := a.parseWhere(where)
+			if err != nil {
+				return err
+			}
 			in, err := a.inspect(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			in = narrow(in, f)
 			out := cmd.OutOrStdout()
 			if !asJSON {
-				return printMessages(out, in)
+				return printMessages(out, in, f)
 			}
 			enc := json.NewEncoder(out)
 			enc.SetEscapeHTML(false)
-			red := triage.NewRedactor()
+			red := a.redactor()
 			for i := range in.Messages {
 				if err := enc.Encode(messageRow(in.Messages[i], red)); err != nil {
 					return err
@@ -105,7 +118,30 @@ func (a *app) messagesCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per line")
+	whereFlag(cmd, &where)
 	return cmd
+}
+
+// whereHelp is the --where grammar, shared by every command that takes it.
+const whereHelp = `only messages where FIELD OP VALUE holds (repeat: all must hold).
+Fields: reason, reason_code, event_type, queue (died in), died, first_died,
+schema_version, consumer_version, tenant (filters.tenant_path), text (redacted
+headers and payload). OP: = or != (VALUE may list a,b,c), ~ or !~ (substring,
+any case), > < >= <= for died (a time or an age: died<1h) and schema_version`
+
+func whereFlag(cmd *cobra.Command, where *[]string) {
+	cmd.Flags().StringArrayVar(where, "where", nil, whereHelp)
+}
+
+// narrow keeps the messages the filter matches and regroups them; the batch
+// (what was read) is unchanged.
+func narrow(in triage.Inspection, f triage.Filter) triage.Inspection {
+	if f.Empty() {
+		return in
+	}
+	in.Messages = f.Apply(in.Messages)
+	in.Groups = triage.GroupMessages(in.Messages)
+	return in
 }
 
 func (a *app) snapshotCommand() *cobra.Command {
@@ -173,7 +209,7 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 	defer done()
 	opts := a.browseOptions()
 	opts.Progress = progressTo(os.Stderr, "reading "+queue)
-	in, err := triage.Inspect(ctx, r, queue, opts, triage.NewRedactor())
+	in, err := triage.Inspect(ctx, r, queue, opts, a.redactor())
 	if err != nil {
 		if dc, ok := err.(*triage.DeliveryCostError); ok {
 			return in, fmt.Errorf("%v; pass --accept-delivery-cost to browse anyway", dc)
@@ -325,8 +361,8 @@ func printQueues(w io.Writer, rows []queueRow) error {
 	return tw.Flush()
 }
 
-func printGroups(w io.Writer, in triage.Inspection, rows []groupRow) error {
-	fmt.Fprintf(w, "%s: %s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch))
+func printGroups(w io.Writer, in triage.Inspection, f triage.Filter, rows []groupRow) error {
+	fmt.Fprintf(w, "%s: %s%s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES")
 	for _, r := range rows {
@@ -335,8 +371,8 @@ func printGroups(w io.Writer, in triage.Inspection, rows []groupRow) error {
 	return tw.Flush()
 }
 
-func printMessages(w io.Writer, in triage.Inspection) error {
-	fmt.Fprintf(w, "%s: %s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch))
+func printMessages(w io.Writer, in triage.Inspection, f triage.Filter) error {
+	fmt.Fprintf(w, "%s: %s%s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tREASON\tREASON_CODE\tEVENT TYPE\tATTEMPTS\tDIED AT")
 	for _, t := range in.Messages {
@@ -347,6 +383,14 @@ func printMessages(w io.Writer, in triage.Inspection) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Reason, dash(t.ReasonCode), dash(t.Envelope.EventType), t.Attempts, died)
 	}
 	return tw.Flush()
+}
+
+// filterText says how many messages a filter kept, or nothing unfiltered.
+func filterText(in triage.Inspection, f triage.Filter) string {
+	if f.Empty() {
+		return ""
+	}
+	return fmt.Sprintf(", %d where %s", len(in.Messages), f.String())
 }
 
 // boundText says how much of the queue a batch covers.

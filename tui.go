@@ -56,7 +56,7 @@ func (a *app) runTUI(ctx context.Context) error {
 		Journal:     j,
 		JournalErr:  jerr,
 		Patterns:    a.patterns,
-		Redactor:    triage.NewRedactor(),
+		Redactor:    a.redactor(),
 		BrowseLimit: a.limit,
 		StartQueue:  a.queue,
 		KeyMap:      keys,
