@@ -191,8 +191,13 @@ func messageIDs(ds []amqp.Delivery) []string {
 	return ids
 }
 
+// verifyJournal runs `dlqt journal verify` on the test's journal, then
+// opens it for the test's own questions.
 func (b *replayBed) verifyJournal() *journal.Journal {
 	b.t.Helper()
+	if res := runDlqt(b.t, b.env, "journal", "verify"); res.code != 0 {
+		b.t.Fatalf("dlqt journal verify exited %d: %s%s", res.code, res.stdout, res.stderr)
+	}
 	j, err := journal.Open(b.journal, time.Second)
 	if err != nil {
 		b.t.Fatal(err)
