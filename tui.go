@@ -43,6 +43,10 @@ func (a *app) runTUI(ctx context.Context) error {
 	if s, ok := r.(*broker.Snapshot); ok {
 		vhost = s.File().Topology.Vhost // the snapshot's, not the flag's
 	}
+	var actions *ui.Actions // a snapshot is read-only: no write side
+	if live, ok := r.(*broker.Live); ok {
+		actions = a.liveActions(live)
+	}
 
 	j, jerr := a.openJournal()
 	if jerr == nil {
@@ -61,5 +65,25 @@ func (a *app) runTUI(ctx context.Context) error {
 		StartQueue:  a.queue,
 		KeyMap:      keys,
 		Notice:      notice,
+		Actions:     actions,
 	})
+}
+
+// liveActions is the TUI's write side on the live broker: the same sweep
+// and replay port the headless discard and replay use.
+func (a *app) liveActions(live *broker.Live) *ui.Actions {
+	return &ui.Actions{
+		Sweeper: live,
+		OpenReplay: func(ctx context.Context, replayID, queue string, acceptCost bool) (triage.ReplayPort, error) {
+			port, err := live.OpenReplay(ctx, replayID, queue)
+			if err != nil {
+				return nil, err
+			}
+			port.AcceptDeliveryCost = a.acceptCost || acceptCost
+			port.HoldLimit = a.limit
+			return port, nil
+		},
+		Allow:              a.replayAllow,
+		AcceptDeliveryCost: a.acceptCost,
+	}
 }

@@ -19,10 +19,12 @@ import (
 type engine struct {
 	listParking func(context.Context, triage.Reader, []string) ([]triage.ParkingQueue, triage.Topology, error)
 	inspect     func(context.Context, triage.Reader, string, triage.BrowseOptions, *triage.Redactor) (triage.Inspection, error)
+	discard     func(context.Context, triage.Sweeper, triage.Topology, triage.Recorder, triage.DiscardRequest) (triage.DiscardResult, error)
+	runReplay   func(context.Context, triage.ReplayPlan, triage.ReplayPort, triage.Recorder, <-chan triage.ReplayCommand, func(triage.ReplayProgress)) (triage.ReplayResult, error)
 }
 
 func triageEngine() engine {
-	return engine{listParking: triage.ListParking, inspect: triage.Inspect}
+	return engine{listParking: triage.ListParking, inspect: triage.Inspect, discard: triage.Discard, runReplay: triage.RunReplay}
 }
 
 // parkingMsg answers a queue list request.

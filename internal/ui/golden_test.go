@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -46,11 +48,50 @@ var goldenScreens = []struct {
 	}},
 	{"empty", func(h *harness) { h.send(parkingMsg{id: h.m.refreshQueuesID()}) }},
 	{"delivery-cost", func(h *harness) { h.openQueue("payments.parking") }},
+	{"discard-confirm", func(h *harness) {
+		goLive(h)
+		openInvalidSKU(h)
+		h.press("mark")
+		h.press("mark")
+		h.press("discard")
+		h.typeText("fixed upstream in INC-1234")
+		h.press("open")
+	}},
+	{"replay-dry-run", func(h *harness) {
+		goLive(h)
+		h.openQueue("orders.dlq")
+		h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+		h.press("replay")
+	}},
+	{"replay-gauge", func(h *harness) {
+		goLive(h)
+		h.openQueue("orders.dlq")
+		h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+		h.press("replay")
+		h.press("open")
+		h.m.Update(keyPress("y")) // the replay's command is not run: the test reports for it
+		p := gaugeProgress()
+		p.Phase, p.ObserveLeft = triage.PhaseObserving, 12*time.Second
+		h.m.Update(replayProgressMsg{id: h.m.run.id, p: p})
+	}},
 	{"quorum-messages", func(h *harness) {
 		h.openQueue("payments.parking")
 		h.press("confirm")
 		h.press("open")
 	}},
+}
+
+// goLive turns the write side on for a golden screen: a journal and the
+// fake reader as the sweeper, with a replay id that does not change.
+func goLive(h *harness) {
+	j, err := journal.Open(filepath.Join(h.t.TempDir(), "journal.db"), time.Second)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { j.Close() })
+	h.m.opts.Journal = j
+	h.m.opts.Actions = &Actions{Sweeper: h.reader}
+	h.m.fixedReplayID = "rp-20261130T100000-0a1b2c3d"
 }
 
 // TestGoldenScreens renders every screen at 80x24 and 120x40 with NO_COLOR

@@ -33,6 +33,9 @@ type Options struct {
 	StartQueue  string // --queue: open straight on this queue's groups
 	KeyMap      KeyMap // from LoadKeyMap
 	Notice      string // shown under the status line, e.g. "showing the demo snapshot"
+	// Actions is the live broker's write side (discard, replay); nil on a
+	// snapshot, where each action says it needs a live broker.
+	Actions *Actions
 }
 
 type screen int
@@ -42,6 +45,8 @@ const (
 	screenGroups
 	screenMessages
 	screenMessage
+	screenReplay  // dry run, gauge, outcome
+	screenJournal // the journal's entries
 )
 
 // Model is the root model. Views share one *views.Context with it.
@@ -59,7 +64,12 @@ type Model struct {
 	groups   views.Groups
 	messages views.Messages
 	message  views.Message
+	replay   views.Replay
+	journalV views.Journal
 	help     help.Model
+
+	replayFrom  screen // where esc leaves the replay screen for
+	journalFrom screen
 
 	lastID  int     // request ids, increasing
 	listReq int     // queue list awaited, 0 when none
@@ -67,9 +77,24 @@ type Model struct {
 	tagsReq int     // tags awaited, 0 when none
 	tags    map[string][]string
 
-	dialog  any // costDialog or tagPrompt, nil when none
+	dialog  any // one of the dialogs of dialog*.go, nil when none
 	lastErr string
 	done    string // what the last action wrote, until the next key
+	busy    string // an action in flight, e.g. "discarding 3 messages…"
+
+	costAccepted string // the queue whose delivery cost the user accepted
+
+	discardReq     int // discard awaited, 0 when none
+	journalReq     int // journal read awaited
+	interruptedReq int // interrupted replays awaited
+	interrupted    []journal.ReplayState
+
+	run             *replayRun // the replay in flight, nil when none
+	replaySel       triage.Selection
+	replayWhat      string
+	replayOpts      triage.ReplayOptions
+	quitAfterReplay bool
+	fixedReplayID   string // tests: a plan id that does not change
 }
 
 // New returns the root model for opts; it needs no terminal, so tests drive
@@ -87,6 +112,7 @@ func newModel(opts Options) *Model {
 		width: 80, height: 24,
 		queues: views.NewQueues(ctx), groups: views.NewGroups(ctx),
 		messages: views.NewMessages(ctx), message: views.NewMessage(ctx),
+		replay: views.NewReplay(ctx), journalV: views.NewJournal(ctx),
 		help: help.New(),
 	}
 	m.help.Styles = ctx.Styles.Help
@@ -98,7 +124,7 @@ func newModel(opts Options) *Model {
 // Init lists the parking queues and, with StartQueue, opens that queue's
 // groups at once (esc then shows the list).
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.refreshQueues(), tea.RequestBackgroundColor}
+	cmds := []tea.Cmd{m.refreshQueues(), tea.RequestBackgroundColor, m.loadInterrupted()}
 	if m.opts.StartQueue != "" {
 		cmds = append(cmds, m.openQueue(m.opts.StartQueue))
 	}
@@ -155,6 +181,16 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case taggedMsg:
 		return m.onTagged(msg)
+	case discardedMsg:
+		return m.onDiscarded(msg)
+	case replayProgressMsg:
+		return m.onReplayProgress(msg)
+	case replayDoneMsg:
+		return m.onReplayDone(msg)
+	case journalMsg:
+		return m.onJournal(msg)
+	case interruptedMsg:
+		return m.onInterrupted(msg)
 	}
 	return nil
 }
@@ -186,6 +222,16 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if t := m.table(); t != nil && t.Filtering() {
 		return t.Update(k)
 	}
+	if m.screen == screenReplay {
+		if cmd, ok := m.replayKey(k); ok {
+			return cmd
+		}
+	}
+	if m.screen == screenJournal {
+		if cmd, ok := m.journalKey(k); ok {
+			return cmd
+		}
+	}
 	switch {
 	case key.Matches(k, keys.Quit):
 		return m.quit()
@@ -203,6 +249,16 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.refresh()
 	case key.Matches(k, keys.Tag):
 		return m.startTag()
+	case key.Matches(k, keys.Journal):
+		return m.openJournal()
+	case key.Matches(k, keys.ResumeReplay):
+		return m.resumeReplay()
+	case key.Matches(k, keys.Mark) && m.screen == screenMessages:
+		m.messages.ToggleMark()
+	case key.Matches(k, keys.Discard):
+		return m.startDiscard()
+	case key.Matches(k, keys.Replay):
+		return m.startReplay()
 	default:
 		return m.forward(k)
 	}
@@ -211,8 +267,17 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 
 // paste goes where typed text would go.
 func (m *Model) paste(p tea.PasteMsg) tea.Cmd {
-	if d, ok := m.dialog.(tagPrompt); ok {
-		var cmd tea.Cmd
+	var cmd tea.Cmd
+	switch d := m.dialog.(type) {
+	case tagPrompt:
+		d.input, cmd = d.input.Update(p)
+		m.dialog = d
+		return cmd
+	case reasonPrompt:
+		d.input, cmd = d.input.Update(p)
+		m.dialog = d
+		return cmd
+	case editPrompt:
 		d.input, cmd = d.input.Update(p)
 		m.dialog = d
 		return cmd
@@ -231,6 +296,10 @@ func (m *Model) forward(msg tea.Msg) tea.Cmd {
 		return m.groups.Update(msg)
 	case screenMessages:
 		return m.messages.Update(msg)
+	case screenJournal:
+		return m.journalV.Update(msg)
+	case screenReplay:
+		return nil
 	default:
 		return m.message.Update(msg)
 	}
@@ -245,12 +314,17 @@ func (m *Model) table() *views.Table {
 		return m.groups.Table()
 	case screenMessages:
 		return m.messages.Table()
+	case screenJournal:
+		return m.journalV.Table()
 	}
 	return nil
 }
 
 func (m *Model) quit() tea.Cmd {
 	m.stopBrowse() // the reader releases what it holds
+	if m.run != nil {
+		m.run.cancel() // aborts; Run waits for the sources to be put back
+	}
 	return tea.Quit
 }
 
@@ -307,6 +381,9 @@ func (m *Model) refresh() tea.Cmd {
 	if m.screen == screenQueues {
 		m.queues.SetLoading(true)
 		return m.refreshQueues()
+	}
+	if m.screen == screenReplay {
+		return nil
 	}
 	return m.startBrowse(m.groups.Queue(), false)
 }
@@ -471,6 +548,7 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 	case costDialog:
 		m.dialog = nil
 		if key.Matches(k, m.ctx.Keys.Confirm) {
+			m.costAccepted = d.cost.Queue
 			return m.startBrowse(d.cost.Queue, true)
 		}
 		if m.groups.Inspection() == nil { // nothing read yet: leave the queue
@@ -499,6 +577,16 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 		d.input, cmd = d.input.Update(k)
 		m.dialog = d
 		return cmd
+	case reasonPrompt:
+		return m.reasonKey(d, k)
+	case discardConfirm:
+		return m.confirmKey(d, k)
+	case editPrompt:
+		return m.editKey(d, k)
+	case startConfirm:
+		return m.startKey(d, k)
+	case abortConfirm:
+		return m.abortKey(d, k)
 	}
 	return nil
 }

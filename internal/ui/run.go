@@ -15,6 +15,7 @@ func Run(ctx context.Context, opts Options) error {
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	_, err := p.Run()
 	m.stopBrowse()
+	m.stopReplay() // an unfinished replay aborts and puts its sources back
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return ctx.Err()
 	}

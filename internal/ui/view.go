@@ -32,6 +32,12 @@ func (m *Model) footer() []string {
 		}
 	}
 	lines = append(lines, m.ctx.Styles.Status.Render(fitWidth(m.status(), m.width)))
+	if m.busy != "" {
+		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth(m.busy, m.width)))
+	}
+	for _, l := range m.banner() {
+		lines = append(lines, m.ctx.Styles.Warn.Render(fitWidth(l, m.width)))
+	}
 	if m.done != "" {
 		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth("done: "+m.done, m.width)))
 	}
@@ -85,6 +91,10 @@ func (m *Model) helpKeys() interface {
 		return &m.groups
 	case screenMessages:
 		return &m.messages
+	case screenReplay:
+		return &m.replay
+	case screenJournal:
+		return &m.journalV
 	default:
 		return &m.message
 	}
@@ -99,6 +109,8 @@ func (m *Model) layout() {
 	m.groups.SetSize(m.width, h)
 	m.messages.SetSize(m.width, h)
 	m.message.SetSize(m.width, h)
+	m.replay.SetSize(m.width, h)
+	m.journalV.SetSize(m.width, h)
 }
 
 func (m *Model) body(h int) string {
@@ -109,6 +121,16 @@ func (m *Model) body(h int) string {
 			d = dl.view(m.ctx, m.width)
 		case tagPrompt:
 			d = dl.view(m.ctx, m.width)
+		case reasonPrompt:
+			d = dl.view(m.ctx, m.width)
+		case discardConfirm:
+			d = dl.view(m.ctx, m.width)
+		case editPrompt:
+			d = dl.view(m.ctx, m.width)
+		case startConfirm:
+			d = dl.view(m.ctx, m.width)
+		case abortConfirm:
+			d = dl.view(m.ctx, m.width, m.replay.Plan().Queue)
 		}
 		return place(m.width, h, d)
 	}
@@ -119,6 +141,10 @@ func (m *Model) body(h int) string {
 		return m.groups.View()
 	case screenMessages:
 		return m.messages.View()
+	case screenReplay:
+		return m.replay.View()
+	case screenJournal:
+		return m.journalV.View()
 	default:
 		return m.message.View()
 	}

@@ -216,11 +216,12 @@ func (g *Groups) View() string {
 // ShortHelp implements help.KeyMap.
 func (g *Groups) ShortHelp() []key.Binding {
 	k := g.ctx.Keys
-	return []key.Binding{k.Open, k.Back, k.Filter, k.Refresh, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.Back, k.Discard, k.Replay, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (g *Groups) FullHelp() [][]key.Binding {
 	k := g.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter},
+		{k.Discard, k.Replay, k.Journal, k.Refresh}, k.general()}
 }

@@ -16,8 +16,24 @@ type KeyMap struct {
 	Filter   key.Binding
 	Refresh  key.Binding
 	Tag      key.Binding
+	Journal  key.Binding
 	Help     key.Binding
 	Quit     key.Binding
+
+	// Actions on messages.
+	Mark         key.Binding
+	Discard      key.Binding
+	Replay       key.Binding
+	ResumeReplay key.Binding
+
+	// The replay screen.
+	Destination key.Binding
+	Canary      key.Binding
+	Observe     key.Binding
+	Rate        key.Binding
+	Pause       key.Binding
+	RampUp      key.Binding
+	Abort       key.Binding
 
 	// Dialog scope: only read while a dialog is open, so they may share keys
 	// with the actions above (esc cancels a dialog and goes back elsewhere).

@@ -106,13 +106,13 @@ func (m *Message) ShortHelp() []key.Binding {
 	k := m.ctx.Keys
 	scroll := k.Down
 	scroll.SetHelp(k.Down.Help().Key, "scroll")
-	return []key.Binding{scroll, k.Back, k.Tag, k.Help, k.Quit}
+	return []key.Binding{scroll, k.Back, k.Tag, k.Discard, k.Replay, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (m *Message) FullHelp() [][]key.Binding {
 	k := m.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Back, k.Tag}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Back, k.Tag}, {k.Discard, k.Replay, k.Journal}, k.general()}
 }
 
 // labelWidth aligns the values of every section.

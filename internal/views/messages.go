@@ -19,7 +19,8 @@ type Messages struct {
 	insp   *triage.Inspection
 	group  triage.Group
 	tags   map[string][]string
-	limit  int64 // quorum delivery limit of the queue, 0 when none
+	marks  map[string]bool // message ids the next action applies to
+	limit  int64           // quorum delivery limit of the queue, 0 when none
 	width  int
 	height int
 }
@@ -31,6 +32,7 @@ func NewMessages(ctx *Context) Messages {
 
 func (m *Messages) columns() []Column {
 	cols := []Column{
+		{Title: "*", Width: 1}, // "*" marks a message for the next action
 		{Title: "id", Width: 10, Flex: 3},
 		{Title: "event type", Width: 8, Flex: 2},
 		{Title: "att", Width: 3, Right: true},
@@ -50,6 +52,7 @@ func (m *Messages) columns() []Column {
 func (m *Messages) Open(insp *triage.Inspection, g triage.Group, tags map[string][]string) {
 	m.table.ClearFilter()
 	m.table.rows, m.table.cursor, m.table.offset = nil, 0, 0
+	m.marks = nil // marks belong to the group they were made in
 	m.SetGroup(insp, g, tags)
 }
 
@@ -61,6 +64,7 @@ func (m *Messages) SetGroup(insp *triage.Inspection, g triage.Group, tags map[st
 	q, _ := insp.Topology.Queue(insp.Batch.Queue)
 	m.limit = q.DeliveryLimit
 	m.table.SetColumns(m.columns())
+	m.dropGoneMarks()
 	m.render()
 	if hadSel {
 		m.SelectID(sel.ID)
@@ -81,7 +85,12 @@ func (m *Messages) render() {
 	rows := make([][]string, len(m.group.Members))
 	for i, idx := range m.group.Members {
 		t := m.insp.Messages[idx]
+		mark := ""
+		if m.marks[t.ID] {
+			mark = "*"
+		}
 		row := []string{
+			mark,
 			triage.SanitizeLine(t.ID),
 			orDash(triage.SanitizeLine(t.Envelope.EventType)),
 			strconv.Itoa(t.Attempts),
@@ -113,6 +122,62 @@ func tagList(tags []string) string {
 		clean[i] = triage.SanitizeLine(t)
 	}
 	return strings.Join(clean, ",")
+}
+
+// ToggleMark marks or unmarks the message under the cursor and moves down,
+// so a run of messages is marked by pressing the key repeatedly.
+func (m *Messages) ToggleMark() {
+	t, ok := m.Selected()
+	if !ok {
+		return
+	}
+	if m.marks == nil {
+		m.marks = map[string]bool{}
+	}
+	if m.marks[t.ID] {
+		delete(m.marks, t.ID)
+	} else {
+		m.marks[t.ID] = true
+	}
+	m.render()
+	m.table.move(1)
+}
+
+// Marked are the marked message ids in queue order.
+func (m *Messages) Marked() []string {
+	if m.insp == nil || len(m.marks) == 0 {
+		return nil
+	}
+	var ids []string
+	for _, idx := range m.group.Members {
+		if id := m.insp.Messages[idx].ID; m.marks[id] {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// ClearMarks unmarks everything (after an action on the marked set).
+func (m *Messages) ClearMarks() {
+	m.marks = nil
+	m.render()
+}
+
+// dropGoneMarks forgets marks of messages a refresh no longer shows: an
+// action only ever applies to messages the user can see.
+func (m *Messages) dropGoneMarks() {
+	if len(m.marks) == 0 {
+		return
+	}
+	here := map[string]bool{}
+	for _, idx := range m.group.Members {
+		here[m.insp.Messages[idx].ID] = true
+	}
+	for id := range m.marks {
+		if !here[id] {
+			delete(m.marks, id)
+		}
+	}
 }
 
 // Group is the group shown.
@@ -166,6 +231,9 @@ func (m *Messages) View() string {
 		if m.limit > 0 {
 			title += fmt.Sprintf(", delivery limit %d (each read adds 1)", m.limit)
 		}
+		if n := len(m.Marked()); n > 0 {
+			title += fmt.Sprintf(" — %d marked", n)
+		}
 	}
 	return fitLines(st.Title.Render(title)+"\n"+m.table.View(), m.width, m.height)
 }
@@ -173,11 +241,22 @@ func (m *Messages) View() string {
 // ShortHelp implements help.KeyMap.
 func (m *Messages) ShortHelp() []key.Binding {
 	k := m.ctx.Keys
-	return []key.Binding{k.Open, k.Back, k.Filter, k.Tag, k.Help, k.Quit}
+	mark := k.Mark // one key only (the shortest name), so quit still fits at 80 columns
+	if ks := k.Mark.Keys(); len(ks) > 0 {
+		short := ks[0]
+		for _, s := range ks {
+			if len(s) < len(short) {
+				short = s
+			}
+		}
+		mark.SetHelp(short, k.Mark.Help().Desc)
+	}
+	return []key.Binding{k.Open, mark, k.Discard, k.Replay, k.Back, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (m *Messages) FullHelp() [][]key.Binding {
 	k := m.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter, k.Tag}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter, k.Tag},
+		{k.Mark, k.Discard, k.Replay, k.Journal}, k.general()}
 }

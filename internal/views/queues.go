@@ -174,11 +174,11 @@ func (q *Queues) View() string {
 // ShortHelp implements help.KeyMap.
 func (q *Queues) ShortHelp() []key.Binding {
 	k := q.ctx.Keys
-	return []key.Binding{k.Open, k.Filter, k.Refresh, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.Filter, k.Refresh, k.Journal, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (q *Queues) FullHelp() [][]key.Binding {
 	k := q.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Open, k.Filter, k.Back}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Open, k.Filter, k.Back}, {k.Journal, k.ResumeReplay}, k.general()}
 }

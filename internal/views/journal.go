@@ -1,0 +1,218 @@
+package views
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Journal is the journal screen: every entry, newest first, with whether
+// the hash chain verifies at the top; enter shows one entry whole.
+type Journal struct {
+	ctx     *Context
+	table   Table
+	path    string
+	entries []journal.Entry // newest first, as the rows
+	verify  string          // "verified" or why not; empty while loading
+	broken  bool
+	loading bool
+	detail  bool // one entry is open
+	scroll  int  // first line of the open entry shown
+	width   int
+	height  int
+}
+
+// NewJournal returns an empty journal screen.
+func NewJournal(ctx *Context) Journal {
+	return Journal{ctx: ctx, table: newTable(ctx, []Column{
+		{Title: "seq", Width: 5, Right: true},
+		{Title: "time (UTC)", Width: 14},
+		{Title: "actor", Width: 8, Flex: 1},
+		{Title: "action", Width: 14},
+		{Title: "queue", Width: 8, Flex: 2},
+		{Title: "count", Width: 5, Right: true},
+		{Title: "reason", Width: 6, Flex: 2},
+	})}
+}
+
+// SetLoading shows that the journal is being read.
+func (j *Journal) SetLoading(path string) {
+	j.path, j.loading, j.detail = path, true, false
+}
+
+// SetEntries shows entries (in journal order) newest first; verifyErr is
+// the chain check's answer.
+func (j *Journal) SetEntries(entries []journal.Entry, verifyErr error) {
+	j.loading = false
+	j.entries = make([]journal.Entry, len(entries))
+	for i, e := range entries {
+		j.entries[len(entries)-1-i] = e
+	}
+	j.broken = verifyErr != nil
+	j.verify = "chain verified: every entry's hash holds"
+	if verifyErr != nil {
+		j.verify = "CHAIN BROKEN: " + triage.SanitizeLine(verifyErr.Error())
+	}
+	rows := make([][]string, len(j.entries))
+	for i, e := range j.entries {
+		rows[i] = []string{
+			strconv.FormatUint(e.Seq, 10),
+			e.Time.UTC().Format("01-02 15:04:05"),
+			orDash(triage.SanitizeLine(e.Actor)),
+			triage.SanitizeLine(e.Action),
+			orDash(triage.SanitizeLine(e.Queue)),
+			strconv.Itoa(entryCount(e)),
+			orDash(triage.SanitizeLine(e.Reason)),
+		}
+	}
+	j.table.SetRows(rows)
+}
+
+// entryCount is how many messages an entry names: its ids, or the count a
+// group decision recorded.
+func entryCount(e journal.Entry) int {
+	if len(e.MessageIDs) > 0 {
+		return len(e.MessageIDs)
+	}
+	if n, ok := e.Details["count"].(float64); ok {
+		return int(n)
+	}
+	return 0
+}
+
+// Open shows the selected entry whole; false when there is none.
+func (j *Journal) Open() bool {
+	if _, ok := j.table.Selected(); !ok {
+		return false
+	}
+	j.detail, j.scroll = true, 0
+	return true
+}
+
+// Detail reports whether one entry is open.
+func (j *Journal) Detail() bool { return j.detail }
+
+// Close goes back from an entry to the list.
+func (j *Journal) Close() { j.detail = false }
+
+// Table exposes the list for filtering.
+func (j *Journal) Table() *Table {
+	if j.detail {
+		return nil
+	}
+	return &j.table
+}
+
+// SetSize sets the area of the screen body.
+func (j *Journal) SetSize(w, h int) {
+	j.width, j.height = w, h
+	j.table.SetSize(w, h-2)
+}
+
+// Update moves in the list, or scrolls the open entry.
+func (j *Journal) Update(msg tea.Msg) tea.Cmd {
+	if !j.detail {
+		return j.table.Update(msg)
+	}
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	keys := j.ctx.Keys
+	switch {
+	case key.Matches(k, keys.Up):
+		j.scroll = max(j.scroll-1, 0)
+	case key.Matches(k, keys.Down):
+		j.scroll++
+	case key.Matches(k, keys.PageUp):
+		j.scroll = max(j.scroll-j.height+2, 0)
+	case key.Matches(k, keys.PageDown):
+		j.scroll += j.height - 2
+	case key.Matches(k, keys.Top):
+		j.scroll = 0
+	}
+	return nil
+}
+
+// View draws the chain status and the list, or one entry.
+func (j *Journal) View() string {
+	st := j.ctx.Styles
+	title := "journal " + triage.SanitizeLine(j.path)
+	status := "reading the journal…"
+	if !j.loading {
+		title += fmt.Sprintf(" — %s entries", Count(len(j.entries)))
+		status = j.verify
+		if j.broken {
+			status = st.Warn.Render(status)
+		}
+	}
+	if j.detail {
+		return fitLines(st.Title.Render(title)+"\n"+status+"\n"+j.entryView(), j.width, j.height)
+	}
+	return fitLines(st.Title.Render(title)+"\n"+status+"\n"+j.table.View(), j.width, j.height)
+}
+
+func (j *Journal) entryView() string {
+	i, ok := j.table.Selected()
+	if !ok {
+		return ""
+	}
+	e := j.entries[i]
+	p := &page{st: j.ctx.Styles, width: j.width}
+	p.section(fmt.Sprintf("entry %d", e.Seq))
+	p.field("time", stamp(e.Time))
+	p.field("actor", triage.SanitizeLine(e.Actor))
+	p.field("host", triage.SanitizeLine(e.Host))
+	p.field("action", triage.SanitizeLine(e.Action))
+	p.field("vhost", triage.SanitizeLine(e.Vhost))
+	p.field("queue", orDash(triage.SanitizeLine(e.Queue)))
+	p.field("reason", orDash(triage.SanitizeLine(e.Reason)))
+	p.field("messages", strconv.Itoa(entryCount(e)))
+	for _, id := range e.MessageIDs {
+		p.hanging("  "+triage.SanitizeLine(id), 2)
+	}
+	if len(e.Details) > 0 {
+		p.section("details")
+		keys := make([]string, 0, len(e.Details))
+		for k := range e.Details {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v, err := json.Marshal(e.Details[k])
+			if err != nil {
+				v = []byte("?")
+			}
+			p.field(triage.SanitizeLine(k), triage.SanitizeLine(string(v)))
+		}
+	}
+	p.section("chain")
+	p.field("prev hash", e.PrevHash)
+	p.field("hash", e.Hash)
+	lines := p.lines
+	j.scroll = min(j.scroll, max(len(lines)-(j.height-2), 0))
+	return strings.Join(lines[j.scroll:], "\n")
+}
+
+// ShortHelp implements help.KeyMap.
+func (j *Journal) ShortHelp() []key.Binding {
+	k := j.ctx.Keys
+	if j.detail {
+		return []key.Binding{k.Down, k.Back, k.Help, k.Quit}
+	}
+	return []key.Binding{k.Open, k.Back, k.Filter, k.Refresh, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (j *Journal) FullHelp() [][]key.Binding {
+	k := j.ctx.Keys
+	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter}, k.general()}
+}

@@ -1,0 +1,311 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Replay is the replay screen: the dry run of a plan, then the live gauge
+// of the running replay, then its outcome. It renders what internal/ui
+// hands it; the replay itself runs in internal/triage.
+type Replay struct {
+	ctx     *Context
+	plan    triage.ReplayPlan
+	prog    *triage.ReplayProgress // nil until the replay reports
+	res     *triage.ReplayResult   // set when it ended
+	runErr  string
+	what    string // what was selected, in words
+	started bool
+	resumed bool // a resume of an interrupted replay
+	width   int
+	height  int
+}
+
+// NewReplay returns an empty replay screen.
+func NewReplay(ctx *Context) Replay { return Replay{ctx: ctx} }
+
+// SetPlan shows the dry run of p; what says in words what was selected
+// ("group rejected/INVALID_SKU"); resumed says it finishes an interrupted
+// replay.
+func (r *Replay) SetPlan(p triage.ReplayPlan, what string, resumed bool) {
+	*r = Replay{ctx: r.ctx, plan: p, what: what, resumed: resumed, width: r.width, height: r.height}
+}
+
+// Plan is the plan shown.
+func (r *Replay) Plan() triage.ReplayPlan { return r.plan }
+
+// Start turns the dry run into the gauge.
+func (r *Replay) Start() { r.started = true }
+
+// SetProgress shows the latest progress report.
+func (r *Replay) SetProgress(p triage.ReplayProgress) { r.prog = &p }
+
+// SetResult shows how the replay ended; err is why it failed, if it did.
+func (r *Replay) SetResult(res triage.ReplayResult, err error) {
+	r.res = &res
+	r.runErr = ""
+	if err != nil {
+		r.runErr = triage.SanitizeLine(err.Error())
+	}
+}
+
+// Started reports whether the replay was started (gauge rather than dry run).
+func (r *Replay) Started() bool { return r.started }
+
+// Running reports a started replay that has not ended.
+func (r *Replay) Running() bool { return r.started && r.res == nil }
+
+// Phase is the phase last reported, empty before the first report.
+func (r *Replay) Phase() triage.ReplayPhase {
+	if r.prog == nil {
+		return ""
+	}
+	return r.prog.Phase
+}
+
+// SetSize sets the area of the screen body.
+func (r *Replay) SetSize(w, h int) { r.width, r.height = w, h }
+
+// View draws the dry run, or the gauge once started.
+func (r *Replay) View() string {
+	if !r.started {
+		return fitLines(r.dryRun(), r.width, r.height)
+	}
+	return fitLines(r.gauge(), r.width, r.height)
+}
+
+const replayLabel = 13
+
+func (r *Replay) row(b *strings.Builder, label, value string) {
+	b.WriteString(r.ctx.Styles.Label.Render(fit(label, replayLabel)))
+	b.WriteString(value)
+	b.WriteByte('\n')
+}
+
+// DestinationStatus says in words whether a destination may be used.
+func DestinationStatus(d triage.ReplayDestination) string {
+	switch {
+	case d.Original:
+		return "original route (allowed)"
+	case d.Allowed:
+		return "allowed by replay.allow"
+	}
+	return "NOT allowed: not the original route, no replay.allow pattern matches"
+}
+
+func (r *Replay) dryRun() string {
+	st := r.ctx.Styles
+	p := r.plan
+	var b strings.Builder
+	title := "Replay dry run — nothing has been sent"
+	if r.resumed {
+		title = "Resume interrupted replay — nothing has been sent yet"
+	}
+	b.WriteString(st.Title.Render(title) + "\n")
+	r.row(&b, "replay", p.ID+" of "+triage.SanitizeLine(p.Queue))
+	what := r.what
+	if what == "" {
+		what = p.Selection.String()
+	}
+	r.row(&b, "messages", fmt.Sprintf("%s (%s)", Plural(len(p.Items), "message"), what))
+	if pr := p.Prior; pr != nil {
+		r.row(&b, "before", fmt.Sprintf("%d confirmed (acked, not sent again), %d settled", len(pr.Confirmed), len(pr.Settled)))
+	}
+	for i, d := range p.Destinations {
+		label := ""
+		if i == 0 {
+			label = "destination"
+		}
+		reach := "reaches no queue"
+		if len(d.Queues) > 0 {
+			reach = "→ " + strings.Join(sanitizeAll(d.Queues), ", ")
+		}
+		line := fmt.Sprintf("%s  %d msg  %s", triage.SanitizeLine(routeText(d.Route)), d.Count, reach)
+		r.row(&b, label, line)
+		status := DestinationStatus(d)
+		if !d.Allowed {
+			status = st.Warn.Render(status)
+		}
+		r.row(&b, "", status)
+	}
+	if len(p.Destinations) == 0 {
+		r.row(&b, "destination", "none")
+	}
+	o := p.Options
+	r.row(&b, "canary", fmt.Sprintf("%d at %s msg/s, then observe %s", o.Canary, rate(o.CanaryRate), o.Observe))
+	r.row(&b, "then", fmt.Sprintf("ramp up (doubling) to at most %s msg/s", rate(o.Rate)))
+	for _, pr := range p.Problems {
+		b.WriteString(st.Warn.Render("problem: "+triage.SanitizeLine(pr)) + "\n")
+	}
+	if len(p.Missing) > 0 {
+		r.row(&b, "not found", strings.Join(sanitizeAll(p.Missing), ", "))
+	}
+	b.WriteString(st.Section.Render("sample (redacted)") + "\n")
+	for _, t := range p.Sample {
+		payload := strings.Join(strings.Fields(t.Payload), " ") // one line: indented JSON starts with a bare "{"
+		b.WriteString(fmt.Sprintf("  %s  %s/%s  %s\n", triage.SanitizeLine(t.ID), t.Reason, orDash(triage.SanitizeLine(t.ReasonCode)),
+			triage.SanitizeLine(payload)))
+	}
+	k := r.ctx.Keys
+	hint := fmt.Sprintf("%s starts the canary (asks first) • %s goes back, nothing sent", k.Open.Help().Key, k.Back.Help().Key)
+	if len(p.Problems) > 0 || len(p.Items) == 0 {
+		hint = "this plan may not run (see the problems above) • " + k.Back.Help().Key + " goes back"
+	}
+	b.WriteString(st.Dim.Render(hint) + "\n")
+	return b.String()
+}
+
+// routeText is a route as the user types it: EXCHANGE:ROUTING_KEY.
+func routeText(r triage.Route) string { return r.Exchange + ":" + r.RoutingKey }
+
+func sanitizeAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = triage.SanitizeLine(s)
+	}
+	return out
+}
+
+// PhaseText says in words where a replay is, with what the operator can do.
+func PhaseText(p triage.ReplayProgress, k KeyMap) string {
+	switch p.Phase {
+	case triage.PhaseHolding:
+		return "HOLDING — taking the selected messages out of circulation"
+	case triage.PhaseCanary:
+		return "CANARY — publishing the first messages slowly"
+	case triage.PhaseObserving:
+		return fmt.Sprintf("OBSERVING — %s left: watching for failures, returns, backlog", p.ObserveLeft.Round(time.Second))
+	case triage.PhaseAwaitingRamp:
+		return fmt.Sprintf("WAITING FOR YOUR DECISION — canary passed: %s ramps up, %s aborts",
+			k.RampUp.Help().Key, k.Abort.Help().Key)
+	case triage.PhaseRunning:
+		return "RUNNING"
+	case triage.PhasePaused:
+		return fmt.Sprintf("PAUSED — %s resumes", k.Pause.Help().Key)
+	case triage.PhaseStopped:
+		return "STOPPED: " + triage.SanitizeLine(p.StoppedBecause)
+	case triage.PhaseAborted:
+		return "ABORTED — nothing more is published"
+	case triage.PhaseDone:
+		return "FINISHED"
+	}
+	return "STARTING"
+}
+
+func (r *Replay) gauge() string {
+	st := r.ctx.Styles
+	p := r.plan
+	var b strings.Builder
+	dest := "original routes"
+	if len(p.Destinations) == 1 {
+		dest = triage.SanitizeLine(routeText(p.Destinations[0].Route))
+	}
+	b.WriteString(st.Title.Render(fmt.Sprintf("Replay %s: %s → %s", p.ID, triage.SanitizeLine(p.Queue), dest)) + "\n")
+	pr := triage.ReplayProgress{Total: len(p.Items), Remaining: len(p.Items), DestinationDepth: -1}
+	if r.prog != nil {
+		pr = *r.prog
+	}
+	phase := PhaseText(pr, r.ctx.Keys)
+	if r.res != nil {
+		phase = r.endText()
+	}
+	r.row(&b, "phase", st.Warn.Render(phase))
+	if pr.Blocked != "" {
+		r.row(&b, "blocked", st.Warn.Render("the broker blocked publishing: "+triage.SanitizeLine(pr.Blocked)))
+	}
+	r.row(&b, "rate", fmt.Sprintf("target %s msg/s   achieved %s msg/s", rate(pr.TargetRate), rate(pr.AchievedRate)))
+	sparkW := max(min(60, r.width-replayLabel-1), 5)
+	peak := 0.0
+	for _, v := range pr.History {
+		peak = max(peak, v)
+	}
+	r.row(&b, "last minute", Sparkline(pr.History, sparkW))
+	r.row(&b, "", st.Dim.Render(fmt.Sprintf("published per second, peak %s", rate(peak))))
+	r.row(&b, "progress", progressBar(pr.Published, pr.Total, min(30, r.width-replayLabel-20))+
+		fmt.Sprintf(" %d of %d published", pr.Published, pr.Total))
+	r.row(&b, "confirmed", fmt.Sprintf("%-8d returned %-8d failed again %d", pr.Confirmed, pr.Returned, pr.FailedAgain))
+	r.row(&b, "remaining", fmt.Sprintf("%-8d in flight %d", pr.Remaining, pr.InFlight))
+	depth := "unknown"
+	if pr.DestinationDepth >= 0 {
+		depth = Count(pr.DestinationDepth) + " ready"
+		if len(p.DestinationQueues) > 0 {
+			depth += " in " + strings.Join(sanitizeAll(p.DestinationQueues), ", ")
+		}
+	}
+	r.row(&b, "destination", depth)
+	eta := "-"
+	if pr.ETA > 0 {
+		eta = pr.ETA.Round(time.Second).String()
+	}
+	r.row(&b, "eta", fmt.Sprintf("%-8s elapsed %s", eta, pr.Elapsed.Round(time.Second)))
+	if r.res != nil {
+		b.WriteString(r.outcome())
+	}
+	return b.String()
+}
+
+func progressBar(done, total, w int) string {
+	if w < 5 {
+		return ""
+	}
+	n := 0
+	if total > 0 {
+		n = min(w*done/total, w)
+	}
+	return strings.Repeat("█", n) + strings.Repeat("░", w-n)
+}
+
+func (r *Replay) endText() string {
+	res := r.res
+	switch {
+	case r.runErr != "":
+		return "FAILED: " + r.runErr
+	case res.StoppedBecause != "":
+		return "STOPPED: " + triage.SanitizeLine(res.StoppedBecause)
+	case res.Aborted:
+		return "ABORTED — what was not published is still in " + triage.SanitizeLine(r.plan.Queue)
+	}
+	return "FINISHED"
+}
+
+func (r *Replay) outcome() string {
+	st := r.ctx.Styles
+	res := r.res
+	var b strings.Builder
+	b.WriteString(st.Section.Render("outcome") + "\n")
+	r.row(&b, "resolved", fmt.Sprintf("%d (confirmed at the destination, removed from %s)", res.Resolved, triage.SanitizeLine(r.plan.Queue)))
+	r.row(&b, "failed again", fmt.Sprintf("%d (came back into a parking queue)", res.FailedAgain))
+	r.row(&b, "returned", fmt.Sprintf("%d (returned, nacked or unconfirmed: kept in %s)", res.Returned, triage.SanitizeLine(r.plan.Queue)))
+	r.row(&b, "untouched", fmt.Sprintf("%d (never published: kept)", res.Untouched))
+	dup := "Duplicates are possible only if a replay is interrupted (crash, kill) and resumed."
+	if r.resumed {
+		dup = "This replay was resumed: a message published just before the interruption may have arrived twice."
+	}
+	b.WriteString(st.Dim.Render(dup) + "\n")
+	return b.String()
+}
+
+// ShortHelp implements help.KeyMap.
+func (r *Replay) ShortHelp() []key.Binding {
+	k := r.ctx.Keys
+	switch {
+	case !r.started:
+		start := k.Open
+		start.SetHelp(k.Open.Help().Key, "start")
+		return []key.Binding{start, k.Destination, k.Canary, k.Observe, k.Rate, k.Quit}
+	case r.Running():
+		return []key.Binding{k.RampUp, k.Pause, k.Abort, k.Help, k.Quit}
+	}
+	return []key.Binding{k.Back, k.Journal, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (r *Replay) FullHelp() [][]key.Binding {
+	k := r.ctx.Keys
+	return [][]key.Binding{{k.Open, k.Destination, k.Canary, k.Observe, k.Rate}, {k.RampUp, k.Pause, k.Abort}, {k.Back, k.Help, k.Quit}}
+}
