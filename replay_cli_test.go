@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -456,5 +457,17 @@ func TestReplayWithoutYesChangesNothing(t *testing.T) {
 	res = runDlqt(t, b.env, "replay", bedParking, "--group", "rejected", "--to", "orders:elsewhere", "--dry-run")
 	if res.code == 0 || !strings.Contains(res.stdout, "allowed: no") || !strings.Contains(res.stderr, "replay.allow") {
 		t.Errorf("a destination outside replay.allow was not refused (exit %d):\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("replay:\n  allow: [\"orders:else*\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = runDlqt(t, append(b.env, "DLQT_CONFIG="+config), "replay", bedParking, "--group", "rejected", "--to", "orders:elsewhere", "--yes", "--dry-run")
+	if res.code != 0 || !strings.Contains(res.stdout, "allowed by replay.allow") || !strings.Contains(res.stdout, "nothing was changed") {
+		t.Errorf("replay.allow from the config file did not allow the destination (exit %d):\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if n := b.depth(bedParking); n != 10 {
+		t.Errorf("--dry-run with --yes changed the parking queue: %d messages", n)
 	}
 }

@@ -189,3 +189,20 @@ func TestTheLastCopiesAreWatchedBeforeTheReport(t *testing.T) {
 		t.Errorf("not finished after the watch: phase %s", r.snapshot().Phase)
 	}
 }
+
+func TestABlockedBrokerHoldsPublishingAndSaysWhy(t *testing.T) {
+	r, _ := runFor(ReplayOptions{Rate: 10, AutoRamp: true}, 3)
+	r.afterObservation()
+	r.signal(ReplaySignal{Kind: SignalBlocked, Reason: "low on disk"})
+	if r.mayPublish() || r.snapshot().Blocked != "low on disk" {
+		t.Errorf("blocked: may publish %v, gauge says %q", r.mayPublish(), r.snapshot().Blocked)
+	}
+	r.signal(ReplaySignal{Kind: SignalUnblocked})
+	if !r.mayPublish() || r.snapshot().Blocked != "" {
+		t.Error("publishing did not go on after the unblock")
+	}
+	r.signal(ReplaySignal{Kind: SignalLost, Reason: "hold channel closed"})
+	if r.mayPublish() || !strings.Contains(r.snapshot().StoppedBecause, "hold channel closed") {
+		t.Errorf("a lost connection did not stop the replay: %q", r.snapshot().StoppedBecause)
+	}
+}
