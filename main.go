@@ -70,6 +70,7 @@ dlqt asks about first).`,
 		a.discardCommand(),
 		a.replayCommand(),
 		a.journalCommand(),
+		a.doctorCommand(),
 	)
 	return root
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+func (a *app) doctorCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor [--json]",
+		Short: "Check the vhost's dead-letter topology for ways it loses or endlessly recycles messages",
+		Long: `doctor reads the whole vhost (queues with their effective arguments and
+policies, exchanges, bindings) and reports each topology bug it finds, most
+urgent first, with what it does and how to fix it:
+
+  error     dlx-cycle-silent-drop   a dead-letter cycle with no rejection on it: the broker drops the messages
+            dlx-cycle-infinite      a dead-letter cycle with a rejection and no delay: messages spin forever
+            dlx-missing-exchange    a queue's dead-letter exchange does not exist
+            dlx-unroutable          dead letters reach no queue through their exchange: they die twice
+            retry-route-mismatch    a retry queue's routing key reaches no queue (seed 002, common error 1)
+  warning   dlx-cycle-infinite      a retry cycle through a TTL wait queue: ends only if the consumer counts x-death
+            maxlen-without-dlx      a length limit drops the oldest messages with nowhere to put them
+            parking-has-consumers   something consumes a parking queue automatically
+            parking-loses-messages  a parking queue with a TTL, a length limit or a quorum delivery limit
+  advisory  dlx-by-argument         a DLX set by queue argument, which only a redeclare can change
+
+It reads the broker, a --snapshot file or the --demo the same way, and changes
+nothing. Exit status: 0 when no finding is an error (warnings and advisories
+included), 1 when at least one is, or when the topology could not be read
+(then nothing is printed on stdout), 2 for a bad command line.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, done, err := a.openReader(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer done()
+			findings, top, err := triage.Doctor(cmd.Context(), r, a.patterns)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if findings == nil {
+					findings = []triage.Finding{}
+				}
+				err = writeJSON(out, findings)
+			} else {
+				err = printFindings(out, top.Vhost, findings)
+			}
+			if err != nil {
+				return err
+			}
+			if n := countSeverity(findings, triage.SeverityError); n > 0 {
+				return fmt.Errorf("doctor found %d error-severity finding(s) in vhost %s", n, triage.SanitizeLine(top.Vhost))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {kind, severity, queue, exchange, detail, fix}")
+	return cmd
+}
+
+func countSeverity(fs []triage.Finding, severity string) int {
+	n := 0
+	for _, f := range fs {
+		if f.Severity == severity {
+			n++
+		}
+	}
+	return n
+}
+
+// printFindings writes one block per finding, severity word first, the
+// detail and the fix wrapped for an 80-column terminal.
+func printFindings(w io.Writer, vhost string, fs []triage.Finding) error {
+	vhost = triage.SanitizeLine(vhost)
+	if len(fs) == 0 {
+		_, err := fmt.Fprintf(w, "vhost %s: no findings. Every dead letter has somewhere to go and parking queues keep what they get.\n", vhost)
+		return err
+	}
+	fmt.Fprintf(w, "vhost %s: %d finding(s): %d error, %d warning, %d advisory\n", vhost, len(fs),
+		countSeverity(fs, triage.SeverityError), countSeverity(fs, triage.SeverityWarning), countSeverity(fs, triage.SeverityAdvisory))
+	for _, f := range fs {
+		head := strings.ToUpper(f.Severity) + "  " + f.Kind
+		if f.Queue != "" {
+			head += "  queue " + triage.SanitizeLine(f.Queue)
+		}
+		if f.Exchange != "" {
+			head += "  exchange " + triage.SanitizeLine(f.Exchange)
+		}
+		fmt.Fprintf(w, "\n%s\n", head)
+		fmt.Fprint(w, wrapIndented(triage.SanitizeLine(f.Detail), "  ", 78))
+		fmt.Fprint(w, wrapIndented("Fix: "+triage.SanitizeLine(f.Fix), "  ", 78))
+	}
+	return nil
+}
+
+// wrapIndented breaks text between words into lines of at most width
+// columns (a longer word gets a line of its own), each after indent.
+func wrapIndented(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	if line != indent {
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
