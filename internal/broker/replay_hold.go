@@ -74,9 +74,12 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 
 	var own []amqp.Delivery // not copies of this replay
 	var put []uint64        // delivery tags to requeue
+	var out []triage.HeldMessage
 	for _, d := range ds {
 		if id, _ := d.Headers[triage.HeaderReplayID].(string); id == replayID {
 			put = append(put, d.DeliveryTag)
+			item, _ := d.Headers[triage.HeaderReplayItem].(string)
+			out = append(out, triage.HeldMessage{ID: item, Message: toMessage(d, queue, -1), Copy: true})
 			continue
 		}
 		own = append(own, d)
@@ -91,7 +94,6 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	for _, id := range ids {
 		want[id] = true
 	}
-	var out []triage.HeldMessage
 	for i, id := range triage.Identify(msgs, envs) {
 		if want[id] {
 			out = append(out, triage.HeldMessage{ID: id, Message: msgs[i]})

@@ -187,10 +187,13 @@ func (r ReplayResult) PacedRate() float64 {
 	return float64(r.PacedPublished) / r.PacedElapsed.Seconds()
 }
 
-// HeldMessage is one source message the port holds unacked for a replay.
+// HeldMessage is one source message the port holds unacked for a replay,
+// or, with Copy, a copy of this replay found back in the queue (it failed
+// again before an interruption): reported, never held.
 type HeldMessage struct {
 	ID      string
 	Message Message
+	Copy    bool
 }
 
 // ReplayPublishing is one message to publish: the original message with
@@ -237,7 +240,8 @@ type ReplayPort interface {
 	// Hold takes the messages with these ids out of circulation without
 	// removing them: each stays unacked until Ack or Requeue (or the port
 	// closes, which requeues). Every other message is put back. Copies that
-	// carry this replayID (failed again) are never held.
+	// carry this replayID (failed again) are never held, only reported with
+	// Copy set and their item id.
 	Hold(ctx context.Context, queue string, ids []string, replayID string) ([]HeldMessage, error)
 	// Publish sends one message with mandatory on a confirm channel of its
 	// own connection; it returns once sent.

@@ -146,7 +146,11 @@ func (r *replayRun) begin(ctx context.Context) error {
 		return fmt.Errorf("replay %s: hold the messages of %s: %w", r.plan.ID, r.plan.Queue, err)
 	}
 	for _, h := range held {
-		if _, ok := r.items[h.ID]; ok {
+		switch _, ours := r.items[h.ID]; {
+		case !ours:
+		case h.Copy: // failed again before the interruption, not yet journalled
+			r.signal(ReplaySignal{Kind: SignalFailedAgain, ID: h.ID, Reason: "found back in " + r.plan.Queue})
+		default:
 			r.held[h.ID] = h.Message
 		}
 	}
@@ -156,6 +160,7 @@ func (r *replayRun) begin(ctx context.Context) error {
 		switch {
 		case confirmed[id] && isHeld: // confirmed before a crash, never acked
 			ackNow = append(ackNow, id)
+		case r.outcome[id] == OutcomeFailedAgain: // its copy is back in the queue
 		case confirmed[id]: // confirmed and acked before a crash
 			r.outcome[id] = OutcomeResolved
 			r.confirmed++
