@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,4 +166,116 @@ func TestBadWhereIsOneLineAndExit2(t *testing.T) {
 		t.Errorf("tenant without a path: exit %d", r.code)
 	}
 	assertOneLine(t, r.stderr, "filters.tenant_path")
+}
+
+// discard --group R --where event_type=E takes exactly the messages of the
+// group that match, on the real broker; the plan and the journal's decision
+// name the filter, and every other message stays in the queue.
+func TestDiscardWhereNarrowsTheGroupOnTheBroker(t *testing.T) {
+	cfg, scen := discardVhost(t)
+	jpath := filepath.Join(t.TempDir(), "journal.db")
+	env := append(brokerEnv(t, cfg), "DLQT_JOURNAL="+jpath, "DLQT_ACTOR=ana@bastion")
+
+	// A queue and reason whose messages carry two event types or more, so
+	// the filter narrows the group to a strict, non-empty part of it.
+	var queue, reason, event string
+	var before []messageJSON
+	for _, p := range scen.Parking {
+		if p.Type != triage.QueueClassic || queue != "" {
+			continue
+		}
+		ms := decodeLines[messageJSON](t, runDlqt(t, env, "messages", p.Queue, "--json"))
+		types := map[string]map[string]bool{}
+		for _, m := range ms {
+			if m.EventType == "" {
+				continue
+			}
+			if types[m.Reason] == nil {
+				types[m.Reason] = map[string]bool{}
+			}
+			types[m.Reason][m.EventType] = true
+		}
+		for r, ts := range types {
+			if len(ts) >= 2 {
+				for e := range ts {
+					queue, reason, event, before = p.Queue, r, e, ms
+					break
+				}
+				break
+			}
+		}
+	}
+	if queue == "" {
+		t.Fatal("no classic parking queue has a reason with two event types in the scenarios")
+	}
+	var chosen, kept []string
+	for _, m := range before {
+		if m.Reason == reason && m.EventType == event {
+			chosen = append(chosen, m.ID)
+		} else {
+			kept = append(kept, m.ID)
+		}
+	}
+	where := "event_type=" + event
+
+	r := runDlqt(t, env, "discard", queue, "--group", reason, "--where", where, "--reason", "replayed by hand")
+	if r.code != 0 {
+		t.Fatalf("plan: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range append([]string{"discard " + itoa(len(chosen)) + " message(s)", "selection: group " + reason + " where " + where}, chosen...) {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plan does not show %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, id := range kept {
+		if strings.Contains(r.stdout, "  "+id+"  ") {
+			t.Errorf("plan lists %s, which the filter excludes:\n%s", id, r.stdout)
+		}
+	}
+	waitReady(t, cfg, queue, len(before))
+
+	if r := runDlqt(t, env, "discard", queue, "--id", chosen[0], "--where", where, "--reason", "x", "--yes"); r.code != 2 {
+		t.Errorf("--id with --where: exit %d: %s", r.code, r.stderr)
+	} else {
+		assertOneLine(t, r.stderr, "--where", "--id")
+	}
+
+	r = runDlqt(t, env, "discard", queue, "--group", reason, "--where", where, "--reason", "replayed by hand", "--yes")
+	if r.code != 0 {
+		t.Fatalf("discard: exit %d: %s", r.code, r.stderr)
+	}
+	waitReady(t, cfg, queue, len(kept))
+	if got := idsOf(listMessages(t, env, queue)); !slices.Equal(got, kept) {
+		t.Errorf("left in %s: %v, want %v", queue, got, kept)
+	}
+	var decision, outcome bool
+	for _, e := range journalEntries(t, jpath) {
+		switch e.Details["step"] {
+		case "decision":
+			sel, _ := e.Details["selection"].(string)
+			decision = sel == "group "+reason+" where "+where
+		case "outcome":
+			outcome = slices.Equal(e.MessageIDs, chosen)
+		}
+	}
+	if !decision || !outcome {
+		t.Errorf("journal: decision names the filter %v, outcome lists exactly %v: %v", decision, chosen, outcome)
+	}
+}
+
+// decodeLines decodes one JSON value per line of a command's stdout.
+func decodeLines[T any](t *testing.T, r result) []T {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out []T
+	for line := range strings.SplitSeq(strings.TrimSpace(r.stdout), "\n") {
+		var v T
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("not a JSON line: %v: %s", err, line)
+		}
+		out = append(out, v)
+	}
+	return out
 }
