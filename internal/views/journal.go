@@ -39,7 +39,7 @@ func NewJournal(ctx *Context) Journal {
 		{Title: "action", Width: 14},
 		{Title: "queue", Width: 8, Flex: 2},
 		{Title: "count", Width: 5, Right: true},
-		{Title: "reason", Width: 6, Flex: 2},
+		{Title: "reason", Width: 6, Flex: 4},
 	})}
 }
 
