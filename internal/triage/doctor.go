@@ -46,7 +46,7 @@ func Diagnose(t Topology, parking []ParkingQueue) []Finding {
 	var out []Finding
 	out = append(out, d.cycles()...)
 	out = append(out, d.deadLetterRoutes()...)
-	out = append(out, d.lengthLimits()...)
+	out = append(out, d.lengthLimits(parking)...)
 	out = append(out, parkingFindings(parking)...)
 	out = append(out, d.argumentDLXs()...)
 	sortFindings(out)

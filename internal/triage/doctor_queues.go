@@ -9,10 +9,16 @@ import (
 
 // lengthLimits finds queues that delete their oldest messages when full,
 // with nowhere to dead-letter them: data lost without a trace (seed 001).
-func (d *doctor) lengthLimits() []Finding {
+// Parking queues are left to parkingFindings, which names every way they
+// lose messages in one finding.
+func (d *doctor) lengthLimits(parking []ParkingQueue) []Finding {
+	isParking := map[string]bool{}
+	for _, p := range parking {
+		isParking[p.Name] = true
+	}
 	var out []Finding
 	for _, q := range d.queues {
-		if q.MaxLength <= 0 || q.Type == QueueStream || deadLetters(q) {
+		if q.MaxLength <= 0 || q.Type == QueueStream || deadLetters(q) || isParking[q.Name] {
 			continue
 		}
 		if q.Overflow != "" && q.Overflow != "drop-head" {
@@ -74,7 +80,7 @@ func parkingHazards(q Queue) []string {
 		}
 	}
 	if q.DeliveryLimit > 0 && q.Type == QueueQuorum {
-		out = append(out, fmt.Sprintf("quorum delivery limit %d: every browse or requeue counts as a delivery, so a message read %d times is %s", q.DeliveryLimit, q.DeliveryLimit, where))
+		out = append(out, fmt.Sprintf("quorum delivery limit %d: every browse or requeue counts as a delivery, so a message returned more than %d times is %s", q.DeliveryLimit, q.DeliveryLimit, where))
 	}
 	return out
 }

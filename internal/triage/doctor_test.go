@@ -189,11 +189,14 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 					withTTL(plainQueue("a.dlq"), 60000),
 					{Name: "b.dlq", Type: QueueQuorum, DeliveryLimit: 5},
 					{Name: "c.dlq", Type: QueueClassic, MaxLength: 100, Overflow: "reject-publish"},
+					// A drop-head limit on a parking queue is said once, here, not also as maxlen-without-dlx.
+					{Name: "d.dlq", Type: QueueClassic, MaxLength: 100},
 				}},
 			want: []string{
 				"warning parking-loses-messages a.dlq",
 				"warning parking-loses-messages b.dlq",
 				"warning parking-loses-messages c.dlq",
+				"warning parking-loses-messages d.dlq",
 			},
 			detail: []string{"message TTL 60000 ms", "dropped (it has no dead-letter exchange)"},
 		},

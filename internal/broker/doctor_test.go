@@ -1,0 +1,156 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// TestDoctorOnTheBroker reads a topology whose settings come from policies
+// (TTL, length limit, overflow, dead-letter exchange and routing key)
+// through Live.Topology, diagnoses it, and then makes messages travel the
+// two seed 001 loops to show the broker does what the findings say: the TTL
+// loop drops its message silently, the reject loop keeps it forever.
+func TestDoctorOnTheBroker(t *testing.T) {
+	f := newFixture(t, "doctor")
+	rh := f.management()
+	policies := map[string]rabbithole.PolicyDefinition{
+		// Two queues that only expire or overflow, dead-lettering into each other.
+		`^pair\.a$`: {"dead-letter-exchange": "pair.b.x", "message-ttl": 60000},
+		`^pair\.b$`: {"dead-letter-exchange": "pair.a.x", "max-length": 5},
+		// reject-publish refuses instead of dropping: no maxlen finding.
+		`^refusing$`: {"max-length": 5, "overflow": "reject-publish"},
+		`^dropping$`: {"max-length": 5},
+		// The dead-letter routing key names a queue that does not exist.
+		`^misrouted$`: {"dead-letter-exchange": "", "dead-letter-routing-key": "no.such.queue"},
+		`^held\.dlq$`: {"message-ttl": 86400000, "max-length": 1000},
+	}
+	i := 0
+	for pattern, def := range policies {
+		i++
+		if _, err := rh.PutPolicy(f.cfg.Vhost, fmt.Sprintf("p%d", i), rabbithole.Policy{Pattern: pattern, ApplyTo: "queues", Definition: def}); err != nil {
+			t.Fatalf("policy %s: %v", pattern, err)
+		}
+	}
+	for _, x := range []string{"pair.a.x", "pair.b.x", "loops"} {
+		if err := f.ch.ExchangeDeclare(x, "direct", true, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.declare("pair.a", nil)
+	f.declare("pair.b", nil)
+	f.declare("refusing", nil)
+	f.declare("dropping", nil)
+	f.declare("misrouted", nil)
+	f.declare("held.dlq", nil)
+	// Seed 001's loops, declared as the article does: by argument. The
+	// witness shares the TTL loop's key, so it gets a copy of every lap.
+	f.declare("loop.ttl", amqp.Table{"x-message-ttl": int32(50), "x-dead-letter-exchange": "loops"})
+	f.declare("loop.witness", nil)
+	f.declare("loop.reject", amqp.Table{"x-dead-letter-exchange": "loops"})
+	for _, b := range []struct{ q, x, key string }{
+		{"pair.a", "pair.a.x", "a"}, {"pair.b", "pair.b.x", "a"},
+		{"loop.ttl", "loops", "loop.ttl"}, {"loop.witness", "loops", "loop.ttl"}, {"loop.reject", "loops", "loop.reject"},
+	} {
+		if err := f.ch.QueueBind(b.q, b.key, b.x, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	live := f.live()
+	var top triage.Topology
+	withPolicy := []string{"pair.a", "pair.b", "refusing", "dropping", "misrouted", "held.dlq"}
+	eventually(t, "the management API shows every queue's policy", func() string {
+		var err error
+		if top, err = live.Topology(context.Background()); err != nil {
+			return err.Error()
+		}
+		for _, name := range withPolicy {
+			if q, ok := top.Queue(name); !ok || q.Policy == "" {
+				return name + " has no policy yet"
+			}
+		}
+		return ""
+	})
+
+	var got []string
+	for _, fd := range triage.Diagnose(top, triage.FindParkingQueues(top, nil)) {
+		got = append(got, fd.Severity+" "+fd.Kind+" "+fd.Queue)
+	}
+	want := []string{
+		"error dlx-cycle-infinite loop.reject",
+		"error dlx-cycle-silent-drop loop.ttl",
+		"error dlx-unroutable misrouted",
+		"error dlx-cycle-silent-drop pair.a",
+		"warning maxlen-without-dlx dropping",
+		"warning parking-loses-messages held.dlq",
+		"advisory dlx-by-argument loop.reject",
+		"advisory dlx-by-argument loop.ttl",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("findings:\n  got  %q\n  want %q", got, want)
+	}
+
+	// The TTL loop: the message expires, and its dead letter goes to
+	// loop.ttl and loop.witness. On 3.10 the broker lets it round once more
+	// (the check reads the deaths from before this one); the next time it
+	// expires, loop.ttl's copy is dropped, as the message already expired
+	// there. So the witness gets two copies and never a third.
+	f.publishOne("loops", "loop.ttl", amqp.Publishing{MessageId: "ttl-1", Body: []byte("x")})
+	eventually(t, "the TTL loop's dead letters reach the witness", func() string {
+		if w, l := f.depth("loop.witness"), f.depth("loop.ttl"); w != 2 || l != 0 {
+			return fmt.Sprintf("witness %d, loop.ttl %d", w, l)
+		}
+		return ""
+	})
+	time.Sleep(10 * 50 * time.Millisecond) // ten TTLs: time for more laps, had the broker kept it
+	if w, l := f.depth("loop.witness"), f.depth("loop.ttl"); w != 2 || l != 0 {
+		t.Fatalf("after ten TTLs: witness %d, loop.ttl %d; want 2 and 0 (dropped silently)", w, l)
+	}
+
+	// The reject loop: each rejection brings the message straight back with
+	// one more rejected death; it never leaves.
+	f.publishOne("loops", "loop.reject", amqp.Publishing{MessageId: "rej-1", Body: []byte("x")})
+	ch, err := f.conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliveries, err := ch.Consume("loop.reject", "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lap := int64(0); lap < 4; lap++ {
+		var d amqp.Delivery
+		select {
+		case d = <-deliveries:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("lap %d: the rejected message did not come back", lap)
+		}
+		if got := rejectedCount(d.Headers, "loop.reject"); got != lap {
+			t.Fatalf("lap %d: x-death count for loop.reject rejected = %d", lap, got)
+		}
+		if err := d.Nack(false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// rejectedCount reads the x-death count of {queue, rejected}; 0 when absent.
+func rejectedCount(h amqp.Table, queue string) int64 {
+	deaths, _ := h["x-death"].([]any)
+	for _, e := range deaths {
+		d, _ := e.(amqp.Table)
+		if d["queue"] == queue && d["reason"] == "rejected" {
+			n, _ := d["count"].(int64)
+			return n
+		}
+	}
+	return 0
+}
