@@ -44,8 +44,12 @@ func (a *app) runTUI(ctx context.Context) error {
 		vhost = s.File().Topology.Vhost // the snapshot's, not the flag's
 	}
 	var actions *ui.Actions // a snapshot is read-only: no write side
+	var actionsOff string
 	if live, ok := r.(*broker.Live); ok {
 		actions = a.liveActions(live)
+	}
+	if a.readOnly {
+		actions, actionsOff = nil, "read-only mode is on (--read-only, DLQT_READ_ONLY or read_only in the config): nothing is changed"
 	}
 
 	j, jerr := a.openJournal()
@@ -66,6 +70,7 @@ func (a *app) runTUI(ctx context.Context) error {
 		KeyMap:      keys,
 		Notice:      notice,
 		Actions:     actions,
+		ActionsOff:  actionsOff,
 	})
 }
 

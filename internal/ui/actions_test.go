@@ -181,6 +181,16 @@ func TestActionsOnASnapshotSayTheyNeedALiveBroker(t *testing.T) {
 	}
 }
 
+func TestActionsInReadOnlyModeSaySo(t *testing.T) {
+	h := newHarness(t, Options{Journal: openJournal(t), ActionsOff: "read-only mode is on"}, 120, 40)
+	openInvalidSKU(h)
+	h.press("discard")
+	if h.m.dialog != nil {
+		t.Fatalf("discard opened %T in read-only mode", h.m.dialog)
+	}
+	h.mustShow("discard is off: read-only mode is on")
+}
+
 func TestStaleDiscardAndJournalRepliesAreDropped(t *testing.T) {
 	h, _ := liveHarness(t, 120, 40)
 	openInvalidSKU(h)

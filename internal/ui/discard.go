@@ -80,6 +80,9 @@ func (m *Model) target() (target, error) {
 // actionsReady says why an action cannot run here, or nil.
 func (m *Model) actionsReady(action string) error {
 	if m.opts.Actions == nil {
+		if m.opts.ActionsOff != "" {
+			return fmt.Errorf("%s is off: %s", action, m.opts.ActionsOff)
+		}
 		return fmt.Errorf("%s needs a live broker: this is a snapshot, read-only (run dlqt without --demo or --snapshot)", action)
 	}
 	if m.opts.Journal == nil {

@@ -36,6 +36,9 @@ type Options struct {
 	// Actions is the live broker's write side (discard, replay); nil on a
 	// snapshot, where each action says it needs a live broker.
 	Actions *Actions
+	// ActionsOff says why Actions is nil when it is not a snapshot, e.g.
+	// read-only mode; each refused action says it.
+	ActionsOff string
 }
 
 type screen int
