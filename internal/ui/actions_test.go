@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -245,6 +247,28 @@ func TestReplayAbortAsksFirst(t *testing.T) {
 	h.m.Update(keyPress("y"))
 	if c := <-h.m.run.ctl; c != triage.ReplayAbort {
 		t.Fatalf("sent %v, want abort", c)
+	}
+}
+
+func TestQuitDuringAReplayAsksThenAbortsAndQuitsWhenItEnds(t *testing.T) {
+	h := startedReplay(t)
+	h.press("journal") // another screen: quit still asks
+	h.m.Update(keyPress("q"))
+	d, ok := h.m.dialog.(abortConfirm)
+	if !ok || !d.quit {
+		t.Fatalf("quit during a replay did not ask: dialog %T", h.m.dialog)
+	}
+	h.mustShow("A replay is running: quitting aborts it.")
+	h.m.Update(keyPress("y"))
+	if c := <-h.m.run.ctl; c != triage.ReplayAbort {
+		t.Fatalf("sent %v, want abort", c)
+	}
+	_, cmd := h.m.Update(replayDoneMsg{id: h.m.run.id, res: triage.ReplayResult{Aborted: true, Untouched: 3}})
+	if cmd == nil {
+		t.Fatal("no quit after the aborted replay ended")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("the replay ended but dlqt did not quit")
 	}
 }
 

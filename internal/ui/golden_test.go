@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -90,7 +91,8 @@ func goLive(h *harness) {
 	}
 	h.t.Cleanup(func() { j.Close() })
 	h.m.opts.Journal = j
-	h.m.opts.Actions = &Actions{Sweeper: h.reader}
+	h.m.opts.Actions = &Actions{Sweeper: h.reader,
+		OpenReplay: func(context.Context, string, string, bool) (triage.ReplayPort, error) { return nil, nil }}
 	h.m.fixedReplayID = "rp-20261130T100000-0a1b2c3d"
 }
 

@@ -236,6 +236,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	switch {
+	case key.Matches(k, keys.Quit) && m.run != nil:
+		m.dialog = abortConfirm{quit: true} // a running replay is not left by accident
 	case key.Matches(k, keys.Quit):
 		return m.quit()
 	case key.Matches(k, keys.Help):

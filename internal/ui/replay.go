@@ -330,6 +330,10 @@ func (m *Model) startKey(d startConfirm, k tea.KeyPressMsg) tea.Cmd {
 		m.setErr(err)
 		return nil
 	}
+	if m.opts.Actions.OpenReplay == nil {
+		m.setErr(errors.New("replay is off: this broker connection cannot publish"))
+		return nil
+	}
 	run, ctx := newReplayRun(m.base, m.nextID())
 	m.run = run
 	m.replay.Start()
