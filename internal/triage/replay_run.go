@@ -22,10 +22,10 @@ const (
 
 // RunReplay carries out a plan: records it, holds the sources through port,
 // publishes the canary at CanaryRate, observes for Observe, then waits for
-// ReplayRampUp (or, with AutoRamp, goes on at Rate) and publishes the rest
-// paced by a token bucket, and watches the last copies for up to 5 s
-// (never longer than Observe) before it reports. ctl takes pause, resume, ramp-up and abort at any
-// time; progress (may be nil) is called at least every 250 ms from
+// ReplayRampUp (or, with AutoRamp, goes on at Rate), publishes the rest
+// paced by a token bucket, and watches the last copies for up to 5 s (never
+// longer than Observe) before it reports. ctl takes pause, resume, ramp-up
+// and abort at any time; progress (may be nil) is called at least every 250 ms from
 // RunReplay's goroutine. A threshold (a failed-again copy, a return or nack,
 // destination backlog over MaxBacklog, a lost connection) stops it with
 // Result.StoppedBecause set and a nil error; an error means the journal
@@ -37,7 +37,6 @@ func RunReplay(ctx context.Context, plan ReplayPlan, port ReplayPort, rec Record
 		return ReplayResult{ID: plan.ID}, err
 	}
 	r := newReplayRun(plan, port, rec, progress)
-	defer r.finalOutcomes()
 	if err := r.begin(ctx); err != nil {
 		r.settleAll(ctx, "not published: "+err.Error())
 		if r.started { // else a replay that never ran would read as interrupted
@@ -220,6 +219,7 @@ type confirmResult struct {
 type pending struct {
 	id string
 	pc PendingConfirm
+	at time.Time // when it was published: the confirm timeout runs from here
 }
 
 func (r *replayRun) loop(ctx context.Context, ctl <-chan ReplayCommand) error {
@@ -229,7 +229,7 @@ func (r *replayRun) loop(ctx context.Context, ctl <-chan ReplayCommand) error {
 	defer stopWaiting()
 	go func() { // confirms arrive in publish order; wait for each in turn
 		for p := range pend {
-			c, cancel := context.WithTimeout(waitCtx, r.opts.ConfirmTimeout)
+			c, cancel := context.WithDeadline(waitCtx, p.at.Add(r.opts.ConfirmTimeout))
 			res := p.pc.Wait(c)
 			cancel()
 			results <- confirmResult{p.id, res}
@@ -373,7 +373,7 @@ func (r *replayRun) publishDue(ctx context.Context, pend chan<- pending) {
 			continue
 		}
 		r.inFlight++
-		pend <- pending{id, pc}
+		pend <- pending{id, pc, now}
 	}
 }
 
@@ -758,15 +758,6 @@ func (r *replayRun) snapshot() ReplayProgress {
 		}
 	}
 	return p
-}
-
-// finalOutcomes turns confirmed into resolved once the run is over.
-func (r *replayRun) finalOutcomes() {
-	for id, o := range r.outcome {
-		if o == OutcomeConfirmed {
-			r.outcome[id] = OutcomeResolved
-		}
-	}
 }
 
 func (r *replayRun) result() ReplayResult {
