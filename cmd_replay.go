@@ -263,7 +263,8 @@ func printPlan(w io.Writer, p triage.ReplayPlan, in triage.Inspection) {
 		fmt.Fprintf(w, "  not found in the queue: %s\n", strings.Join(sanitizeAll(p.Missing), ", "))
 	}
 	for _, t := range p.Sample {
-		payload, _, _ := strings.Cut(t.Payload, "\n")
+		// The payload is redacted and sanitised, and pretty-printed: one line here.
+		payload := strings.Join(strings.Fields(t.Payload), " ")
 		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", t.ID, t.Reason, dash(t.ReasonCode), clip(payload, 100))
 	}
 	if p.Allowed {

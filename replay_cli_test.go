@@ -443,10 +443,12 @@ func TestReplayWithoutYesChangesNothing(t *testing.T) {
 	b := newReplayBed(t, "replay-dry")
 	b.park(10)
 	res := runDlqt(t, b.env, "replay", bedParking, "--group", "rejected")
+	t.Logf("dry run:\n%s", res.stdout)
 	if res.code != 0 {
 		t.Fatalf("dry run exited %d: %s", res.code, res.stderr)
 	}
-	for _, want := range []string{"10 message(s) of orders.parking", "-> orders:order.created", "original route", "allowed: yes", "nothing was changed"} {
+	for _, want := range []string{"10 message(s) of orders.parking", "-> orders:order.created", "original route", "allowed: yes", "nothing was changed",
+		`sample order-00000  rejected/-  { "message_id": "order-00000"`} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("plan lacks %q:\n%s", want, res.stdout)
 		}
