@@ -306,6 +306,17 @@ func TestReplayGaugeShowsTheProgressThenTheOutcome(t *testing.T) {
 	h.mustShow("FINISHED") // a late report is dropped
 }
 
+func TestReplayStoppedSaysWhy(t *testing.T) {
+	h := startedReplay(t)
+	id := h.m.run.id
+	p := gaugeProgress()
+	p.Phase, p.StoppedBecause = triage.PhaseStopped, "m-1001 failed again into orders.dlq during the canary"
+	h.m.Update(replayProgressMsg{id: id, p: p})
+	h.mustShow("STOPPED: m-1001 failed again into orders.dlq")
+	h.m.Update(replayDoneMsg{id: id, res: triage.ReplayResult{FailedAgain: 1, Untouched: 2, StoppedBecause: p.StoppedBecause}})
+	h.mustShow("STOPPED: m-1001 failed again", "failed again 1", "untouched    2")
+}
+
 func TestReplayDryRunEditsAreCheckedAgainstTheAllowlist(t *testing.T) {
 	h, _ := liveHarness(t, 120, 40)
 	h.m.opts.Actions.Allow = []string{"orders:order.*"}

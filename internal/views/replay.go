@@ -238,8 +238,8 @@ func (r *Replay) gauge() string {
 		}
 	}
 	r.row(&b, "destination", depth)
-	eta := "-"
-	if pr.ETA > 0 {
+	eta := "-" // only while publishing: waiting on the operator has no end time
+	if pr.ETA > 0 && (pr.Phase == triage.PhaseRunning || pr.Phase == triage.PhaseCanary) && r.res == nil {
 		eta = pr.ETA.Round(time.Second).String()
 	}
 	r.row(&b, "eta", fmt.Sprintf("%-8s elapsed %s", eta, pr.Elapsed.Round(time.Second)))
