@@ -153,3 +153,27 @@ func TestQueueWithEmptyMessageStatsList(t *testing.T) {
 		t.Errorf("decoded %+v, %v", q, err)
 	}
 }
+
+func TestReplayNackedByAFullDestinationStopsAndKeepsTheSource(t *testing.T) {
+	f := newFixture(t, "replay-nack")
+	if err := f.ch.ExchangeDeclare("ledger", "direct", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Full after one message: the broker nacks every publish beyond it.
+	f.declare("ledger.entries", amqp.Table{"x-max-length": int32(1), "x-overflow": "reject-publish"})
+	if err := f.ch.QueueBind("ledger.entries", "entry.posted", "ledger", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	all := parkPublished(t, f, "ledger", "entry.posted", 4)
+
+	res, _ := replayInto(t, f, all, triage.ReplayOptions{Rate: 100, Canary: 4, CanaryRate: 50, Observe: time.Second})
+	if res.Resolved != 1 || res.Returned != 1 || res.Untouched != 2 || !strings.Contains(res.StoppedBecause, "nack") {
+		t.Fatalf("result %+v", res)
+	}
+	if got := ids(f.drain("ledger.entries")); !slices.Equal(got, all[:1]) {
+		t.Errorf("destination holds %v, want %v", got, all[:1])
+	}
+	if got := ids(f.drain("parked")); !slices.Equal(got, all[1:]) {
+		t.Errorf("parking queue holds %v, want the nacked and the unpublished %v", got, all[1:])
+	}
+}
