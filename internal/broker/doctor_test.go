@@ -31,6 +31,9 @@ func TestDoctorOnTheBroker(t *testing.T) {
 		// The dead-letter routing key names a queue that does not exist.
 		`^misrouted$`: {"dead-letter-exchange": "", "dead-letter-routing-key": "no.such.queue"},
 		`^held\.dlq$`: {"message-ttl": 86400000, "max-length": 1000},
+		// Dead letters that a DLX routes nowhere go to its alternate exchange.
+		`^ae\.src$`:  {"dead-letter-exchange": "ae.dlx"},
+		`^pol\.src$`: {"dead-letter-exchange": "pol.dlx"},
 	}
 	i := 0
 	for pattern, def := range policies {
@@ -39,11 +42,23 @@ func TestDoctorOnTheBroker(t *testing.T) {
 			t.Fatalf("policy %s: %v", pattern, err)
 		}
 	}
-	for _, x := range []string{"pair.a.x", "pair.b.x", "loops"} {
+	if _, err := rh.PutPolicy(f.cfg.Vhost, "ae", rabbithole.Policy{Pattern: `^pol\.dlx$`, ApplyTo: "exchanges", Definition: rabbithole.PolicyDefinition{"alternate-exchange": "ae.catch"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []string{"pair.a.x", "pair.b.x", "loops", "pol.dlx"} {
 		if err := f.ch.ExchangeDeclare(x, "direct", true, false, false, false, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := f.ch.ExchangeDeclare("ae.dlx", "direct", true, false, false, false, amqp.Table{"alternate-exchange": "ae.catch"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ch.ExchangeDeclare("ae.catch", "fanout", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.declare("ae.src", nil)
+	f.declare("pol.src", nil)
+	f.declare("ae.caught", nil)
 	f.declare("pair.a", nil)
 	f.declare("pair.b", nil)
 	f.declare("refusing", nil)
@@ -57,6 +72,7 @@ func TestDoctorOnTheBroker(t *testing.T) {
 	f.declare("loop.reject", amqp.Table{"x-dead-letter-exchange": "loops"})
 	for _, b := range []struct{ q, x, key string }{
 		{"pair.a", "pair.a.x", "a"}, {"pair.b", "pair.b.x", "a"},
+		{"ae.caught", "ae.catch", ""},
 		{"loop.ttl", "loops", "loop.ttl"}, {"loop.witness", "loops", "loop.ttl"}, {"loop.reject", "loops", "loop.reject"},
 	} {
 		if err := f.ch.QueueBind(b.q, b.key, b.x, false, nil); err != nil {
@@ -66,7 +82,7 @@ func TestDoctorOnTheBroker(t *testing.T) {
 
 	live := f.live()
 	var top triage.Topology
-	withPolicy := []string{"pair.a", "pair.b", "refusing", "dropping", "misrouted", "held.dlq"}
+	withPolicy := []string{"pair.a", "pair.b", "refusing", "dropping", "misrouted", "held.dlq", "ae.src", "pol.src"}
 	eventually(t, "the management API shows every queue's policy", func() string {
 		var err error
 		if top, err = live.Topology(context.Background()); err != nil {
@@ -80,6 +96,11 @@ func TestDoctorOnTheBroker(t *testing.T) {
 		return ""
 	})
 
+	for _, x := range top.Exchanges {
+		if (x.Name == "ae.dlx" || x.Name == "pol.dlx") && x.AlternateExchange != "ae.catch" {
+			t.Errorf("exchange %s: alternate exchange %q, want ae.catch (by argument, by policy)", x.Name, x.AlternateExchange)
+		}
+	}
 	var got []string
 	for _, fd := range triage.Diagnose(top, triage.FindParkingQueues(top, nil)) {
 		got = append(got, fd.Severity+" "+fd.Kind+" "+fd.Queue)

@@ -69,20 +69,19 @@ func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
 	if err := ctx.Err(); err != nil {
 		return top, err
 	}
-	rh := l.mgmt.rabbitHole(ctx)
-	xs, err := rh.ListExchangesIn(l.cfg.Vhost)
+	xs, err := l.exchanges(ctx)
 	if err != nil {
-		return top, l.rabbitHoleErr(err)
+		return top, err
 	}
 	hasDefault := false
 	for _, x := range xs {
-		top.Exchanges = append(top.Exchanges, triage.Exchange{Name: x.Name, Type: x.Type})
+		top.Exchanges = append(top.Exchanges, x)
 		hasDefault = hasDefault || x.Name == ""
 	}
 	if !hasDefault { // the default exchange routes by queue name; never leave it out
 		top.Exchanges = append([]triage.Exchange{{Name: "", Type: "direct"}}, top.Exchanges...)
 	}
-	bs, err := rh.ListBindingsIn(l.cfg.Vhost)
+	bs, err := l.mgmt.rabbitHole(ctx).ListBindingsIn(l.cfg.Vhost)
 	if err != nil {
 		return top, l.rabbitHoleErr(err)
 	}
@@ -96,6 +95,58 @@ func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
 		})
 	}
 	return top, nil
+}
+
+// exchangeJSON is one element of GET /api/exchanges/{vhost}, with the
+// policy name rabbit-hole v2.16.0 does not model.
+type exchangeJSON struct {
+	Name      string         `json:"name"`
+	Type      string         `json:"type"`
+	Arguments map[string]any `json:"arguments"`
+	Policy    string         `json:"policy"`
+}
+
+// exchanges reads the vhost's exchanges with their alternate exchange:
+// the argument, else the policy's (the listing names the policy only, so
+// its definition comes from the vhost's policies). A user who may not list
+// policies still gets the exchanges, without policy-set alternates.
+func (l *Live) exchanges(ctx context.Context) ([]triage.Exchange, error) {
+	var raw []exchangeJSON
+	if err := l.mgmt.get(ctx, "exchanges/"+url.PathEscape(l.cfg.Vhost)+"?columns=name,type,arguments,policy", &raw); err != nil {
+		return nil, l.vhostErr(err)
+	}
+	var policies map[string]string // policy name -> alternate-exchange
+	out := make([]triage.Exchange, 0, len(raw))
+	for _, x := range raw {
+		ae, _ := x.Arguments["alternate-exchange"].(string)
+		if ae == "" && x.Policy != "" {
+			if policies == nil {
+				policies = l.policyAlternates(ctx)
+			}
+			ae = policies[x.Policy]
+		}
+		out = append(out, triage.Exchange{Name: x.Name, Type: x.Type, AlternateExchange: ae})
+	}
+	return out, nil
+}
+
+// policyAlternates maps each policy of the vhost to the alternate exchange
+// it sets; empty when the policies cannot be read.
+func (l *Live) policyAlternates(ctx context.Context) map[string]string {
+	var raw []struct {
+		Name       string         `json:"name"`
+		Definition map[string]any `json:"definition"`
+	}
+	out := map[string]string{}
+	if err := l.mgmt.get(ctx, "policies/"+url.PathEscape(l.cfg.Vhost), &raw); err != nil {
+		return out
+	}
+	for _, p := range raw {
+		if ae, ok := p.Definition["alternate-exchange"].(string); ok {
+			out[p.Name] = ae
+		}
+	}
+	return out
 }
 
 // queueInfo reads one queue; an unknown queue wraps triage.ErrNotFound.

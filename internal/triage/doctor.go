@@ -105,13 +105,20 @@ type doctor struct {
 	r        *router
 	queues   []Queue // sorted by name, so findings come out in a stable order
 	bindings map[string][]Binding
+	// alternates maps an exchange to its alternate exchange.
+	alternates map[string]string
 	// arrivals are the routing keys each queue's messages can carry, and so
 	// the keys its dead letters carry when it has no dead-letter routing key.
 	arrivals map[string]keySet
 }
 
 func newDoctor(t Topology) *doctor {
-	d := &doctor{t: t, r: newRouter(t), bindings: map[string][]Binding{}}
+	d := &doctor{t: t, r: newRouter(t), bindings: map[string][]Binding{}, alternates: map[string]string{}}
+	for _, x := range t.Exchanges {
+		if x.AlternateExchange != "" {
+			d.alternates[x.Name] = x.AlternateExchange
+		}
+	}
 	d.queues = append(d.queues, t.Queues...)
 	sort.Slice(d.queues, func(i, j int) bool { return d.queues[i].Name < d.queues[j].Name })
 	for _, b := range t.Bindings {

@@ -73,15 +73,25 @@ func (d *doctor) deadLetterKeys(q Queue) keySet {
 
 // reachKey lists the queues exchange routes key to (headers unknown); an
 // unknown key (known false) may match any binding. The default exchange
-// routes an unknown key nowhere we can name.
+// routes an unknown key nowhere we can name. What an exchange routes
+// nowhere goes to its alternate exchange, dead letters included.
 func (d *doctor) reachKey(exchange, key string, known bool) []string {
-	if known {
-		return d.r.reach(exchange, key, nil, matchAnyHeaders)
+	seen := map[string]bool{}
+	for {
+		var found []string
+		switch {
+		case known:
+			found = d.r.reach(exchange, key, nil, matchAnyHeaders)
+		case exchange != "":
+			found = d.r.reach(exchange, "", nil, matchAnything)
+		}
+		seen[exchange] = true
+		next := d.alternates[exchange]
+		if len(found) > 0 || next == "" || seen[next] {
+			return found
+		}
+		exchange = next
 	}
-	if exchange == "" {
-		return nil
-	}
-	return d.r.reach(exchange, "", nil, matchAnything)
 }
 
 // settleArrivals adds to each queue's arrival keys the keys dead letters

@@ -107,6 +107,9 @@ func (d *doctor) unroutable(q Queue, lost, kept []string) Finding {
 	if kind == "" {
 		kind = "direct"
 	}
+	if ae := d.alternates[x]; ae != "" {
+		which += fmt.Sprintf(", nor in its alternate exchange %s", ae)
+	}
 	return Finding{
 		Kind: KindUnroutable, Severity: SeverityError, Queue: q.Name, Exchange: x,
 		Detail: fmt.Sprintf("Queue %s dead-letters into %s (%s, %s) with routing key %s (%s), and %s: those dead letters die a second time and are dropped.",

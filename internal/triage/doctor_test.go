@@ -154,6 +154,23 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 			want: []string{"error dlx-unroutable orders"},
 		},
 		{
+			name: "an alternate exchange on the DLX takes the keys nothing is bound for (dead letters honour it)",
+			top: Topology{Vhost: "v",
+				Exchanges: append(exchanges("events", "direct", "catch", "fanout"), Exchange{Name: "dead", Type: "topic", AlternateExchange: "catch"}),
+				Queues:    []Queue{byPolicy("orders", "dead"), plainQueue("graveyard"), plainQueue("caught")},
+				Bindings:  []Binding{bind("events", "orders", "order.created"), bind("dead", "graveyard", "payment.#"), bind("catch", "caught", "")}},
+			want: nil,
+		},
+		{
+			name: "an alternate exchange that routes nowhere either",
+			top: Topology{Vhost: "v",
+				Exchanges: append(exchanges("events", "direct", "catch", "fanout"), Exchange{Name: "dead", Type: "topic", AlternateExchange: "catch"}),
+				Queues:    []Queue{byPolicy("orders", "dead"), plainQueue("graveyard")},
+				Bindings:  []Binding{bind("events", "orders", "order.created"), bind("dead", "graveyard", "payment.#")}},
+			want:   []string{"error dlx-unroutable orders"},
+			detail: []string{"nor in its alternate exchange catch"},
+		},
+		{
 			name: "a length limit, drop-head by default, no DLX",
 			top: Topology{Vhost: "v", Exchanges: exchanges(),
 				Queues: []Queue{{Name: "capped", Type: QueueClassic, MaxLength: 10}}},
