@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,4 +177,75 @@ func TestTUIActionsOnTheDemoSayTheyNeedALiveBroker(t *testing.T) {
 	s.waitFor("discard needs a live broker: this is a snapshot, read-only")
 	s.keys("R")
 	s.waitFor("replay needs a live broker: this is a snapshot, read-only")
+}
+
+// A replay killed midway shows as a banner when dlqt starts; U resumes it
+// in the TUI and nothing is lost.
+func TestTUIBannerResumesAKilledReplay(t *testing.T) {
+	b := newReplayBed(t, "tui-resume")
+	ids := b.park(40)
+	cmd := exec.Command(dlqtBin, "replay", bedParking, "--group", "rejected", "--rate", "10", "--canary", "2", "--observe", "200ms", "--yes")
+	cmd.Env = b.env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	running := regexp.MustCompile(`running: published (\d+)/`)
+	var replayID string
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if m := replayIDRe.FindStringSubmatch(sc.Text()); m != nil && replayID == "" {
+			replayID = m[1]
+		}
+		if m := running.FindStringSubmatch(sc.Text()); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n >= 8 {
+				cmd.Process.Signal(syscall.SIGKILL)
+				break
+			}
+		}
+	}
+	cmd.Wait()
+	if replayID == "" {
+		t.Fatal("never saw the headless replay's id")
+	}
+	time.Sleep(500 * time.Millisecond) // the broker requeues what the killed dlqt held
+
+	s := startTerm(t, 120, 30, b.env, "--actor", "ana@bastion")
+	s.waitFor("INTERRUPTED REPLAY "+replayID, "U resumes it here", "dlqt replay --resume "+replayID)
+	s.keys("U")
+	s.waitFor("Resume interrupted replay", "confirmed (acked, not sent again)")
+	s.keys("Enter")
+	s.waitFor("Start the replay?")
+	s.keys("y")
+	deadline := time.Now().Add(60 * time.Second)
+	ramps := 0
+	for {
+		scr := s.screen()
+		if strings.Contains(scr, "FINISHED") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed replay never finished:\n%s", scr)
+		}
+		if ramps < 4 && (strings.Contains(scr, "WAITING FOR YOUR DECISION") || strings.Contains(scr, "RUNNING")) {
+			s.typeText("+") // up to the ceiling
+			ramps++
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	scr := s.waitFor("This replay was resumed")
+	if strings.Contains(scr, "INTERRUPTED REPLAY") {
+		t.Errorf("the banner outlived the resume:\n%s", scr)
+	}
+	s.keys("q")
+
+	b.waitDepth(bedParking, 0)
+	assertNoneLost(t, ids, b.read(bedOrders), nil)
+	j := b.verifyJournal()
+	if open, err := j.InterruptedReplays(); err != nil || len(open) != 0 {
+		t.Errorf("still interrupted after the resume in the TUI: %+v, %v", open, err)
+	}
 }
