@@ -177,3 +177,23 @@ func TestReplayNackedByAFullDestinationStopsAndKeepsTheSource(t *testing.T) {
 		t.Errorf("parking queue holds %v, want the nacked and the unpublished %v", got, all[1:])
 	}
 }
+
+func TestReplayStopsWhenTheDestinationBacklogGrows(t *testing.T) {
+	f := newFixture(t, "replay-backlog")
+	if err := f.ch.ExchangeDeclare("ledger", "direct", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.declare("ledger.entries", nil) // nobody consumes it
+	if err := f.ch.QueueBind("ledger.entries", "entry.posted", "ledger", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	all := parkPublished(t, f, "ledger", "entry.posted", 20)
+
+	res, _ := replayInto(t, f, all, triage.ReplayOptions{Rate: 100, Canary: 6, CanaryRate: 100, Observe: 10 * time.Second, MaxBacklog: 3})
+	if !strings.Contains(res.StoppedBecause, "backlog grew by 6") || res.Resolved != 6 || res.Untouched != 14 {
+		t.Fatalf("result %+v", res)
+	}
+	if n := f.depth("parked"); n != 14 {
+		t.Errorf("parking queue holds %d, want the 14 never published", n)
+	}
+}
