@@ -473,3 +473,51 @@ func TestReplayWithoutYesChangesNothing(t *testing.T) {
 		t.Errorf("--dry-run with --yes changed the parking queue: %d messages", n)
 	}
 }
+
+func TestReplayInterruptedByCtrlCPutsTheRestBackAndSaysSo(t *testing.T) {
+	b := newReplayBed(t, "replay-sigint")
+	ids := b.park(20)
+	slices.Sort(ids)
+
+	cmd := exec.Command(dlqtBin, "replay", bedParking, "--group", "rejected", "--canary", "2", "--observe", "1m", "--yes")
+	cmd.Env = b.env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var tail strings.Builder
+	for sc.Scan() {
+		tail.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), " observing: ") {
+			cmd.Process.Signal(syscall.SIGINT)
+			break
+		}
+	}
+	for sc.Scan() { // to EOF: dlqt exits after putting the rest back
+		tail.WriteString(sc.Text() + "\n")
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v after Ctrl-C; stdout:\n%s\nstderr:\n%s", err, stdout.String(), tail.String())
+	}
+	if !strings.Contains(stdout.String(), "resolved 2, failed again 0, returned 0, untouched 18") {
+		t.Errorf("result:\n%s", stdout.String())
+	}
+	got := append(messageIDs(b.read(bedOrders)), messageIDs(b.read(bedParking))...)
+	slices.Sort(got)
+	if !slices.Equal(got, ids) {
+		t.Errorf("after Ctrl-C the ids at the destination and parked are %v, want each of %v once", got, ids)
+	}
+	if b.depth(bedParking) != 18 {
+		t.Errorf("parking queue holds %d, want the 18 never published", b.depth(bedParking))
+	}
+	if open, _ := b.verifyJournal().InterruptedReplays(); len(open) != 0 {
+		t.Errorf("a replay stopped with Ctrl-C reads as interrupted: %+v", open)
+	}
+}
