@@ -29,18 +29,11 @@ type plantedQueue struct {
 
 // plant declares exchanges, policies and queues on cfg's vhost with plain
 // amqp091-go and rabbit-hole, independently of the code under test. It
-// returns the open connection, for consumers the test attaches.
+// returns the open connection, for consumers the test attaches before it
+// waits for the management API (waitPolicies).
 func plant(t *testing.T, cfg broker.Config, exchanges map[string]string, queues []plantedQueue) *amqp.Connection {
 	t.Helper()
-	u, err := url.Parse(cfg.AMQPURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pass, _ := u.User.Password()
-	rh, err := rabbithole.NewClient(cfg.MgmtURL, u.User.Username(), pass)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rh := managementClient(t, cfg)
 	for _, q := range queues {
 		if q.policy == nil {
 			continue
@@ -49,6 +42,10 @@ func plant(t *testing.T, cfg broker.Config, exchanges map[string]string, queues 
 		if _, err := rh.PutPolicy(cfg.Vhost, "doctor-"+q.name, p); err != nil {
 			t.Fatalf("policy for %s: %v", q.name, err)
 		}
+	}
+	u, err := url.Parse(cfg.AMQPURL)
+	if err != nil {
+		t.Fatal(err)
 	}
 	u.Path, u.RawPath = "/"+cfg.Vhost, "/"+url.PathEscape(cfg.Vhost)
 	conn, err := amqp.Dial(u.String())
@@ -76,18 +73,18 @@ func plant(t *testing.T, cfg broker.Config, exchanges map[string]string, queues 
 			}
 		}
 	}
-	waitPolicies(t, rh, cfg.Vhost, queues)
 	return conn
 }
 
 // waitPolicies waits until the management API shows each planted queue with
 // its policy: it reports a new queue's policy only with the queue's first
 // stats, a few seconds after the declare.
-func waitPolicies(t *testing.T, rh *rabbithole.Client, vhost string, queues []plantedQueue) {
+func waitPolicies(t *testing.T, cfg broker.Config, queues []plantedQueue) {
 	t.Helper()
+	rh := managementClient(t, cfg)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		listed, err := rh.ListQueuesIn(vhost)
+		listed, err := rh.ListQueuesIn(cfg.Vhost)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,17 +108,26 @@ func waitPolicies(t *testing.T, rh *rabbithole.Client, vhost string, queues []pl
 	}
 }
 
-// waitConsumers waits until the management API, which dlqt reads, counts
-// the consumers of queue (its figures come from stats emitted every few
-// seconds).
-func waitConsumers(t *testing.T, cfg broker.Config, queue string, want int) {
+func managementClient(t *testing.T, cfg broker.Config) *rabbithole.Client {
 	t.Helper()
-	u, _ := url.Parse(cfg.AMQPURL)
+	u, err := url.Parse(cfg.AMQPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pass, _ := u.User.Password()
 	rh, err := rabbithole.NewClient(cfg.MgmtURL, u.User.Username(), pass)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rh
+}
+
+// waitConsumers waits until the management API, which dlqt reads, counts
+// the consumers of queue (its figures come from stats emitted every few
+// seconds).
+func waitConsumers(t *testing.T, cfg broker.Config, queue string, want int) {
+	t.Helper()
+	rh := managementClient(t, cfg)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		q, err := rh.GetQueue(cfg.Vhost, queue)
@@ -159,16 +165,12 @@ func findingSummary(fs []triage.Finding) []string {
 // broker in one vhost and checks that dlqt doctor reports exactly those,
 // with their severity and queue, and exits 1 because some are errors.
 func TestDoctorFindsEachPlantedBug(t *testing.T) {
+	t.Parallel() // most of its time is the management API catching up; the clean vhost's too
 	cfg := brokertest.NewVhost(t, "doctor")
 	dlx := func(x string) rabbithole.PolicyDefinition {
 		return rabbithole.PolicyDefinition{"dead-letter-exchange": x}
 	}
-	conn := plant(t, cfg, map[string]string{
-		"loop.ttl.x": "direct", "loop.reject.x": "direct",
-		"work.x": "direct", "retry.x": "direct",
-		"events": "direct", "narrow.dlx": "topic",
-		"graveyard": "fanout",
-	}, []plantedQueue{
+	queues := []plantedQueue{
 		// Seed 001's two loops: a TTL queue and a plain one dead-lettering into themselves.
 		{name: "loop.ttl", args: amqp.Table{"x-message-ttl": int32(60000)}, policy: dlx("loop.ttl.x"), binds: [][2]string{{"loop.ttl.x", "loop.ttl"}}},
 		{name: "loop.reject", policy: dlx("loop.reject.x"), binds: [][2]string{{"loop.reject.x", "loop.reject"}}},
@@ -187,7 +189,13 @@ func TestDoctorFindsEachPlantedBug(t *testing.T) {
 		{name: "aging.dlq", args: amqp.Table{"x-message-ttl": int32(86400000)}},
 		{name: "quorum.dlq", args: amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(3)}},
 		{name: "argued", args: amqp.Table{"x-dead-letter-exchange": "graveyard"}},
-	})
+	}
+	conn := plant(t, cfg, map[string]string{
+		"loop.ttl.x": "direct", "loop.reject.x": "direct",
+		"work.x": "direct", "retry.x": "direct",
+		"events": "direct", "narrow.dlx": "topic",
+		"graveyard": "fanout",
+	}, queues)
 	ch, err := conn.Channel()
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +203,7 @@ func TestDoctorFindsEachPlantedBug(t *testing.T) {
 	if _, err := ch.Consume("graveyard.dlq", "auto-janitor", false, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
+	waitPolicies(t, cfg, queues)
 	waitConsumers(t, cfg, "graveyard.dlq", 1)
 
 	env := brokerEnv(t, cfg)
@@ -267,14 +276,17 @@ func TestDoctorFindsEachPlantedBug(t *testing.T) {
 // app-run retry bucket (seed 002) whose key reaches the work queue, a
 // parking queue that keeps everything: no finding, exit 0.
 func TestDoctorPassesASoundTopology(t *testing.T) {
+	t.Parallel()
 	cfg := brokertest.NewVhost(t, "doctor-clean")
-	plant(t, cfg, map[string]string{"orders.exchange": "direct", "orders.dlx": "fanout"}, []plantedQueue{
+	queues := []plantedQueue{
 		{name: "orders.main.q", policy: rabbithole.PolicyDefinition{"dead-letter-exchange": "orders.dlx"}, binds: [][2]string{{"orders.exchange", "orders"}}},
 		{name: "orders.retry.2s.q", args: amqp.Table{"x-message-ttl": int32(2000)},
 			policy: rabbithole.PolicyDefinition{"dead-letter-exchange": "orders.exchange", "dead-letter-routing-key": "orders"}},
 		{name: "orders.dlq.q", binds: [][2]string{{"orders.dlx", ""}}},
 		{name: "orders.capped", args: amqp.Table{"x-max-length": int32(100)}, policy: rabbithole.PolicyDefinition{"dead-letter-exchange": "orders.dlx"}},
-	})
+	}
+	plant(t, cfg, map[string]string{"orders.exchange": "direct", "orders.dlx": "fanout"}, queues)
+	waitPolicies(t, cfg, queues)
 	env := brokerEnv(t, cfg)
 	fs, r := doctorJSON(t, env)
 	if len(fs) != 0 || r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
