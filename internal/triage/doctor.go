@@ -107,13 +107,14 @@ type doctor struct {
 	bindings map[string][]Binding
 	// alternates maps an exchange to its alternate exchange.
 	alternates map[string]string
+	reached    map[reachQuery][]string // reachKey's answers
 	// arrivals are the routing keys each queue's messages can carry, and so
 	// the keys its dead letters carry when it has no dead-letter routing key.
 	arrivals map[string]keySet
 }
 
 func newDoctor(t Topology) *doctor {
-	d := &doctor{t: t, r: newRouter(t), bindings: map[string][]Binding{}, alternates: map[string]string{}}
+	d := &doctor{t: t, r: newRouter(t), bindings: map[string][]Binding{}, alternates: map[string]string{}, reached: map[reachQuery][]string{}}
 	for _, x := range t.Exchanges {
 		if x.AlternateExchange != "" {
 			d.alternates[x.Name] = x.AlternateExchange

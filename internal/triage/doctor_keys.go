@@ -76,6 +76,23 @@ func (d *doctor) deadLetterKeys(q Queue) keySet {
 // routes an unknown key nowhere we can name. What an exchange routes
 // nowhere goes to its alternate exchange, dead letters included.
 func (d *doctor) reachKey(exchange, key string, known bool) []string {
+	q := reachQuery{exchange, key, known}
+	if found, ok := d.reached[q]; ok {
+		return found
+	}
+	found := d.reachUncached(exchange, key, known)
+	d.reached[q] = found
+	return found
+}
+
+// reachQuery is one question to reachKey: every check asks the same ones,
+// and a topic exchange with thousands of bindings answers each slowly.
+type reachQuery struct {
+	exchange, key string
+	known         bool
+}
+
+func (d *doctor) reachUncached(exchange, key string, known bool) []string {
 	seen := map[string]bool{}
 	for {
 		var found []string

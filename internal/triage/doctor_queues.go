@@ -39,13 +39,16 @@ func (d *doctor) lengthLimits(parking []ParkingQueue) []Finding {
 func parkingFindings(parking []ParkingQueue) []Finding {
 	var out []Finding
 	for _, p := range parking {
+		if p.Type == QueueStream {
+			continue // a stream keeps what its consumers read, by offset
+		}
 		if p.Consumers > 0 {
 			out = append(out, Finding{
 				Kind: KindParkingConsumers, Severity: SeverityWarning, Queue: p.Name,
 				Detail: fmt.Sprintf("Parking queue %s has %s%s: whatever lands there is taken automatically before a person sees it. "+
 					"A consumer that republishes to the work queue is seed 001's reject loop written by hand; one that acks makes dead letters vanish. "+
-					"(A dlqt browse in progress also shows as a consumer for its few seconds.)",
-					p.Name, consumerWords(p.Queue), fromWords(p)),
+					"(A dlqt browse in progress also shows as a consumer for its few seconds.)%s",
+					p.Name, consumerWords(p.Queue), fromWords(p), byNameWords(p)),
 				Fix: fmt.Sprintf("Find the consumer (management UI, queue %s, Consumers; or rabbitmqctl list_consumers -p %s) and stop it; triage %s by hand with dlqt.",
 					p.Name, p.Vhost, p.Name),
 			})
@@ -53,7 +56,7 @@ func parkingFindings(parking []ParkingQueue) []Finding {
 		if hazards := parkingHazards(p.Queue); len(hazards) > 0 {
 			out = append(out, Finding{
 				Kind: KindParkingLoses, Severity: SeverityWarning, Queue: p.Name, Exchange: p.DeadLetterExchange,
-				Detail: fmt.Sprintf("Parking queue %s can lose messages before anyone decides on them: %s.", p.Name, strings.Join(hazards, "; ")),
+				Detail: fmt.Sprintf("Parking queue %s can lose messages before anyone decides on them: %s.%s", p.Name, strings.Join(hazards, "; "), byNameWords(p)),
 				Fix: fmt.Sprintf("Remove the TTL, length limit and delivery limit from %s (in its policy, or redeclare it without the arguments): a parking queue should keep everything. "+
 					"Until then, browse it sparingly and replay or discard from it soon.", p.Name),
 			})
@@ -83,6 +86,15 @@ func parkingHazards(q Queue) []string {
 		out = append(out, fmt.Sprintf("quorum delivery limit %d: every browse or requeue counts as a delivery, so a message returned more than %d times is %s", q.DeliveryLimit, q.DeliveryLimit, where))
 	}
 	return out
+}
+
+// byNameWords owns up to a guess: a queue no DLX feeds is a parking queue
+// only because of its name.
+func byNameWords(p ParkingQueue) string {
+	if !p.ByName {
+		return ""
+	}
+	return " dlqt takes it for a parking queue by its name alone (no dead-letter exchange routes to it); if it is a work queue, ignore this or set parking_patterns in the config."
 }
 
 func fromWords(p ParkingQueue) string {

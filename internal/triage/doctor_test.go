@@ -2,6 +2,7 @@ package triage
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -200,6 +201,13 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 			detail: []string{"1 consumer", "dead letters of orders"},
 		},
 		{
+			name: "a queue taken for parking by its name alone says so; a stream's consumers take nothing away",
+			top: Topology{Vhost: "v", Exchanges: exchanges(),
+				Queues: []Queue{withConsumers(plainQueue("payments.failed"), 3), {Name: "audit.dlq", Type: QueueStream, Consumers: 2}}},
+			want:   []string{"warning parking-has-consumers payments.failed"},
+			detail: []string{"3 consumers", "by its name alone", "parking_patterns"},
+		},
+		{
 			name: "parking queues with a TTL, a quorum delivery limit, a length limit",
 			top: Topology{Vhost: "v", Exchanges: exchanges(),
 				Queues: []Queue{
@@ -333,5 +341,30 @@ func TestFindingJSONFieldNames(t *testing.T) {
 	}
 	if want := `{"kind":"k","severity":"s","queue":"q","exchange":"x","detail":"d","fix":"f"}`; string(b) != want {
 		t.Fatalf("got %s, want %s", b, want)
+	}
+}
+
+// BenchmarkDiagnose measures a large vhost: 2,000 work queues on a topic
+// exchange, each dead-lettering through a topic DLX into one of 200 parking
+// queues, and 1,000 retry buckets.
+func BenchmarkDiagnose(b *testing.B) {
+	top := Topology{Vhost: "big", Exchanges: exchanges("work", "topic", "dead", "topic")}
+	for i := range 2000 {
+		name := fmt.Sprintf("svc%d.work", i)
+		top.Queues = append(top.Queues, withConsumers(byPolicy(name, "dead"), 1))
+		top.Bindings = append(top.Bindings, bind("work", name, fmt.Sprintf("svc%d.event", i)))
+	}
+	for i := range 200 {
+		name := fmt.Sprintf("svc%d.dlq", i)
+		top.Queues = append(top.Queues, plainQueue(name))
+		top.Bindings = append(top.Bindings, bind("dead", name, fmt.Sprintf("svc%d.#", i)))
+	}
+	for i := range 1000 {
+		top.Queues = append(top.Queues, withKey(withTTL(byPolicy(fmt.Sprintf("svc%d.retry", i), "work"), 1000), fmt.Sprintf("svc%d.event", i)))
+	}
+	parking := FindParkingQueues(top, nil)
+	b.ResetTimer()
+	for range b.N {
+		Diagnose(top, parking)
 	}
 }
