@@ -63,11 +63,14 @@ func hashOf(e Entry) (string, error) {
 }
 
 // VerifyChain checks sequence numbers, links and hashes of entries in order
-// and names the first entry that does not match.
-func VerifyChain(entries []Entry) error {
-	prev := ""
+// from entry 1 and names the first entry that does not match.
+func VerifyChain(entries []Entry) error { return verifyFrom(entries, 1, "") }
+
+// verifyFrom checks a run of entries that starts at sequence number seq and
+// links to prev.
+func verifyFrom(entries []Entry, seq uint64, prev string) error {
 	for i, e := range entries {
-		want := uint64(i + 1)
+		want := seq + uint64(i)
 		if e.Seq != want {
 			return &ChainError{Seq: e.Seq, Reason: fmt.Sprintf("sequence number %d where %d was expected (an entry was removed or inserted)", e.Seq, want)}
 		}

@@ -122,27 +122,8 @@ func VerifySegment(entries []Entry) error {
 	if len(entries) == 0 {
 		return errors.New("the file holds no journal entries")
 	}
-	first := entries[0]
-	if first.Seq <= 1 {
-		return VerifyChain(entries)
+	if first := entries[0]; first.Seq > 1 {
+		return verifyFrom(entries, first.Seq, first.PrevHash)
 	}
-	prev := first.PrevHash
-	for i, e := range entries {
-		want := first.Seq + uint64(i)
-		if e.Seq != want {
-			return &ChainError{Seq: e.Seq, Reason: fmt.Sprintf("sequence number %d where %d was expected (an entry was removed or inserted)", e.Seq, want)}
-		}
-		if e.PrevHash != prev {
-			return &ChainError{Seq: e.Seq, Reason: "prev_hash does not match the hash of the entry before it"}
-		}
-		got, err := hashOf(e)
-		if err != nil {
-			return &ChainError{Seq: e.Seq, Reason: err.Error()}
-		}
-		if got != e.Hash {
-			return &ChainError{Seq: e.Seq, Reason: "hash does not match the entry's content (it was changed after it was written)"}
-		}
-		prev = e.Hash
-	}
-	return nil
+	return VerifyChain(entries)
 }
