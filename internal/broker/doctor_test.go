@@ -45,7 +45,9 @@ func TestDoctorOnTheBroker(t *testing.T) {
 	if _, err := rh.PutPolicy(f.cfg.Vhost, "ae", rabbithole.Policy{Pattern: `^pol\.dlx$`, ApplyTo: "exchanges", Definition: rabbithole.PolicyDefinition{"alternate-exchange": "ae.catch"}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, x := range []string{"pair.a.x", "pair.b.x", "loops", "pol.dlx"} {
+	// loop.qq gets an exchange of its own: FindParkingQueues follows a DLX
+	// without a routing key to every queue bound to it, whatever the key.
+	for _, x := range []string{"pair.a.x", "pair.b.x", "loops", "loops.qq", "pol.dlx"} {
 		if err := f.ch.ExchangeDeclare(x, "direct", true, false, false, false, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -70,10 +72,15 @@ func TestDoctorOnTheBroker(t *testing.T) {
 	f.declare("loop.ttl", amqp.Table{"x-message-ttl": int32(50), "x-dead-letter-exchange": "loops"})
 	f.declare("loop.witness", nil)
 	f.declare("loop.reject", amqp.Table{"x-dead-letter-exchange": "loops"})
+	// A quorum queue whose consumer requeues: its delivery_limit death is
+	// no rejection either.
+	f.declare("loop.qq", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(1), "x-dead-letter-exchange": "loops.qq"})
+	f.declare("loop.qq.witness", nil)
 	for _, b := range []struct{ q, x, key string }{
 		{"pair.a", "pair.a.x", "a"}, {"pair.b", "pair.b.x", "a"},
 		{"ae.caught", "ae.catch", ""},
 		{"loop.ttl", "loops", "loop.ttl"}, {"loop.witness", "loops", "loop.ttl"}, {"loop.reject", "loops", "loop.reject"},
+		{"loop.qq", "loops.qq", "loop.qq"}, {"loop.qq.witness", "loops.qq", "loop.qq"},
 	} {
 		if err := f.ch.QueueBind(b.q, b.key, b.x, false, nil); err != nil {
 			t.Fatal(err)
@@ -106,12 +113,14 @@ func TestDoctorOnTheBroker(t *testing.T) {
 		got = append(got, fd.Severity+" "+fd.Kind+" "+fd.Queue)
 	}
 	want := []string{
+		"error dlx-cycle-silent-drop loop.qq",
 		"error dlx-cycle-infinite loop.reject",
 		"error dlx-cycle-silent-drop loop.ttl",
 		"error dlx-unroutable misrouted",
 		"error dlx-cycle-silent-drop pair.a",
 		"warning maxlen-without-dlx dropping",
 		"warning parking-loses-messages held.dlq",
+		"advisory dlx-by-argument loop.qq",
 		"advisory dlx-by-argument loop.reject",
 		"advisory dlx-by-argument loop.ttl",
 	}
@@ -119,22 +128,57 @@ func TestDoctorOnTheBroker(t *testing.T) {
 		t.Fatalf("findings:\n  got  %q\n  want %q", got, want)
 	}
 
-	// The TTL loop: the message expires, and its dead letter goes to
-	// loop.ttl and loop.witness. On 3.10 the broker lets it round once more
-	// (the check reads the deaths from before this one); the next time it
-	// expires, loop.ttl's copy is dropped, as the message already expired
-	// there. So the witness gets two copies and never a third.
-	f.publishOne("loops", "loop.ttl", amqp.Publishing{MessageId: "ttl-1", Body: []byte("x")})
-	eventually(t, "the TTL loop's dead letters reach the witness", func() string {
-		if w, l := f.depth("loop.witness"), f.depth("loop.ttl"); w != 2 || l != 0 {
+	// The TTL loop: published straight to loop.ttl (so the witness has no
+	// copy of its own), the message expires and its dead letter is routed to
+	// loop.ttl and loop.witness. The broker drops loop.ttl's copy at once,
+	// since the message already expired there: the witness gets one copy,
+	// never a second lap.
+	f.publishOne("", "loop.ttl", amqp.Publishing{MessageId: "ttl-1", Body: []byte("x")})
+	eventually(t, "the TTL loop's dead letter reaches the witness", func() string {
+		if w, l := f.depth("loop.witness"), f.depth("loop.ttl"); w != 1 || l != 0 {
 			return fmt.Sprintf("witness %d, loop.ttl %d", w, l)
 		}
 		return ""
 	})
 	time.Sleep(10 * 50 * time.Millisecond) // ten TTLs: time for more laps, had the broker kept it
-	if w, l := f.depth("loop.witness"), f.depth("loop.ttl"); w != 2 || l != 0 {
-		t.Fatalf("after ten TTLs: witness %d, loop.ttl %d; want 2 and 0 (dropped silently)", w, l)
+	if w, l := f.depth("loop.witness"), f.depth("loop.ttl"); w != 1 || l != 0 {
+		t.Fatalf("after ten TTLs: witness %d, loop.ttl %d; want 1 and 0 (dropped silently)", w, l)
 	}
+
+	// The quorum loop: requeued past its delivery limit, the message dies
+	// with reason delivery_limit; the witness gets that dead letter and
+	// loop.qq's copy is dropped at once.
+	f.publishOne("", "loop.qq", amqp.Publishing{MessageId: "qq-1", Body: []byte("x")})
+	qch, err := f.conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	qds, err := qch.Consume("loop.qq", "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lap := 0; lap < 2; lap++ {
+		select {
+		case d := <-qds:
+			if err := d.Nack(false, true); err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("requeue %d: the message did not come back", lap)
+		}
+	}
+	eventually(t, "the delivery-limit dead letter reaches the witness", func() string {
+		if w := f.depth("loop.qq.witness"); w != 1 {
+			return fmt.Sprintf("witness %d", w)
+		}
+		return ""
+	})
+	select {
+	case d := <-qds:
+		t.Fatalf("loop.qq got its dead letter back (x-death %v): the broker was expected to drop it", d.Headers["x-death"])
+	case <-time.After(500 * time.Millisecond): // routed with the witness's copy, it would be here by now
+	}
+	qch.Close()
 
 	// The reject loop: each rejection brings the message straight back with
 	// one more rejected death; it never leaves.

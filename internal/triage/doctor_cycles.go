@@ -10,8 +10,10 @@ import (
 // already died in only if some death on the way was a rejection (3.10
 // rabbit_dead_letter:is_cycle; expired, maxlen and delivery_limit do not
 // count). So a cycle where messages only expire or overflow loses them
-// without a trace (after one more lap, measured on 3.10.8), and one where a
-// consumer rejects never ends by itself.
+// without a trace, and one where a consumer rejects never ends by itself.
+// Measured on 3.10.8: a classic queue's expired death and a quorum queue's
+// delivery_limit death into a loop back to the same queue are dropped at
+// once, while a rejected one comes back with its count one higher.
 
 // cycles reports each group of queues whose dead letters can come back to
 // where they started (a strongly connected component of the dead-letter
@@ -76,7 +78,7 @@ func (d *doctor) cycleFinding(members []string, edges map[string][]string) Findi
 		}
 		f.Kind, f.Severity = KindCycleSilentDrop, SeverityError
 		f.Detail = fmt.Sprintf("Dead letters go round a cycle: %s. No consumer reads these queues and they only dead-letter on their own: %s. "+
-			"RabbitMQ lets a message round once; the next time it would come back to a queue it already died in with no rejection on the way, it drops it: no error, no parking queue, nothing to replay.",
+			"A dead letter headed back to a queue it already died in, with no rejection on the way, is dropped by RabbitMQ: no error, no parking queue, nothing to replay.",
 			path, strings.Join(how, "; "))
 		f.Fix = fmt.Sprintf("Break the cycle: point the dead-letter exchange of %s at a parking exchange (a fanout with a parking queue bound to it), not back into the cycle. "+
 			"For a delayed retry, let the consumer publish to a wait queue and count x-death (seed 002).", start)
@@ -88,11 +90,23 @@ func (d *doctor) cycleFinding(members []string, edges map[string][]string) Findi
 	for i, name := range rejecting {
 		who[i] = name + " (" + consumerWords(d.r.queues[name]) + ")"
 	}
+	// A consumer that requeues instead of rejecting runs into the delivery
+	// limit, and that death is no rejection: the broker drops the message.
+	var limited []string
+	for _, name := range members {
+		if q := d.r.queues[name]; q.DeliveryLimit > 0 {
+			limited = append(limited, fmt.Sprintf("%s (delivery limit %d)", name, q.DeliveryLimit))
+		}
+	}
+	alsoDropped := ""
+	if len(limited) > 0 {
+		alsoDropped = fmt.Sprintf(" Messages requeued past the delivery limit of %s are not rejected but dropped by the broker, without a trace.", strings.Join(limited, ", "))
+	}
 	if len(delaying) == 0 {
 		// Nothing slows the loop: a poison message spins as fast as it is rejected.
 		f.Severity = SeverityError
 		f.Detail = fmt.Sprintf("Dead letters go round a cycle with no delay on it: %s. Messages die there by consumer rejection: %s, and RabbitMQ never drops a message whose trip includes a rejection. "+
-			"A message the consumer keeps rejecting comes straight back, forever, as fast as it is rejected.", path, strings.Join(who, "; "))
+			"A message the consumer keeps rejecting comes straight back, forever, as fast as it is rejected.%s", path, strings.Join(who, "; "), alsoDropped)
 		f.Fix = fmt.Sprintf("Point the dead-letter exchange of %s at a parking exchange with a parking queue instead of back into the cycle. "+
 			"To retry, go through a wait queue with a message TTL and stop after N tries by reading the x-death count.", start)
 		return f
@@ -102,7 +116,7 @@ func (d *doctor) cycleFinding(members []string, edges map[string][]string) Findi
 	// consumer stops rejecting after N tries, which dlqt cannot see.
 	f.Severity = SeverityWarning
 	f.Detail = fmt.Sprintf("Dead letters go round a retry cycle: %s, waiting in %s. Messages die there by consumer rejection: %s, and RabbitMQ never drops a message whose trip includes a rejection. "+
-		"A message that always fails comes back every lap, forever, unless the consumer counts its tries.", path, strings.Join(delaying, ", "), strings.Join(who, "; "))
+		"A message that always fails comes back every lap, forever, unless the consumer counts its tries.%s", path, strings.Join(delaying, ", "), strings.Join(who, "; "), alsoDropped)
 	f.Fix = fmt.Sprintf("Check that the consumer of %s reads the x-death count for %s and, past a limit, publishes the message to a parking queue and acks it instead of rejecting it again. "+
 		"Or let the application publish retries itself (seed 002) and point the dead-letter exchange of %s at a parking queue.", start, start, start)
 	return f

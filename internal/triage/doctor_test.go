@@ -111,6 +111,26 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 			want: []string{"warning dlx-cycle-infinite work"},
 		},
 		{
+			name: "a consumed quorum queue with a delivery limit on a self-loop: rejects spin, requeues past the limit vanish",
+			top: Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
+				Queues: []Queue{func() Queue {
+					q := withConsumers(byPolicy("qq", "loops"), 1)
+					q.Type, q.DeliveryLimit = QueueQuorum, 3
+					return q
+				}()},
+				Bindings: []Binding{bind("loops", "qq", "qq")}},
+			want:   []string{"error dlx-cycle-infinite qq"},
+			detail: []string{"qq (delivery limit 3) are not rejected but dropped"},
+		},
+		{
+			name: "an unconsumed quorum queue with a delivery limit on a self-loop only dies by its limit: dropped",
+			top: Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
+				Queues:   []Queue{func() Queue { q := byPolicy("qq", "loops"); q.Type, q.DeliveryLimit = QueueQuorum, 3; return q }()},
+				Bindings: []Binding{bind("loops", "qq", "qq")}},
+			want:   []string{"error dlx-cycle-silent-drop qq"},
+			detail: []string{"delivery limit 3"},
+		},
+		{
 			name:   "DLX names an exchange that does not exist",
 			top:    Topology{Vhost: "v", Exchanges: exchanges(), Queues: []Queue{byPolicy("orders", "orders.dlx")}},
 			want:   []string{"error dlx-missing-exchange orders"},
