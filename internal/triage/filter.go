@@ -22,6 +22,7 @@ type Filter struct {
 	clauses []clause
 	red     *Redactor
 	tenant  JSONPath
+	cache   *SearchCache
 }
 
 // FilterOptions is what a filter needs besides its expressions.
@@ -34,13 +35,16 @@ type FilterOptions struct {
 	Redactor *Redactor
 	// Now anchors durations (died<1h); zero means the time of parsing.
 	Now time.Time
+	// Cache, when set, keeps each message's redacted text between filters
+	// (see SearchCache); without it text~ and tenant redact on every Match.
+	Cache *SearchCache
 }
 
 // ParseWhere parses expressions, each one FIELD OP VALUE; all must hold.
 // An unknown field, an operator the field does not take, or a value that
 // cannot be read is an error naming the expression.
 func ParseWhere(exprs []string, opts FilterOptions) (Filter, error) {
-	f := Filter{red: opts.Redactor}
+	f := Filter{red: opts.Redactor, cache: opts.Cache}
 	if f.red == nil {
 		f.red = NewRedactor()
 	}
@@ -71,11 +75,13 @@ func ParseWhere(exprs []string, opts FilterOptions) (Filter, error) {
 func (f Filter) Empty() bool { return len(f.clauses) == 0 }
 
 // Match reports whether t satisfies every expression.
-func (f Filter) Match(t Triaged) bool {
+func (f Filter) Match(t Triaged) bool { return f.match(&t) }
+
+func (f *Filter) match(t *Triaged) bool {
 	if len(f.clauses) == 0 {
 		return true
 	}
-	in := &matchInput{t: t, f: &f}
+	in := &matchInput{t: t, f: f}
 	for _, c := range f.clauses {
 		if !c.holds(in) {
 			return false
@@ -90,9 +96,9 @@ func (f Filter) Apply(ts []Triaged) []Triaged {
 		return ts
 	}
 	var out []Triaged
-	for _, t := range ts {
-		if f.Match(t) {
-			out = append(out, t)
+	for i := range ts {
+		if f.match(&ts[i]) {
+			out = append(out, ts[i])
 		}
 	}
 	return out
@@ -116,38 +122,51 @@ func (f Filter) String() string {
 }
 
 // matchInput is one message under test, with the costly views of it
-// (redacted payload and headers) computed at most once.
+// (redacted payload and headers) made at most once.
 type matchInput struct {
-	t        Triaged
-	f        *Filter
-	payload  *string
-	haystack *string
+	t    *Triaged
+	f    *Filter
+	seen *searchEntry
 }
 
-// redactedPayload is the payload as the filter's redactor renders it: the
-// Triaged's own Payload may come from another redactor (a discard's sweep
-// uses the defaults), and a search must honour the configured rules.
-func (in *matchInput) redactedPayload() string {
-	if in.payload == nil {
-		p := in.t.Payload
-		if len(in.t.Message.Body) > 0 {
-			p = RenderPayload(in.t.Message.Body, in.t.Message.Properties.ContentType, in.f.red).Text
+// searched returns the redacted views of the message, from the cache when
+// the filter has one.
+func (in *matchInput) searched() *searchEntry {
+	if in.seen == nil {
+		if in.f.cache != nil {
+			in.seen = in.f.cache.entry(*in.t, in.f.red, in.render)
+		} else {
+			in.seen = in.render()
 		}
-		in.payload = &p
 	}
-	return *in.payload
+	return in.seen
 }
 
-// searchText is what text~ looks in, lower-cased: redacted headers, one
-// "key: value" per line, then the redacted payload.
-func (in *matchInput) searchText() string {
-	if in.haystack == nil {
-		h, _ := RedactHeaders(in.t.Message.Headers, in.f.red)
-		var b strings.Builder
-		writeHeaderLines(&b, "", h)
-		b.WriteString(in.redactedPayload())
-		s := strings.ToLower(b.String())
-		in.haystack = &s
+// render redacts the payload and headers with the filter's redactor: the
+// Triaged's own Payload may come from another one (a discard's sweep uses
+// the defaults), and a search must honour the configured rules. The
+// haystack is the headers, one "key: value" per line, then the payload,
+// lower-cased.
+func (in *matchInput) render() *searchEntry {
+	p := in.t.Payload
+	if len(in.t.Message.Body) > 0 {
+		p = RenderPayload(in.t.Message.Body, in.t.Message.Properties.ContentType, in.f.red).Text
 	}
-	return *in.haystack
+	h, _ := RedactHeaders(in.t.Message.Headers, in.f.red)
+	var b strings.Builder
+	writeHeaderLines(&b, "", h)
+	b.WriteString(p)
+	return &searchEntry{payload: p, haystack: strings.ToLower(b.String())}
+}
+
+func (in *matchInput) searchText() string { return in.searched().haystack }
+
+// tenants are the values at the tenant path in the redacted payload.
+func (in *matchInput) tenants() []string {
+	e := in.searched()
+	values := func() []string { return in.f.tenant.Values([]byte(e.payload)) }
+	if in.f.cache != nil {
+		return in.f.cache.tenants(e, in.f.tenant.String(), values)
+	}
+	return values()
 }

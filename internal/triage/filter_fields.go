@@ -18,7 +18,7 @@ type FilterField struct {
 	// values extracts the field's text ("" when the message has none).
 	values func(in *matchInput) []string
 	// at extracts the field's time (zero when unknown), for time fields.
-	at func(t Triaged) time.Time
+	at func(t *Triaged) time.Time
 }
 
 type fieldKind int
@@ -44,11 +44,11 @@ var FilterFields = []FilterField{
 	{Name: "event_type", Help: "the envelope's event_type", Ops: textOps,
 		values: func(in *matchInput) []string { return []string{in.t.Envelope.EventType} }},
 	{Name: "queue", Help: "the queue it died in (x-death[0], else x-first-death-queue)", Ops: textOps,
-		values: func(in *matchInput) []string { return []string{DiedIn(in.t)} }},
+		values: func(in *matchInput) []string { return []string{DiedIn(*in.t)} }},
 	{Name: "died", Help: "its latest death: a time (2026-11-30T10:00:00Z, 2026-11-30) or an age (90m, 2h, 3d)", Ops: orderOps,
-		kind: timeKind, at: func(t Triaged) time.Time { return t.DiedAt }},
+		kind: timeKind, at: func(t *Triaged) time.Time { return t.DiedAt }},
 	{Name: "first_died", Help: "its first death, like died", Ops: orderOps,
-		kind: timeKind, at: FirstDied},
+		kind: timeKind, at: func(t *Triaged) time.Time { return FirstDied(*t) }},
 	{Name: "schema_version", Help: "the envelope's schema_version; > < >= <= compare numbers", Ops: versionOps,
 		kind: versionKind, values: func(in *matchInput) []string { return []string{in.t.Envelope.SchemaVersion} }},
 	{Name: "consumer_version", Help: "failure.consumer_version of the envelope", Ops: textOps,
@@ -60,7 +60,7 @@ var FilterFields = []FilterField{
 		}},
 	{Name: "tenant", Help: "the value at filters.tenant_path in the redacted payload", Ops: textOps,
 		values: func(in *matchInput) []string {
-			vs := in.f.tenant.Values([]byte(in.redactedPayload()))
+			vs := in.tenants()
 			if len(vs) == 0 {
 				return []string{""}
 			}

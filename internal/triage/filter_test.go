@@ -233,3 +233,28 @@ func mustPath(t *testing.T, s string) JSONPath {
 	}
 	return p
 }
+
+// A cache gives the answers a fresh redaction gives, and never serves text
+// made by one redactor to a filter using another.
+func TestSearchCacheAgreesAndFollowsTheRedactor(t *testing.T) {
+	loose := NewRedactor()
+	ts := filterBatch(t, loose)
+	cache := NewSearchCache()
+	for _, exprs := range [][]string{{"text~declined"}, {"tenant=acme"}, {"text~order.created", "tenant!=globex"}} {
+		plain, err := ParseWhere(exprs, FilterOptions{TenantPath: "customer.tenant_id", Redactor: loose})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached, _ := ParseWhere(exprs, FilterOptions{TenantPath: "customer.tenant_id", Redactor: loose, Cache: cache})
+		for range 2 { // the second pass reads the cache
+			if got, want := ids(cached.Apply(ts)), ids(plain.Apply(ts)); !slices.Equal(got, want) {
+				t.Errorf("%v: cached %v, fresh %v", exprs, got, want)
+			}
+		}
+	}
+	strict := NewRedactor().WithPaths([]PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: MaskFull}})
+	f, _ := ParseWhere([]string{"tenant=acme"}, FilterOptions{TenantPath: "customer.tenant_id", Redactor: strict, Cache: cache})
+	if got := f.Apply(ts); len(got) != 0 {
+		t.Errorf("a stricter redactor read the looser one's cache: %v", ids(got))
+	}
+}

@@ -1,0 +1,70 @@
+package triage
+
+import "sync"
+
+// SearchCache keeps what text~ and tenant read of each message (its
+// redacted payload and headers), so a filter bar that parses a new Filter
+// on every key press redacts each message once, not once per key. Use one
+// per read of a queue: it knows a message by queue, id and body size.
+// It is safe for concurrent use.
+type SearchCache struct {
+	mu      sync.Mutex
+	red     *Redactor // the redactor the entries were made with
+	entries map[searchKey]*searchEntry
+}
+
+type searchKey struct {
+	queue, id string
+	size      int
+}
+
+type searchEntry struct {
+	payload  string
+	haystack string
+	tenants  map[string][]string // by tenant path
+}
+
+// NewSearchCache returns an empty cache.
+func NewSearchCache() *SearchCache { return &SearchCache{} }
+
+// entry returns the cached views of t as red renders them, making them on
+// first use. A cache used with another redactor starts afresh, so an entry
+// never holds text that a stricter rule set would mask.
+func (c *SearchCache) entry(t Triaged, red *Redactor, build func() *searchEntry) *searchEntry {
+	key := searchKey{t.Message.Queue, t.ID, len(t.Message.Body)}
+	c.mu.Lock()
+	if c.red != red || c.entries == nil {
+		c.red, c.entries = red, map[searchKey]*searchEntry{}
+	}
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok {
+		return e
+	}
+	e = build()
+	c.mu.Lock()
+	if c.red == red {
+		c.entries[key] = e
+	}
+	c.mu.Unlock()
+	return e
+}
+
+// tenants returns the cached tenant values of e for path, computing them
+// with values on first use.
+func (c *SearchCache) tenants(e *searchEntry, path string, values func() []string) []string {
+	c.mu.Lock()
+	vs, ok := e.tenants[path]
+	c.mu.Unlock()
+	if ok {
+		return vs
+	}
+	vs = values()
+	c.mu.Lock()
+	if e.tenants == nil {
+		e.tenants = map[string][]string{}
+	}
+	e.tenants[path] = vs
+	c.mu.Unlock()
+	return vs
+}
