@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The broker keeps a message whose dead-letter trip comes back to a queue it
@@ -126,7 +127,7 @@ func (d *doctor) cycleFinding(members []string, edges map[string][]string) Findi
 func automaticDeaths(q Queue) []string {
 	var out []string
 	if q.MessageTTL > 0 {
-		out = append(out, fmt.Sprintf("message TTL %d ms", q.MessageTTL))
+		out = append(out, "message TTL "+ttlWords(q.MessageTTL))
 	}
 	if overflowDeadLetters(q) {
 		out = append(out, fmt.Sprintf("length limit %d, overflow %s", q.MaxLength, overflowName(q)))
@@ -135,6 +136,16 @@ func automaticDeaths(q Queue) []string {
 		out = append(out, fmt.Sprintf("delivery limit %d", q.DeliveryLimit))
 	}
 	return out
+}
+
+// ttlWords shows a TTL as the broker has it and as a person reads it:
+// "86400000 ms (24h0m0s)".
+func ttlWords(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", ms)
+	}
+	return fmt.Sprintf("%d ms (%s)", ms, d)
 }
 
 func overflowName(q Queue) string {

@@ -57,12 +57,30 @@ func parkingFindings(parking []ParkingQueue) []Finding {
 			out = append(out, Finding{
 				Kind: KindParkingLoses, Severity: SeverityWarning, Queue: p.Name, Exchange: p.DeadLetterExchange,
 				Detail: fmt.Sprintf("Parking queue %s can lose messages before anyone decides on them: %s.%s", p.Name, strings.Join(hazards, "; "), byNameWords(p)),
-				Fix: fmt.Sprintf("Remove the TTL, length limit and delivery limit from %s (in its policy, or redeclare it without the arguments): a parking queue should keep everything. "+
-					"Until then, browse it sparingly and replay or discard from it soon.", p.Name),
+				Fix: fmt.Sprintf("Remove the %s from %s (in its policy, or redeclare it without the argument): a parking queue should keep everything. "+
+					"Until then, browse it sparingly and replay or discard from it soon.", limitNames(p.Queue), p.Name),
 			})
 		}
 	}
 	return out
+}
+
+// limitNames names the settings behind parkingHazards, for the fix.
+func limitNames(q Queue) string {
+	var names []string
+	if q.MessageTTL > 0 {
+		names = append(names, "message TTL")
+	}
+	if q.MaxLength > 0 {
+		names = append(names, "length limit")
+	}
+	if q.DeliveryLimit > 0 && q.Type == QueueQuorum {
+		names = append(names, "delivery limit")
+	}
+	if len(names) > 1 {
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return strings.Join(names, "")
 }
 
 // parkingHazards lists how q lets go of messages on its own.
@@ -73,7 +91,7 @@ func parkingHazards(q Queue) []string {
 	}
 	var out []string
 	if q.MessageTTL > 0 {
-		out = append(out, fmt.Sprintf("message TTL %d ms: a message left there that long is %s", q.MessageTTL, where))
+		out = append(out, fmt.Sprintf("message TTL %s: a message left there that long is %s", ttlWords(q.MessageTTL), where))
 	}
 	if q.MaxLength > 0 {
 		if q.Overflow == "reject-publish" || q.Overflow == "reject-publish-dlx" {

@@ -57,7 +57,7 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 				Queues:   []Queue{withTTL(byPolicy("wait", "loops"), 1000)},
 				Bindings: []Binding{bind("loops", "wait", "wait")}},
 			want:   []string{"error dlx-cycle-silent-drop wait"},
-			detail: []string{"wait -> exchange loops -> wait", "message TTL 1000 ms"},
+			detail: []string{"wait -> exchange loops -> wait", "message TTL 1000 ms (1s)"},
 		},
 		{
 			name: "TTL loop through the default exchange: no routing key, so the message's own key (the queue name) brings it back",
@@ -243,7 +243,7 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 				"warning parking-loses-messages c.dlq",
 				"warning parking-loses-messages d.dlq",
 			},
-			detail: []string{"message TTL 60000 ms", "dropped (it has no dead-letter exchange)"},
+			detail: []string{"message TTL 60000 ms (1m0s)", "dropped (it has no dead-letter exchange)", "Remove the message TTL from a.dlq"},
 		},
 		{
 			name: "DLX set by queue argument",
