@@ -19,16 +19,23 @@ func (a *app) doctorCommand() *cobra.Command {
 policies, exchanges, bindings) and reports each topology bug it finds, most
 urgent first, with what it does and how to fix it:
 
-  error     dlx-cycle-silent-drop   a dead-letter cycle with no rejection on it: the broker drops the messages
-            dlx-cycle-infinite      a dead-letter cycle with a rejection and no delay: messages spin forever
-            dlx-missing-exchange    a queue's dead-letter exchange does not exist
-            dlx-unroutable          dead letters reach no queue through their exchange: they die twice
-            retry-route-mismatch    a retry queue's routing key reaches no queue (seed 002, common error 1)
-  warning   dlx-cycle-infinite      a retry cycle through a TTL wait queue: ends only if the consumer counts x-death
-            maxlen-without-dlx      a length limit drops the oldest messages with nowhere to put them
-            parking-has-consumers   something consumes a parking queue automatically
-            parking-loses-messages  a parking queue with a TTL, a length limit or a quorum delivery limit
-  advisory  dlx-by-argument         a DLX set by queue argument, which only a redeclare can change
+  error    dlx-cycle-silent-drop   a dead-letter loop with no rejection on
+                                   it: the broker drops its messages
+  error    dlx-cycle-infinite      a loop with a rejection and no delay on it:
+                                   a failing message spins forever
+  error    dlx-missing-exchange    a queue's dead-letter exchange is missing
+  error    dlx-unroutable          its dead letters match no binding: they
+                                   die a second time
+  error    retry-route-mismatch    a retry queue's routing key reaches no
+                                   queue, so retries are lost
+  warning  dlx-cycle-infinite      a retry loop through a TTL queue: it ends
+                                   only if the consumer counts x-death
+  warning  maxlen-without-dlx      a length limit deletes the oldest messages
+  warning  parking-has-consumers   something consumes a parking queue
+  warning  parking-loses-messages  a parking queue with a TTL, a length limit
+                                   or a quorum delivery limit
+  advisory dlx-by-argument         a DLX set by queue argument: only deleting
+                                   and redeclaring the queue can change it
 
 It reads the broker, a --snapshot file or the --demo the same way, and changes
 nothing. Exit status: 0 when no finding is an error (warnings and advisories

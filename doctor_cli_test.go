@@ -327,3 +327,22 @@ func TestDoctorOnTheScenariosFindsNoCycleAndNoError(t *testing.T) {
 		}
 	}
 }
+
+// The help lists every kind the doctor can report, and the exit status
+// scripts rely on.
+func TestDoctorHelpListsEveryKindAndTheExitStatus(t *testing.T) {
+	r := runDlqt(t, isolatedEnv(t), "doctor", "--help")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		triage.KindCycleSilentDrop, triage.KindCycleInfinite, triage.KindMissingExchange, triage.KindUnroutable,
+		triage.KindMaxlenWithoutDLX, triage.KindRetryRouteMismatch, triage.KindParkingConsumers, triage.KindParkingLoses,
+		triage.KindDLXByArgument,
+		"Exit status: 0 when no finding is an error", "1 when at least one is",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("doctor --help does not mention %q:\n%s", want, r.stdout)
+		}
+	}
+}
