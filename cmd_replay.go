@@ -27,12 +27,13 @@ type replayFlags struct {
 	yes        bool
 	dryRun     bool
 	resume     string
+	where      []string
 }
 
 func (a *app) replayCommand() *cobra.Command {
 	var f replayFlags
 	cmd := &cobra.Command{
-		Use:   "replay QUEUE (--id ID ... | --group REASON[/CODE]) [--to EXCHANGE:ROUTING_KEY] [--yes]",
+		Use:   "replay QUEUE (--id ID ... | --group REASON[/CODE] | --where EXPR ...) [--to EXCHANGE:ROUTING_KEY] [--yes]",
 		Short: "Send parked messages back to their route: a canary first, observed, then paced",
 		Long: `replay publishes the selected messages of QUEUE to their original route (the
 first death's exchange and routing key, or x-original-exchange/-routingKey for
@@ -53,8 +54,8 @@ kill): nothing is lost, but a message published just before the
 interruption may be delivered twice.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.resume != "" {
-				if len(args) > 0 || len(f.ids) > 0 || f.group != "" {
-					return usageError{errors.New("--resume REPLAY_ID takes no QUEUE, --id or --group: the journal has the plan")}
+				if len(args) > 0 || len(f.ids) > 0 || f.group != "" || len(f.where) > 0 {
+					return usageError{errors.New("--resume REPLAY_ID takes no QUEUE, --id, --group or --where: the journal has the plan")}
 				}
 				return a.resumeReplay(cmd, f)
 			}
@@ -75,6 +76,7 @@ interruption may be delivered twice.`,
 	fl.BoolVar(&f.yes, "yes", false, "replay for real (without it the plan is only printed)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing, even with --yes")
 	fl.StringVar(&f.resume, "resume", "", "finish the interrupted replay REPLAY_ID")
+	whereFlag(cmd, &f.where) // narrows --group, or alone selects; see discard
 	return cmd
 }
 
@@ -100,7 +102,7 @@ func (f replayFlags) options(allow []string) (triage.ReplayOptions, error) {
 	return o, nil
 }
 
-func (f replayFlags) selection() (triage.Selection, error) {
+func (f replayFlags) selection(a *app) (triage.Selection, error) {
 	var sel triage.Selection
 	sel.IDs = f.ids
 	if f.group != "" {
@@ -110,6 +112,16 @@ func (f replayFlags) selection() (triage.Selection, error) {
 		}
 		sel.Group = &k
 	}
+	if len(f.where) > 0 {
+		if len(f.ids) > 0 {
+			return sel, usageError{errors.New("--where narrows a group or the whole queue; --id already names the messages: use one or the other")}
+		}
+		w, err := a.parseWhere(f.where)
+		if err != nil {
+			return sel, err
+		}
+		sel.Where = &w
+	}
 	if err := sel.Validate(); err != nil {
 		return sel, usageError{err}
 	}
@@ -118,7 +130,7 @@ func (f replayFlags) selection() (triage.Selection, error) {
 
 func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	ctx := cmd.Context()
-	sel, err := f.selection()
+	sel, err := f.selection(a)
 	if err != nil {
 		return err
 	}

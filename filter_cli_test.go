@@ -279,3 +279,51 @@ func decodeLines[T any](t *testing.T, r result) []T {
 	}
 	return out
 }
+
+// replay --group R --where event_type=E plans exactly the matching part of
+// the group (a plan only: nothing is published), and names the filter.
+func TestReplayWhereNarrowsThePlan(t *testing.T) {
+	cfg, scen := scenarioVhost(t)
+	env := append(brokerEnv(t, cfg), "DLQT_JOURNAL="+filepath.Join(t.TempDir(), "journal.db"))
+	for _, p := range scen.Parking {
+		if p.Type != triage.QueueClassic {
+			continue
+		}
+		byReason := map[string]map[string]int{} // reason -> event type -> count
+		for _, m := range p.Messages {
+			if m.EventType == "" {
+				continue
+			}
+			if byReason[string(m.Reason)] == nil {
+				byReason[string(m.Reason)] = map[string]int{}
+			}
+			byReason[string(m.Reason)][m.EventType]++
+		}
+		for reason, types := range byReason {
+			if len(types) < 2 {
+				continue
+			}
+			for event, n := range types {
+				where := "event_type=" + event
+				r := runDlqt(t, env, "replay", p.Queue, "--group", reason, "--where", where)
+				if r.code != 0 && !strings.Contains(r.stdout, "problem:") {
+					t.Fatalf("plan: exit %d: %s", r.code, r.stderr)
+				}
+				want := itoa(n) + " message(s) of " + p.Queue + " (group " + reason + " where " + where + ")"
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("plan does not say %q:\n%s", want, r.stdout)
+				}
+				if !strings.Contains(r.stdout, "nothing was changed") && r.code == 0 {
+					t.Errorf("a plan without --yes must change nothing:\n%s", r.stdout)
+				}
+				bad := runDlqt(t, env, "replay", p.Queue, "--id", "x", "--where", where)
+				if bad.code != 2 {
+					t.Errorf("--id with --where: exit %d", bad.code)
+				}
+				assertOneLine(t, bad.stderr, "--where", "--id")
+				return
+			}
+		}
+	}
+	t.Fatal("no classic parking queue has a reason with two event types in the scenarios")
+}
