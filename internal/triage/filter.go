@@ -1,7 +1,9 @@
 package triage
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -23,6 +25,9 @@ type Filter struct {
 	red     *Redactor
 	tenant  JSONPath
 	cache   *SearchCache
+	// recorded holds the expressions of a filter read back from JSON (a
+	// journalled plan): evidence of what was selected, not a live filter.
+	recorded []string
 }
 
 // FilterOptions is what a filter needs besides its expressions.
@@ -72,12 +77,15 @@ func ParseWhere(exprs []string, opts FilterOptions) (Filter, error) {
 }
 
 // Empty reports a filter with no expressions: it matches everything.
-func (f Filter) Empty() bool { return len(f.clauses) == 0 }
+func (f Filter) Empty() bool { return len(f.clauses) == 0 && len(f.recorded) == 0 }
 
 // Match reports whether t satisfies every expression.
 func (f Filter) Match(t Triaged) bool { return f.match(&t) }
 
 func (f *Filter) match(t *Triaged) bool {
+	if len(f.recorded) > 0 {
+		return false // read back from a record: it lacks the options to be evaluated
+	}
 	if len(f.clauses) == 0 {
 		return true
 	}
@@ -92,7 +100,7 @@ func (f *Filter) match(t *Triaged) bool {
 
 // Apply returns the messages that match, in their order.
 func (f Filter) Apply(ts []Triaged) []Triaged {
-	if len(f.clauses) == 0 {
+	if f.Empty() {
 		return ts
 	}
 	var out []Triaged
@@ -106,6 +114,9 @@ func (f Filter) Apply(ts []Triaged) []Triaged {
 
 // Exprs are the expressions as written, for a plan or a journal entry.
 func (f Filter) Exprs() []string {
+	if len(f.recorded) > 0 {
+		return slices.Clone(f.recorded)
+	}
 	out := make([]string, len(f.clauses))
 	for i, c := range f.clauses {
 		out[i] = c.src
@@ -115,10 +126,26 @@ func (f Filter) Exprs() []string {
 
 // String is the expressions joined by " and ", sanitised for a terminal.
 func (f Filter) String() string {
-	if len(f.clauses) == 0 {
+	if f.Empty() {
 		return "(no filter)"
 	}
 	return SanitizeLine(strings.Join(f.Exprs(), " and "))
+}
+
+// MarshalJSON records a filter as its expressions, so a journalled plan
+// says what was selected.
+func (f Filter) MarshalJSON() ([]byte, error) { return json.Marshal(f.Exprs()) }
+
+// UnmarshalJSON reads the expressions back as a record: such a filter
+// prints and compares like the original but matches nothing, since its
+// redactor and tenant path were not recorded. Re-parse Exprs to use it.
+func (f *Filter) UnmarshalJSON(data []byte) error {
+	var exprs []string
+	if err := json.Unmarshal(data, &exprs); err != nil {
+		return fmt.Errorf("filter: %w", err)
+	}
+	*f = Filter{recorded: exprs}
+	return nil
 }
 
 // matchInput is one message under test, with the costly views of it

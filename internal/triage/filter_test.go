@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -256,5 +257,36 @@ func TestSearchCacheAgreesAndFollowsTheRedactor(t *testing.T) {
 	f, _ := ParseWhere([]string{"tenant=acme"}, FilterOptions{TenantPath: "customer.tenant_id", Redactor: strict, Cache: cache})
 	if got := f.Apply(ts); len(got) != 0 {
 		t.Errorf("a stricter redactor read the looser one's cache: %v", ids(got))
+	}
+}
+
+// A journalled plan keeps its filter as the expressions; read back, the
+// filter says what was selected but can select nothing by itself.
+func TestFilterJSONIsARecord(t *testing.T) {
+	f, err := ParseWhere([]string{"reason=rejected", "text~card declined"}, FilterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := GroupKey{Reason: ReasonRejected, AnyCode: true}
+	raw, err := json.Marshal(Selection{Group: &g, Where: &f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"where":["reason=rejected","text~card declined"]`) {
+		t.Errorf("selection JSON %s", raw)
+	}
+	var back Selection
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.String() != "group rejected where reason=rejected and text~card declined" || back.Where.Empty() {
+		t.Errorf("read back: %q", back.String())
+	}
+	if got := back.Apply(filterBatch(t, NewRedactor())); len(got) != 0 {
+		t.Errorf("a recorded filter selected %v", ids(got))
+	}
+	var none Selection
+	if err := json.Unmarshal([]byte(`{"IDs":["a"],"Group":null}`), &none); err != nil || none.Where != nil {
+		t.Errorf("a plan journalled before filters: %v %+v", err, none)
 	}
 }

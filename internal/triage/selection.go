@@ -42,7 +42,9 @@ func (k GroupKey) Matches(t Triaged) bool {
 type Selection struct {
 	IDs   []string
 	Group *GroupKey
-	Where *Filter `json:"-"` // a replay's resume goes by its items, not by this
+	// Where is journalled as its expressions; read back, it is a record
+	// that matches nothing (a resumed replay goes by its items).
+	Where *Filter `json:"where,omitempty"`
 }
 
 // Validate refuses an empty or ambiguous selection.
