@@ -35,8 +35,9 @@ bench: prepare
 # Each fuzz target for FUZZTIME (CI runs only their seed corpora, in `make test`).
 FUZZTIME ?= 30s
 fuzz:
-	@for t in $$($(GO) test -list '^Fuzz' ./internal/triage/ | grep '^Fuzz'); do \
-		echo "== $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./internal/triage/ || exit 1; done
+	@for pkg in ./internal/triage/ ./internal/broker/; do \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done; done
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
