@@ -64,15 +64,10 @@ func (a *app) groupsCommand() *cobra.Command {
 		Short: "Group a queue's messages by reason and reason_code",
 		Args:  exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := a.parseWhere(where)
+			in, f, err := a.inspectWhere(cmd.Context(), args[0], where)
 			if err != nil {
 				return err
 			}
-			in, err := a.inspect(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			in = narrow(in, f)
 			rows := groupRows(in.Groups)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rows)
@@ -93,15 +88,10 @@ func (a *app) messagesCommand() *cobra.Command {
 		Short: "Print a queue's messages, decoded and redacted",
 		Args:  exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := a.parseWhere(where)
+			in, f, err := a.inspectWhere(cmd.Context(), args[0], where)
 			if err != nil {
 				return err
 			}
-			in, err := a.inspect(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			in = narrow(in, f)
 			out := cmd.OutOrStdout()
 			if !asJSON {
 				return printMessages(out, in, f)
@@ -131,6 +121,20 @@ any case), > < >= <= for died (a time or an age: died<1h) and schema_version`
 
 func whereFlag(cmd *cobra.Command, where *[]string) {
 	cmd.Flags().StringArrayVar(where, "where", nil, whereHelp)
+}
+
+// inspectWhere parses --where first (a typo fails before the broker is
+// touched), browses the queue and keeps what the filter matches.
+func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (triage.Inspection, triage.Filter, error) {
+	f, err := a.parseWhere(where)
+	if err != nil {
+		return triage.Inspection{}, f, err
+	}
+	in, err := a.inspect(ctx, queue)
+	if err != nil {
+		return in, f, err
+	}
+	return narrow(in, f), f, nil
 }
 
 // narrow keeps the messages the filter matches and regroups them; the batch
