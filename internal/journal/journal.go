@@ -38,6 +38,9 @@ type Entry struct {
 const (
 	ActionTag   = "tag"
 	ActionUntag = "untag"
+	// ActionReveal is written before the TUI shows a message unredacted:
+	// no entry, no reveal.
+	ActionReveal = "reveal"
 )
 
 // Actions written by a replay; triage names them, the journal reads them back
