@@ -16,6 +16,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/ui"
 )
 
 // app holds what the flags, the environment and the config file decided.
@@ -42,6 +43,7 @@ type app struct {
 	// readOnly (--read-only, DLQT_READ_ONLY, read_only) refuses every
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
+	health   ui.HealthThresholds // the TUI's queue health thresholds
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -105,6 +107,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 		return usageError{fmt.Errorf("config %s: %w", a.configPath, err)}
 	}
 	a.tenantPath = fc.Filters.TenantPath
+	a.health = fc.Health
 	if a.tenantPath != "" {
 		if _, err := triage.ParseJSONPath(a.tenantPath); err != nil {
 			return usageError{fmt.Errorf("config %s: filters.tenant_path: %w", a.configPath, err)}

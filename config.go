@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/ui"
 )
 
 // fileConfig is the optional YAML config file. Unknown keys are an error,
@@ -42,6 +43,9 @@ type fileConfig struct {
 	} `yaml:"filters"`
 	// ReadOnly refuses discard and replay (and the TUI drops them).
 	ReadOnly bool `yaml:"read_only"`
+	// Health colours the TUI's queues screen (rate_warn, rate_crit in msg/s,
+	// age_warn, age_crit as durations, depth_warn, depth_crit).
+	Health ui.HealthThresholds `yaml:"health"`
 }
 
 // redactionConfig is the redaction section: secrets by key name, by JSON

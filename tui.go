@@ -71,6 +71,9 @@ func (a *app) runTUI(ctx context.Context) error {
 		Notice:      notice,
 		Actions:     actions,
 		ActionsOff:  actionsOff,
+		ReadOnly:    a.readOnly,
+		Filter:      a.filterOptions(),
+		Health:      a.health,
 	})
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -28,16 +29,23 @@ func triageEngine() engine {
 }
 
 // parkingMsg answers a queue list request.
+// The doctor's verdict on the same topology comes along, for the header's
+// count: diagnosing what was read anyway costs no broker call.
 type parkingMsg struct {
-	id     int
-	queues []triage.ParkingQueue
-	err    error
+	id       int
+	queues   []triage.ParkingQueue
+	findings []triage.Finding
+	at       time.Time // when it was read, for the ingress between polls
+	err      error
 }
 
-func listCmd(ctx context.Context, e engine, r triage.Reader, patterns []string, id int) tea.Cmd {
+func listCmd(ctx context.Context, e engine, r triage.Reader, patterns []string, id int, now func() time.Time) tea.Cmd {
 	return func() tea.Msg {
-		qs, _, err := e.listParking(ctx, r, patterns)
-		return parkingMsg{id: id, queues: qs, err: err}
+		qs, top, err := e.listParking(ctx, r, patterns)
+		if err != nil {
+			return parkingMsg{id: id, err: err}
+		}
+		return parkingMsg{id: id, queues: qs, findings: triage.Diagnose(top, qs), at: now()}
 	}
 }
 

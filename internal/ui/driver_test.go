@@ -40,6 +40,9 @@ func newHarness(t testing.TB, opts Options, w, h int) *harness {
 		opts.Reader = scenario()
 	}
 	opts.KeyMap = testKeyMap(t)
+	if opts.PollEvery == 0 {
+		opts.PollEvery = -1 // a test sends pollMsg itself: the harness runs commands synchronously
+	}
 	if opts.Vhost == "" {
 		opts.Vhost = "shop"
 	}

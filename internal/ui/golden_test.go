@@ -75,11 +75,41 @@ var goldenScreens = []struct {
 		p.Phase, p.ObserveLeft = triage.PhaseObserving, 12*time.Second
 		h.m.Update(replayProgressMsg{id: h.m.run.id, p: p})
 	}},
+	{"doctor", func(h *harness) {
+		h.m.opts.Reader = plantedDoctor()
+		h.press("doctor")
+	}},
+	{"doctor-finding", func(h *harness) {
+		h.m.opts.Reader = plantedDoctor()
+		h.press("doctor")
+		h.press("open")
+	}},
+	{"health", func(h *harness) { fillOrders(h, 5, 20, 60, 140, 300, 520) }},
 	{"quorum-messages", func(h *harness) {
 		h.openQueue("payments.parking")
 		h.press("confirm")
 		h.press("open")
 	}},
+}
+
+// fillOrders polls the queue list once per depth of orders.dlq, 5 s apart,
+// as the poll timer would: the queue fills faster and faster.
+func fillOrders(h *harness, depths ...int) {
+	h.t.Helper()
+	for i, d := range depths {
+		for qi := range h.reader.top.Queues {
+			if h.reader.top.Queues[qi].Name == "payments.parking" {
+				h.reader.top.Queues[qi].Messages = 150 // over depth_warn
+			}
+			if h.reader.top.Queues[qi].Name == "orders.dlq" {
+				h.reader.top.Queues[qi].Messages = d
+				h.reader.top.Queues[qi].PublishRate = 0 // dead letters do not count there on 3.10
+			}
+		}
+		at := fixedNow.Add(time.Duration(i) * 5 * time.Second)
+		h.m.ctx.Now = func() time.Time { return at }
+		h.send(pollMsg{})
+	}
 }
 
 // goLive turns the write side on for a golden screen: a journal and the

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -19,6 +20,10 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/views"
 )
+
+// HealthThresholds are the queues screen's thresholds (the config's health
+// section).
+type HealthThresholds = views.HealthThresholds
 
 // Options is everything main.go hands the TUI.
 type Options struct {
@@ -39,6 +44,17 @@ type Options struct {
 	// ActionsOff says why Actions is nil when it is not a snapshot, e.g.
 	// read-only mode; each refused action says it.
 	ActionsOff string
+	// ReadOnly removes discard, replay and reveal from the keymap; their keys
+	// only say "read-only mode".
+	ReadOnly bool
+	// Filter is what the filter bar parses field expressions with (the
+	// tenant path and the redactor), as --where does.
+	Filter triage.FilterOptions
+	// Health colours the queues screen; zero fields keep the defaults.
+	Health views.HealthThresholds
+	// PollEvery is how often the queues screen re-reads the topology for
+	// rates and trends: 0 means every 5 s, negative never (tests).
+	PollEvery time.Duration
 }
 
 type screen int
@@ -50,6 +66,7 @@ const (
 	screenMessage
 	screenReplay  // dry run, gauge, outcome
 	screenJournal // the journal's entries
+	screenDoctor  // the topology doctor's findings
 )
 
 // Model is the root model. Views share one *views.Context with it.
@@ -69,10 +86,17 @@ type Model struct {
 	message  views.Message
 	replay   views.Replay
 	journalV views.Journal
+	doctor   views.Doctor
 	help     help.Model
 
 	replayFrom  screen // where esc leaves the replay screen for
 	journalFrom screen
+	doctorFrom  screen
+
+	doctorReq int           // diagnosis awaited, 0 when none
+	health    healthLog     // per-queue ingress across polls
+	offKeys   []key.Binding // read-only mode: the keys that only say so
+	hint      string        // a one-line hint until the next key
 
 	lastID  int     // request ids, increasing
 	listReq int     // queue list awaited, 0 when none
@@ -115,11 +139,18 @@ func newModel(opts Options) *Model {
 		width: 80, height: 24,
 		queues: views.NewQueues(ctx), groups: views.NewGroups(ctx),
 		messages: views.NewMessages(ctx), message: views.NewMessage(ctx),
-		replay: views.NewReplay(ctx), journalV: views.NewJournal(ctx),
-		help: help.New(),
+		replay: views.NewReplay(ctx), journalV: views.NewJournal(ctx), doctor: views.NewDoctor(ctx),
+		help: help.New(), health: newHealthLog(),
 	}
 	m.help.Styles = ctx.Styles.Help
 	m.queues.SetPatterns(opts.Patterns)
+	m.queues.SetHealth(opts.Health)
+	if opts.Filter.Redactor == nil {
+		m.opts.Filter.Redactor = opts.Redactor // text~ never sees more than the screen
+	}
+	if opts.ReadOnly {
+		m.removeWriteKeys()
+	}
 	m.layout()
 	return m
 }
@@ -127,11 +158,19 @@ func newModel(opts Options) *Model {
 // Init lists the parking queues and, with StartQueue, opens that queue's
 // groups at once (esc then shows the list).
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.refreshQueues(), tea.RequestBackgroundColor, m.loadInterrupted()}
+	cmds := []tea.Cmd{m.refreshQueues(), tea.RequestBackgroundColor, m.loadInterrupted(), m.pollTick()}
 	if m.opts.StartQueue != "" {
 		cmds = append(cmds, m.openQueue(m.opts.StartQueue))
 	}
 	return tea.Batch(cmds...)
+}
+
+// now is the views' clock, so tests that fix it fix the rates too.
+func (m *Model) now() time.Time {
+	if m.ctx.Now != nil {
+		return m.ctx.Now()
+	}
+	return time.Now()
 }
 
 func (m *Model) nextID() int {
@@ -142,6 +181,9 @@ func (m *Model) nextID() int {
 // Update never blocks: it changes state and returns commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	if m.screen != screenMessage && m.message.Revealed() {
+		m.message.Hide() // however the user left, the clear payload goes
+	}
 	m.layout()
 	return m, cmd
 }
@@ -194,6 +236,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onJournal(msg)
 	case interruptedMsg:
 		return m.onInterrupted(msg)
+	case doctorMsg:
+		return m.onDoctor(msg)
+	case pollMsg:
+		return m.onPoll()
+	case revealedMsg:
+		return m.onRevealed(msg)
 	}
 	return nil
 }
@@ -215,7 +263,7 @@ func (m *Model) setErr(err error) {
 // filter input (so typing never triggers an action), then the actions.
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	keys := m.ctx.Keys
-	m.done = "" // said once: the next key moves on
+	m.done, m.hint = "", "" // said once: the next key moves on
 	if k.String() == emergencyQuit {
 		return m.quit()
 	}
@@ -223,7 +271,18 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.dialogKey(k)
 	}
 	if t := m.table(); t != nil && t.Filtering() {
-		return t.Update(k)
+		cmd := t.Update(k)
+		m.refilter()
+		return cmd
+	}
+	if m.readOnlyKey(k) {
+		m.hint = "read-only mode: discard, replay and reveal are off"
+		return nil
+	}
+	if m.screen == screenDoctor {
+		if cmd, ok := m.doctorKey(k); ok {
+			return cmd
+		}
 	}
 	if m.screen == screenReplay {
 		if cmd, ok := m.replayKey(k); ok {
@@ -256,6 +315,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.startTag()
 	case key.Matches(k, keys.Journal):
 		return m.openJournal()
+	case key.Matches(k, keys.Doctor):
+		return m.openDoctor()
+	case key.Matches(k, keys.Reveal):
+		return m.startReveal()
 	case key.Matches(k, keys.ResumeReplay):
 		return m.resumeReplay()
 	case key.Matches(k, keys.Mark) && m.screen == screenMessages:
@@ -288,7 +351,9 @@ func (m *Model) paste(p tea.PasteMsg) tea.Cmd {
 		return cmd
 	}
 	if t := m.table(); t != nil && t.Filtering() {
-		return t.Update(p)
+		cmd := t.Update(p)
+		m.refilter()
+		return cmd
 	}
 	return nil
 }
@@ -303,6 +368,8 @@ func (m *Model) forward(msg tea.Msg) tea.Cmd {
 		return m.messages.Update(msg)
 	case screenJournal:
 		return m.journalV.Update(msg)
+	case screenDoctor:
+		return m.doctor.Update(msg)
 	case screenReplay:
 		return nil
 	default:
@@ -321,6 +388,10 @@ func (m *Model) table() *views.Table {
 		return m.messages.Table()
 	case screenJournal:
 		return m.journalV.Table()
+	case screenDoctor:
+		if !m.doctor.Whole() {
+			return m.doctor.Table()
+		}
 	}
 	return nil
 }
@@ -336,6 +407,7 @@ func (m *Model) quit() tea.Cmd {
 func (m *Model) back() tea.Cmd {
 	if t := m.table(); t != nil && t.FilterValue() != "" {
 		t.ClearFilter()
+		m.refilter()
 		return nil
 	}
 	switch m.screen {
@@ -347,6 +419,7 @@ func (m *Model) back() tea.Cmd {
 	case screenMessages:
 		m.screen = screenGroups
 	case screenMessage:
+		m.message.Hide() // a reveal lasts while the message is on screen
 		m.screen = screenMessages
 	}
 	return nil
@@ -395,7 +468,7 @@ func (m *Model) refresh() tea.Cmd {
 
 func (m *Model) refreshQueues() tea.Cmd {
 	m.listReq = m.nextID()
-	return listCmd(m.base, m.eng, m.opts.Reader, m.opts.Patterns, m.listReq)
+	return listCmd(m.base, m.eng, m.opts.Reader, m.opts.Patterns, m.listReq, m.now)
 }
 
 func (m *Model) onParking(msg parkingMsg) tea.Cmd {
@@ -409,7 +482,8 @@ func (m *Model) onParking(msg parkingMsg) tea.Cmd {
 		return nil
 	}
 	m.setErr(nil) // the last error is the last operation's: this one worked
-	m.queues.SetQueues(msg.queues)
+	m.queues.SetQueues(msg.queues, m.health.record(msg.queues, msg.at))
+	m.queues.SetDoctor("doctor: " + views.SummaryLine(msg.findings))
 	if m.screen != screenQueues {
 		m.queues.SelectName(m.groups.Queue())
 	}
@@ -592,6 +666,8 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.startKey(d, k)
 	case abortConfirm:
 		return m.abortKey(d, k)
+	case revealConfirm:
+		return m.revealKey(d, k)
 	}
 	return nil
 }

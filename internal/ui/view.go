@@ -38,6 +38,9 @@ func (m *Model) footer() []string {
 	for _, l := range m.banner() {
 		lines = append(lines, m.ctx.Styles.Warn.Render(fitWidth(l, m.width)))
 	}
+	if m.hint != "" {
+		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth(m.hint, m.width)))
+	}
 	if m.done != "" {
 		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth("done: "+m.done, m.width)))
 	}
@@ -95,6 +98,8 @@ func (m *Model) helpKeys() interface {
 		return &m.replay
 	case screenJournal:
 		return &m.journalV
+	case screenDoctor:
+		return &m.doctor
 	default:
 		return &m.message
 	}
@@ -111,6 +116,7 @@ func (m *Model) layout() {
 	m.message.SetSize(m.width, h)
 	m.replay.SetSize(m.width, h)
 	m.journalV.SetSize(m.width, h)
+	m.doctor.SetSize(m.width, h)
 }
 
 func (m *Model) body(h int) string {
@@ -131,6 +137,8 @@ func (m *Model) body(h int) string {
 			d = dl.view(m.ctx, m.width)
 		case abortConfirm:
 			d = dl.view(m.ctx, m.width, m.replay.Plan().Queue)
+		case revealConfirm:
+			d = dl.view(m.ctx, m.width, m.opts.Actor)
 		}
 		return place(m.width, h, d)
 	}
@@ -145,6 +153,8 @@ func (m *Model) body(h int) string {
 		return m.replay.View()
 	case screenJournal:
 		return m.journalV.View()
+	case screenDoctor:
+		return m.doctor.View()
 	default:
 		return m.message.View()
 	}

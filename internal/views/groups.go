@@ -18,7 +18,9 @@ type Groups struct {
 	ctx     *Context
 	table   Table
 	queue   string
-	insp    *triage.Inspection
+	all     *triage.Inspection // as read
+	insp    *triage.Inspection // as shown: all, or regrouped by the filter
+	filter  triage.Filter      // field filter in force; empty: none
 	loading bool
 	failed  bool // the last browse failed (the error line says why)
 	read    int
@@ -30,7 +32,7 @@ type Groups struct {
 
 // NewGroups returns an empty groups screen.
 func NewGroups(ctx *Context) Groups {
-	return Groups{ctx: ctx, spin: spinner.New(spinner.WithSpinner(spinner.Line)), table: newTable(ctx, []Column{
+	return Groups{ctx: ctx, spin: spinner.New(spinner.WithSpinner(spinner.Line)), table: newManagedTable(ctx, []Column{
 		{Title: "reason", Width: 14},
 		{Title: "reason_code", Width: 12, Flex: 2},
 		{Title: "count", Width: 6, Right: true},
@@ -55,7 +57,8 @@ func Bound(b triage.Batch) string {
 // Open starts showing queue name, dropping the old inspection; the caller
 // starts the browse (and StartLoading).
 func (g *Groups) Open(name string) {
-	g.queue, g.insp, g.failed = name, nil, false
+	g.queue, g.insp, g.all, g.failed = name, nil, nil, false
+	g.filter = triage.Filter{}
 	g.table.ClearFilter()
 	g.table.SetRows(nil)
 }
@@ -93,9 +96,36 @@ func (g *Groups) UpdateSpinner(msg spinner.TickMsg) tea.Cmd {
 	return cmd
 }
 
-// SetInspection shows what the browse found.
+// SetInspection shows what the browse found, narrowed by the filter in force.
 func (g *Groups) SetInspection(insp *triage.Inspection) {
-	g.insp, g.loading, g.failed = insp, false, false
+	g.all, g.loading, g.failed = insp, false, false
+	g.regroup()
+}
+
+// SetFilter narrows the groups to the messages f matches, regrouped, so
+// counts and ages are the filtered ones; an empty f shows everything.
+func (g *Groups) SetFilter(f triage.Filter) {
+	g.filter = f
+	if !f.Empty() {
+		g.table.filterBy(nil) // the rows are narrowed already
+	}
+	if g.all != nil {
+		g.regroup()
+	}
+}
+
+// Filter is the field filter in force.
+func (g *Groups) Filter() triage.Filter { return g.filter }
+
+func (g *Groups) regroup() {
+	g.insp = g.all
+	if !g.filter.Empty() {
+		n := *g.all
+		n.Messages = g.filter.Apply(g.all.Messages)
+		n.Groups = triage.GroupMessages(n.Messages)
+		g.insp = &n
+	}
+	insp := g.insp
 	now := g.ctx.now()
 	rows := make([][]string, len(insp.Groups))
 	for i, gr := range insp.Groups {
@@ -115,7 +145,8 @@ func (g *Groups) SetInspection(insp *triage.Inspection) {
 	g.table.SetRows(rows)
 }
 
-// Inspection is what is shown, nil while the first browse runs.
+// Inspection is what is shown (narrowed by the filter), nil while the
+// first browse runs; the messages screen and every action work on it.
 func (g *Groups) Inspection() *triage.Inspection { return g.insp }
 
 // Selected is the group under the cursor.
@@ -167,6 +198,15 @@ func (g *Groups) header() string {
 	return name + " — " + Bound(g.insp.Batch) + ", " + Plural(len(g.insp.Groups), "group")
 }
 
+// filterLine says which filter narrows the groups, under the title.
+func (g *Groups) filterLine() string {
+	if g.filter.Empty() || g.insp == nil {
+		return ""
+	}
+	return fmt.Sprintf("filtered: %s of %s where %s", Count(len(g.insp.Messages)),
+		Plural(len(g.all.Messages), "message"), g.filter.String())
+}
+
 // progress says what the browse is doing, with numbers that move, so a slow
 // read never looks stuck: "reading orders.dlq: 3,200 / 10,000 messages…".
 func (g *Groups) progress() string {
@@ -192,12 +232,15 @@ func (g *Groups) progress() string {
 // View draws the header, the progress while browsing, and the groups.
 func (g *Groups) View() string {
 	st := g.ctx.Styles
-	second := ""
+	second := g.filterLine()
 	if g.loading {
 		second = g.progress()
 	}
 	if g.insp != nil && len(g.insp.Groups) == 0 && !g.loading {
 		second = "The queue is empty: nothing to triage."
+		if !g.filter.Empty() {
+			second = "No message matches " + g.filter.String() + " (" + Plural(len(g.all.Messages), "message") + " read)."
+		}
 	}
 	if g.failed {
 		refresh := g.ctx.Keys.Refresh.Help().Key

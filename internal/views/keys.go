@@ -17,6 +17,7 @@ type KeyMap struct {
 	Refresh  key.Binding
 	Tag      key.Binding
 	Journal  key.Binding
+	Doctor   key.Binding // the topology doctor's findings
 	Help     key.Binding
 	Quit     key.Binding
 
@@ -25,6 +26,7 @@ type KeyMap struct {
 	Discard      key.Binding
 	Replay       key.Binding
 	ResumeReplay key.Binding
+	Reveal       key.Binding // the unredacted payload, journalled
 
 	// The replay screen.
 	Destination key.Binding

@@ -25,8 +25,13 @@ type Message struct {
 	headers triage.Headers
 	hidden  int // header values redacted
 	tags    []string
-	width   int
-	height  int
+	// revealed is the unredacted payload after a journalled reveal, "" when
+	// hidden; revealSeq is the journal entry that allowed it.
+	revealed  string
+	revealSeq uint64
+	payloadAt int // the payload section's first line, where a reveal scrolls to
+	width     int
+	height    int
 }
 
 // NewMessage returns an empty message screen.
@@ -41,12 +46,33 @@ func NewMessage(ctx *Context) Message {
 func (m *Message) SetMessage(t triage.Triaged, limit int64, red *triage.Redactor, tags []string) {
 	same := m.msg.ID == t.ID
 	m.msg, m.limit, m.tags = t, limit, tags
+	m.revealed, m.revealSeq = "", 0 // a reveal is for one look at one message
 	m.headers, m.hidden = triage.RedactHeaders(t.Message.Headers, red)
 	m.render()
 	if !same {
 		m.vp.GotoTop()
 	}
 }
+
+// Reveal shows text (the unredacted, sanitised payload) in place of the
+// redacted one, naming journal entry seq; Hide or SetMessage hides it.
+func (m *Message) Reveal(text string, seq uint64) {
+	m.revealed, m.revealSeq = text, seq
+	if text == "" {
+		m.revealed = "(empty)"
+	}
+	m.render()
+	m.vp.SetYOffset(m.payloadAt) // show what was asked for
+}
+
+// Hide puts the redacted payload back.
+func (m *Message) Hide() {
+	m.revealed, m.revealSeq = "", 0
+	m.render()
+}
+
+// Revealed reports whether the unredacted payload is on screen.
+func (m *Message) Revealed() bool { return m.revealed != "" }
 
 // SetTags refreshes the tags line.
 func (m *Message) SetTags(tags []string) {
@@ -94,6 +120,9 @@ func (m *Message) Update(msg tea.Msg) tea.Cmd {
 func (m *Message) View() string {
 	st := m.ctx.Styles
 	title := "message " + triage.SanitizeLine(m.msg.ID)
+	if m.Revealed() {
+		title += fmt.Sprintf(" — REVEALED (journal #%d)", m.revealSeq)
+	}
 	if m.vp.TotalLineCount() > m.vp.Height() {
 		title += fmt.Sprintf(" — %d%%", int(m.vp.ScrollPercent()*100))
 	}
@@ -106,13 +135,13 @@ func (m *Message) ShortHelp() []key.Binding {
 	k := m.ctx.Keys
 	scroll := k.Down
 	scroll.SetHelp(k.Down.Help().Key, "scroll")
-	return []key.Binding{scroll, k.Back, k.Tag, k.Discard, k.Replay, k.Help, k.Quit}
+	return []key.Binding{scroll, k.Back, k.Reveal, k.Discard, k.Replay, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (m *Message) FullHelp() [][]key.Binding {
 	k := m.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Back, k.Tag}, {k.Discard, k.Replay, k.Journal}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Back, k.Tag, k.Reveal}, {k.Discard, k.Replay, k.Journal, k.Doctor}, k.general()}
 }
 
 // labelWidth aligns the values of every section.
@@ -243,9 +272,15 @@ func (m *Message) render() {
 		head += ", binary, shown as hex"
 	}
 	p.section(head + ")")
-	if t.Payload == "" {
+	m.payloadAt = len(p.lines) - 1
+	switch {
+	case m.Revealed():
+		p.lines = append(p.lines, p.st.Warn.Render(ansi.Truncate(fmt.Sprintf(
+			"  REVEALED, unredacted: journal entry #%d names you; leaving this screen hides it", m.revealSeq), p.width, "…")))
+		p.text(triage.Sanitize(m.revealed)) // still sanitised: the payload is the sender's
+	case t.Payload == "":
 		p.lines = append(p.lines, "  (empty)")
-	} else {
+	default:
 		p.text(triage.Sanitize(t.Payload)) // triage did it already; the screen is the last line of defence
 	}
 

@@ -20,6 +20,7 @@ type Messages struct {
 	group  triage.Group
 	tags   map[string][]string
 	marks  map[string]bool // message ids the next action applies to
+	filter triage.Filter   // field filter in force; empty: none
 	limit  int64           // quorum delivery limit of the queue, 0 when none
 	width  int
 	height int
@@ -27,7 +28,7 @@ type Messages struct {
 
 // NewMessages returns an empty messages screen.
 func NewMessages(ctx *Context) Messages {
-	return Messages{ctx: ctx, table: newTable(ctx, nil)}
+	return Messages{ctx: ctx, table: newManagedTable(ctx, nil)}
 }
 
 func (m *Messages) columns() []Column {
@@ -53,6 +54,7 @@ func (m *Messages) Open(insp *triage.Inspection, g triage.Group, tags map[string
 	m.table.ClearFilter()
 	m.table.rows, m.table.cursor, m.table.offset = nil, 0, 0
 	m.marks = nil // marks belong to the group they were made in
+	m.filter = triage.Filter{}
 	m.SetGroup(insp, g, tags)
 }
 
@@ -69,6 +71,21 @@ func (m *Messages) SetGroup(insp *triage.Inspection, g triage.Group, tags map[st
 	if hadSel {
 		m.SelectID(sel.ID)
 	}
+}
+
+// SetFilter keeps the messages f matches; an empty f lets the caller's
+// substring filter (SetSubstring) decide.
+func (m *Messages) SetFilter(f triage.Filter) {
+	m.filter = f
+	if f.Empty() {
+		return
+	}
+	m.table.filterBy(func(row int) bool {
+		if m.insp == nil || row >= len(m.group.Members) {
+			return false
+		}
+		return m.filter.Match(m.insp.Messages[m.group.Members[row]])
+	})
 }
 
 // SetTags refreshes the tags column.
@@ -143,14 +160,15 @@ func (m *Messages) ToggleMark() {
 	m.table.move(1)
 }
 
-// Marked are the marked message ids in queue order.
+// Marked are the marked message ids the filter shows, in queue order: an
+// action applies only to what the user sees.
 func (m *Messages) Marked() []string {
 	if m.insp == nil || len(m.marks) == 0 {
 		return nil
 	}
 	var ids []string
-	for _, idx := range m.group.Members {
-		if id := m.insp.Messages[idx].ID; m.marks[id] {
+	for row, idx := range m.group.Members {
+		if id := m.insp.Messages[idx].ID; m.marks[id] && m.table.Shown(row) {
 			ids = append(ids, id)
 		}
 	}
@@ -211,7 +229,7 @@ func (m *Messages) Table() *Table { return &m.table }
 // SetSize sets the area of the screen body.
 func (m *Messages) SetSize(w, h int) {
 	m.width, m.height = w, h
-	m.table.SetSize(w, h-1)
+	m.table.SetSize(w, h-2)
 }
 
 // Update handles movement and filter typing.
@@ -235,7 +253,12 @@ func (m *Messages) View() string {
 			title += fmt.Sprintf(" — %d marked", n)
 		}
 	}
-	return fitLines(st.Title.Render(title)+"\n"+m.table.View(), m.width, m.height)
+	second := ""
+	if !m.filter.Empty() && m.insp != nil {
+		second = fmt.Sprintf("filtered: %s of %s where %s", Count(m.table.Len()),
+			Plural(len(m.group.Members), "message"), m.filter.String())
+	}
+	return fitLines(st.Title.Render(title)+"\n"+second+"\n"+m.table.View(), m.width, m.height)
 }
 
 // ShortHelp implements help.KeyMap.

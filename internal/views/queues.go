@@ -5,9 +5,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -21,21 +23,46 @@ type Queues struct {
 	loaded   bool
 	failed   bool // the last read failed (the error line says why)
 	patterns []string
+	health   HealthThresholds
+	trends   map[string]Trend
+	status   []Health // per row of queues
+	doctor   string   // the doctor's summary for the header, "" until known
 	width    int
 	height   int
 }
 
 // NewQueues returns the queue list, empty until SetQueues.
 func NewQueues(ctx *Context) Queues {
-	return Queues{ctx: ctx, table: newTable(ctx, []Column{
+	q := Queues{ctx: ctx, health: DefaultHealth(), table: newTable(ctx, []Column{
+		{Title: "state", Width: 5},
 		{Title: "queue", Width: 12, Flex: 3},
-		{Title: "type", Width: 7},
-		{Title: "depth", Width: 7, Right: true},
+		{Title: "depth", Width: 6, Right: true},
 		{Title: "in/s", Width: 5, Right: true},
-		{Title: "cons", Width: 4, Right: true},
+		{Title: "trend", Width: trendWidth},
 		{Title: "oldest", Width: 6, Right: true},
-		{Title: "dead-lettered from", Width: 10, Flex: 2},
+		{Title: "cons", Width: 4, Right: true},
+		{Title: "sources", Width: 10, Flex: 2}, // queues that dead-letter here
 	})}
+	return q
+}
+
+// trendWidth cells of trendCell polls each: 2½ minutes at the 5 s poll.
+const trendWidth = 10
+
+// SetHealth sets the thresholds that colour the rows and name their state.
+func (q *Queues) SetHealth(h HealthThresholds) { q.health = h.WithDefaults() }
+
+// SetDoctor sets the doctor's summary shown in the header ("" hides it).
+func (q *Queues) SetDoctor(summary string) { q.doctor = summary }
+
+// Health is the state of the queue called name, as last shown.
+func (q *Queues) Health(name string) Health {
+	for i, p := range q.queues {
+		if p.Name == name && i < len(q.status) {
+			return q.status[i]
+		}
+	}
+	return ""
 }
 
 // SetPatterns names the parking name patterns in use, for the empty screen.
@@ -47,13 +74,17 @@ func (q *Queues) SetLoading(on bool) { q.loading = on }
 // SetFailed records that the last read failed; an old list stays on screen.
 func (q *Queues) SetFailed() { q.loading, q.failed = false, true }
 
-// SetQueues shows a freshly read list. Every broker string is sanitised here.
-func (q *Queues) SetQueues(qs []triage.ParkingQueue) {
+// SetQueues shows a freshly read list with what the root measured of each
+// queue across polls (trends by queue name; a queue without one shows its
+// publish rate). Every broker string is sanitised here.
+func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 	prev, had := q.Selected()
-	qs = attentionOrder(qs)
-	q.queues, q.loading, q.loaded, q.failed = qs, false, true, false
 	now := q.ctx.now()
+	q.trends = trends
+	qs = attentionOrder(qs, q.ingress, now)
+	q.queues, q.loading, q.loaded, q.failed = qs, false, true, false
 	rows := make([][]string, len(qs))
+	q.status = make([]Health, len(qs))
 	for i, p := range qs {
 		from := make([]string, len(p.DeadLetteredFrom))
 		for j, f := range p.DeadLetteredFrom {
@@ -63,15 +94,34 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue) {
 		if p.ByName && source == "" {
 			source = "(matched by name)"
 		}
+		var age time.Duration
+		if !p.HeadPublished.IsZero() {
+			age = now.Sub(p.HeadPublished)
+		}
+		in := q.ingress(p)
+		q.status[i] = q.health.Status(in, age, p.Messages)
 		rows[i] = []string{
+			string(q.status[i]),
 			triage.SanitizeLine(p.Name),
-			triage.SanitizeLine(p.Type),
 			Count(p.Messages),
-			rate(p.PublishRate),
-			strconv.Itoa(p.Consumers),
+			rate(in),
+			trendLine(q.trends[p.Name].History, trendWidth),
 			ageSince(now, p.HeadPublished),
+			strconv.Itoa(p.Consumers),
 			orDash(source),
 		}
+	}
+	q.table.styleOf = func(row int) (lipgloss.Style, bool) {
+		if row >= len(q.status) {
+			return lipgloss.Style{}, false
+		}
+		switch q.status[row] {
+		case HealthCrit:
+			return q.ctx.Styles.Error, true
+		case HealthWarn:
+			return q.ctx.Styles.Warn, true
+		}
+		return lipgloss.Style{}, false
 	}
 	q.table.SetRows(rows)
 	if had { // follow the queue, not the row number, across a refresh
@@ -79,12 +129,42 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue) {
 	}
 }
 
-// attentionOrder puts the deepest queue first, where a responder looks, and
-// breaks ties by name so a refresh never shuffles equal rows. It sorts a
-// copy: the caller's slice is the engine's.
-func attentionOrder(qs []triage.ParkingQueue) []triage.ParkingQueue {
+// ingress is the queue's inflow: the measured trend when there is one,
+// else the broker's publish rate.
+func (q *Queues) ingress(p triage.ParkingQueue) float64 {
+	if t, ok := q.trends[p.Name]; ok {
+		return t.Ingress
+	}
+	return p.PublishRate
+}
+
+// attentionOrder puts what needs a responder first: the queue growing
+// fastest (rates compared as shown, so noise does not reorder rows), then
+// the oldest message (unknown ages last), then the deepest; ties by name,
+// so a refresh never shuffles equal rows. It sorts a copy: the caller's
+// slice is the engine's.
+func attentionOrder(qs []triage.ParkingQueue, ingress func(triage.ParkingQueue) float64, now time.Time) []triage.ParkingQueue {
 	out := slices.Clone(qs)
+	shown := func(p triage.ParkingQueue) float64 {
+		f, _ := strconv.ParseFloat(strings.TrimSuffix(rate(ingress(p)), "k"), 64)
+		if strings.HasSuffix(rate(ingress(p)), "k") {
+			f *= 1000
+		}
+		return f
+	}
+	age := func(p triage.ParkingQueue) time.Duration {
+		if p.HeadPublished.IsZero() {
+			return -1
+		}
+		return now.Sub(p.HeadPublished)
+	}
 	slices.SortStableFunc(out, func(a, b triage.ParkingQueue) int {
+		if c := cmp.Compare(shown(b), shown(a)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(age(b), age(a)); c != 0 {
+			return c
+		}
 		if c := cmp.Compare(b.Messages, a.Messages); c != 0 {
 			return c
 		}
@@ -118,7 +198,7 @@ func (q *Queues) Table() *Table { return &q.table }
 // SetSize sets the area of the screen body.
 func (q *Queues) SetSize(w, h int) {
 	q.width, q.height = w, h
-	q.table.SetSize(w, h-1)
+	q.table.SetSize(w, h-2)
 }
 
 // Update handles movement and filter typing.
@@ -130,7 +210,7 @@ func (q *Queues) View() string {
 	var head string
 	listed := Plural(len(q.queues), "parking queue")
 	if len(q.queues) > 1 {
-		listed += ", deepest first"
+		listed += ": fastest-growing, then oldest, then deepest first"
 	}
 	refresh := q.ctx.Keys.Refresh.Help().Key
 	switch {
@@ -168,17 +248,21 @@ func (q *Queues) View() string {
 		}, "\n")
 		return fitLines(body, q.width, q.height)
 	}
-	return fitLines(st.Dim.Render(head)+"\n"+q.table.View(), q.width, q.height)
+	doctor := q.doctor
+	if doctor != "" {
+		doctor += " — " + q.ctx.Keys.Doctor.Help().Key + " shows them"
+	}
+	return fitLines(st.Dim.Render(head)+"\n"+doctor+"\n"+q.table.View(), q.width, q.height)
 }
 
 // ShortHelp implements help.KeyMap.
 func (q *Queues) ShortHelp() []key.Binding {
 	k := q.ctx.Keys
-	return []key.Binding{k.Open, k.Filter, k.Refresh, k.Journal, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.Filter, k.Doctor, k.Journal, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (q *Queues) FullHelp() [][]key.Binding {
 	k := q.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Open, k.Filter, k.Back}, {k.Journal, k.ResumeReplay}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Open, k.Filter, k.Back}, {k.Doctor, k.Journal, k.ResumeReplay}, k.general()}
 }

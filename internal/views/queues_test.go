@@ -15,7 +15,7 @@ func TestQueuesDeepestFirstThenByName(t *testing.T) {
 	in := []triage.ParkingQueue{pq("b.failed", 3), pq("a.dlq", 0), pq("c.parking", 40), pq("a.failed", 3)}
 	q := NewQueues(testContext())
 	q.SetSize(80, 10)
-	q.SetQueues(in)
+	q.SetQueues(in, nil)
 	want := []string{"c.parking", "a.failed", "b.failed", "a.dlq"}
 	for i, name := range want {
 		q.table.Select(i)
@@ -29,7 +29,7 @@ func TestQueuesDeepestFirstThenByName(t *testing.T) {
 	// a refresh where depths change follows the queue, not the row
 	q.SelectName("a.dlq")
 	in[1].Messages = 100
-	q.SetQueues(in)
+	q.SetQueues(in, nil)
 	if got, _ := q.Selected(); got.Name != "a.dlq" {
 		t.Errorf("after refresh the cursor is on %s, want a.dlq", got.Name)
 	}

@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // Column describes one table column. Width is the fixed width, or the
@@ -34,6 +35,16 @@ type Table struct {
 
 	filter    textinput.Model
 	filtering bool // the input is focused and takes every key
+	// managed tables (groups, messages) leave the filter in force to their
+	// screen, which reads field expressions; others filter by substring as
+	// the user types.
+	managed bool
+	query   string             // the substring filter in force
+	matcher func(row int) bool // a field filter in force; nil: substring
+	// filterErr is the parser's one line under the bar; the last good
+	// filter stays in force meanwhile.
+	filterErr string
+	styleOf   func(row int) (lipgloss.Style, bool) // a row's own colour, if any
 }
 
 func newTable(ctx *Context, cols []Column) Table {
@@ -42,6 +53,42 @@ func newTable(ctx *Context, cols []Column) Table {
 	in.Placeholder = "filter"
 	in.SetStyles(ctx.Styles.Input)
 	return Table{ctx: ctx, cols: cols, filter: in}
+}
+
+// newManagedTable is a table whose screen decides the filter in force
+// (SetSubstring, or a matcher of its own).
+func newManagedTable(ctx *Context, cols []Column) Table {
+	t := newTable(ctx, cols)
+	t.managed = true
+	return t
+}
+
+// SetSubstring puts a plain substring filter in force.
+func (t *Table) SetSubstring(q string) {
+	t.query, t.matcher = q, nil
+	t.applyFilter()
+}
+
+// filterBy puts a field filter in force: match says which rows pass.
+func (t *Table) filterBy(match func(row int) bool) {
+	t.query, t.matcher = "", match
+	t.applyFilter()
+}
+
+// SetFilterError shows the parser's error under the bar ("" clears it).
+func (t *Table) SetFilterError(s string) { t.filterErr = s }
+
+// FilterError is the error shown under the bar.
+func (t *Table) FilterError() string { return t.filterErr }
+
+// Shown reports whether the underlying row i passes the filter.
+func (t *Table) Shown(i int) bool {
+	for _, r := range t.visible {
+		if r == i {
+			return true
+		}
+	}
+	return false
 }
 
 // SetColumns replaces the columns (a quorum queue adds one).
@@ -107,6 +154,7 @@ func (t *Table) ClearFilter() {
 	t.filtering = false
 	t.filter.Blur()
 	t.filter.SetValue("")
+	t.query, t.matcher, t.filterErr = "", nil, ""
 	t.applyFilter()
 }
 
@@ -127,7 +175,10 @@ func (t *Table) Update(msg tea.Msg) tea.Cmd {
 		}
 		var cmd tea.Cmd
 		t.filter, cmd = t.filter.Update(msg)
-		t.applyFilter()
+		if !t.managed {
+			t.query = t.filter.Value()
+			t.applyFilter()
+		}
 		return cmd
 	}
 	k, ok := msg.(tea.KeyPressMsg)
@@ -171,9 +222,12 @@ func (t *Table) scroll() {
 }
 
 func (t *Table) applyFilter() {
-	q := strings.ToLower(t.filter.Value())
+	q := strings.ToLower(t.query)
 	t.visible = t.visible[:0]
 	for i, r := range t.rows {
+		if t.matcher != nil && !t.matcher(i) {
+			continue
+		}
 		if q == "" || strings.Contains(strings.ToLower(strings.Join(r, " ")), q) {
 			t.visible = append(t.visible, i)
 		}
@@ -189,6 +243,9 @@ func (t *Table) bodyHeight() int {
 	h := t.height - 1 // header
 	if t.showFilterLine() {
 		h--
+		if t.filterErr != "" {
+			h--
+		}
 	}
 	return max(h, 0)
 }
@@ -255,9 +312,12 @@ func (t *Table) View() string {
 			}
 		}
 		line := strings.Join(cells, " ")
-		if vi == t.cursor {
+		switch own, ok := t.rowStyle(t.visible[vi]); {
+		case vi == t.cursor:
 			b.WriteString(st.Selected.Render(fit("› "+line, t.width)))
-		} else {
+		case ok:
+			b.WriteString(own.Render(fit("  "+line, t.width)))
+		default:
 			b.WriteString(fit("  "+line, t.width))
 		}
 	}
@@ -269,6 +329,17 @@ func (t *Table) View() string {
 		}
 		line += st.Dim.Render("  (" + Count(len(t.visible)) + " of " + Count(len(t.rows)) + ")")
 		b.WriteString(fitLines(line, t.width, 1))
+		if t.filterErr != "" {
+			b.WriteByte('\n')
+			b.WriteString(st.Error.Render(fitLines("  bad filter, the last good one stays: "+t.filterErr, t.width, 1)))
+		}
 	}
 	return b.String()
+}
+
+func (t *Table) rowStyle(row int) (lipgloss.Style, bool) {
+	if t.styleOf == nil {
+		return lipgloss.Style{}, false
+	}
+	return t.styleOf(row)
 }

@@ -1,0 +1,103 @@
+package ui
+
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/views"
+)
+
+// The queues screen's rates and trends are measured here, across polls of
+// the topology, rather than read from the management API's samples: on
+// RabbitMQ 3.10.8 a dead-lettered message does not count in the parking
+// queue's publish rate (checked: 30 dead letters, no message_stats at all),
+// so the inflow of a parking queue only shows as its depth growing.
+
+// defaultPoll matches the management API's default statistics interval:
+// polling faster would read the same numbers twice.
+const defaultPoll = 5 * time.Second
+
+// maxHistory is how many polls a queue's trend keeps: 5 minutes at 5 s.
+const maxHistory = 60
+
+// pollMsg is the poll timer firing.
+type pollMsg struct{}
+
+// pollTick arms the next poll; nil when polling is off.
+func (m *Model) pollTick() tea.Cmd {
+	every := m.opts.PollEvery
+	if every < 0 {
+		return nil
+	}
+	if every == 0 {
+		every = defaultPoll
+	}
+	return tea.Tick(every, func(time.Time) tea.Msg { return pollMsg{} })
+}
+
+// onPoll re-reads the topology while the queues screen is shown (and no
+// read is already in flight), then re-arms; it never blocks.
+func (m *Model) onPoll() tea.Cmd {
+	next := m.pollTick()
+	if m.screen != screenQueues || m.listReq != 0 || m.dialog != nil {
+		return next
+	}
+	return tea.Batch(m.refreshQueues(), next)
+}
+
+// queueSample is one queue's last poll.
+type queueSample struct {
+	depth   int
+	at      time.Time
+	ingress float64
+	history []float64
+}
+
+// healthLog keeps each queue's ingress across polls.
+type healthLog struct {
+	queues map[string]*queueSample
+}
+
+func newHealthLog() healthLog { return healthLog{queues: map[string]*queueSample{}} }
+
+// minGap is the shortest time between two polls that measures a growth;
+// a refresh right after a poll keeps the last figure.
+const minGap = time.Second
+
+// record adds a poll read at `at` and returns each queue's trend. The
+// ingress is the larger of the broker's publish rate and the depth growth
+// since the last poll: a queue being drained or discarded from shows its
+// publish rate only, never a negative inflow.
+func (h *healthLog) record(qs []triage.ParkingQueue, at time.Time) map[string]views.Trend {
+	out := make(map[string]views.Trend, len(qs))
+	seen := map[string]bool{}
+	for _, q := range qs {
+		seen[q.Name] = true
+		s, ok := h.queues[q.Name]
+		switch {
+		case !ok:
+			s = &queueSample{ingress: q.PublishRate}
+			h.queues[q.Name] = s
+			s.history = append(s.history, s.ingress)
+		case at.Sub(s.at) >= minGap:
+			growth := float64(q.Messages-s.depth) / at.Sub(s.at).Seconds()
+			s.ingress = max(q.PublishRate, growth, 0)
+			s.history = append(s.history, s.ingress)
+		}
+		if len(s.history) > maxHistory {
+			s.history = s.history[len(s.history)-maxHistory:]
+		}
+		if !ok || at.Sub(s.at) >= minGap {
+			s.depth, s.at = q.Messages, at
+		}
+		out[q.Name] = views.Trend{Ingress: s.ingress, History: append([]float64(nil), s.history...)}
+	}
+	for name := range h.queues {
+		if !seen[name] { // deleted: a queue of that name later starts afresh
+			delete(h.queues, name)
+		}
+	}
+	return out
+}

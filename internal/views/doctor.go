@@ -1,0 +1,252 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Doctor is the topology doctor's screen: the findings of the vhost, most
+// urgent first, the selected one's detail and fix under the list; open
+// shows one finding whole.
+type Doctor struct {
+	ctx      *Context
+	table    Table
+	vhost    string
+	findings []triage.Finding
+	loading  bool
+	loaded   bool
+	failed   bool
+	whole    bool // one finding on the whole screen
+	width    int
+	height   int
+}
+
+// NewDoctor returns an empty doctor screen.
+func NewDoctor(ctx *Context) Doctor {
+	d := Doctor{ctx: ctx, table: newTable(ctx, []Column{
+		{Title: "severity", Width: 8},
+		{Title: "kind", Width: 22},
+		{Title: "queue", Width: 10, Flex: 3},
+		{Title: "exchange", Width: 8, Flex: 2},
+	})}
+	return d
+}
+
+// SeverityWord is how a severity reads on screen: a word, never only a hue.
+func SeverityWord(s string) string { return strings.ToUpper(triage.SanitizeLine(s)) }
+
+// SetLoading marks a diagnosis in flight; old findings stay on screen.
+func (d *Doctor) SetLoading() { d.loading, d.failed = true, false }
+
+// SetFailed records that the topology could not be read.
+func (d *Doctor) SetFailed() { d.loading, d.failed = false, true }
+
+// SetFindings shows a diagnosis of vhost.
+func (d *Doctor) SetFindings(vhost string, fs []triage.Finding) {
+	d.vhost, d.findings = vhost, fs
+	d.loading, d.loaded, d.failed = false, true, false
+	rows := make([][]string, len(fs))
+	for i, f := range fs {
+		rows[i] = []string{SeverityWord(f.Severity), triage.SanitizeLine(f.Kind),
+			orDash(triage.SanitizeLine(f.Queue)), orDash(triage.SanitizeLine(f.Exchange))}
+	}
+	d.table.styleOf = func(row int) (lipgloss.Style, bool) {
+		if row >= len(d.findings) {
+			return lipgloss.Style{}, false
+		}
+		return d.severityStyle(d.findings[row].Severity)
+	}
+	d.table.SetRows(rows)
+	if len(fs) == 0 {
+		d.whole = false
+	}
+}
+
+func (d *Doctor) severityStyle(s string) (lipgloss.Style, bool) {
+	switch s {
+	case triage.SeverityError:
+		return d.ctx.Styles.Error, true
+	case triage.SeverityWarning:
+		return d.ctx.Styles.Warn, true
+	}
+	return lipgloss.Style{}, false
+}
+
+// Findings are the findings shown.
+func (d *Doctor) Findings() []triage.Finding { return d.findings }
+
+// Selected is the finding under the cursor.
+func (d *Doctor) Selected() (triage.Finding, bool) {
+	i, ok := d.table.Selected()
+	if !ok || i >= len(d.findings) {
+		return triage.Finding{}, false
+	}
+	return d.findings[i], true
+}
+
+// Open shows the selected finding whole; Close goes back to the list.
+func (d *Doctor) Open() {
+	if _, ok := d.Selected(); ok {
+		d.whole = true
+	}
+}
+
+// Close returns to the list; it reports whether a finding was open.
+func (d *Doctor) Close() bool {
+	was := d.whole
+	d.whole = false
+	return was
+}
+
+// Whole reports whether one finding fills the screen.
+func (d *Doctor) Whole() bool { return d.whole }
+
+// Table exposes the list for filtering.
+func (d *Doctor) Table() *Table { return &d.table }
+
+// SetSize sets the area of the screen body: the list takes what its rows
+// need up to half, the selected finding the rest.
+func (d *Doctor) SetSize(w, h int) {
+	d.width, d.height = w, h
+	rows := len(d.findings) + 1 // header
+	if d.table.showFilterLine() {
+		rows++
+	}
+	d.table.SetSize(w, min(max(rows, 2), max((h-1)/2, 2)))
+}
+
+// Update moves the cursor while the list shows.
+func (d *Doctor) Update(msg tea.Msg) tea.Cmd {
+	if d.whole {
+		return nil
+	}
+	return d.table.Update(msg)
+}
+
+// SummaryLine counts findings by severity: "1 error, 2 warnings, 1 advisory".
+func SummaryLine(fs []triage.Finding) string {
+	n := map[string]int{}
+	for _, f := range fs {
+		n[f.Severity]++
+	}
+	var parts []string
+	for _, s := range []struct{ key, noun string }{
+		{triage.SeverityError, "error"}, {triage.SeverityWarning, "warning"}, {triage.SeverityAdvisory, "advisory"},
+	} {
+		if n[s.key] > 0 {
+			noun := Plural(n[s.key], s.noun)
+			if s.key == triage.SeverityAdvisory && n[s.key] > 1 {
+				noun = Count(n[s.key]) + " advisories"
+			}
+			parts = append(parts, noun)
+		}
+	}
+	if len(parts) == 0 {
+		return "no findings"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// View draws the list and the selected finding, or one finding whole.
+func (d *Doctor) View() string {
+	st := d.ctx.Styles
+	title := "doctor — vhost " + triage.SanitizeLine(d.vhost)
+	refresh := d.ctx.Keys.Refresh.Help().Key
+	var head string
+	switch {
+	case d.failed:
+		head = "could not read the topology (the error is below); " + refresh + " tries again"
+	case !d.loaded:
+		head = "reading the topology…"
+	case d.loading:
+		head = SummaryLine(d.findings) + " (re-running…)"
+	default:
+		head = SummaryLine(d.findings) + ", most urgent first; " + refresh + " re-runs"
+	}
+	if !d.loaded {
+		return fitLines(st.Title.Render("doctor")+"\n"+head, d.width, d.height)
+	}
+	if len(d.findings) == 0 {
+		body := st.Title.Render(title) + "\n" + head + "\n\n" +
+			"No topology problem found: every dead-letter path ends in a queue, no cycle,\n" +
+			"no parking queue that loses messages or is consumed automatically."
+		return fitLines(body, d.width, d.height)
+	}
+	f, _ := d.Selected()
+	if d.whole {
+		lines := []string{st.Title.Render(title + " — one finding"), ""}
+		lines = append(lines, d.finding(f, d.height-2)...)
+		return fitLines(strings.Join(lines, "\n"), d.width, d.height)
+	}
+	lines := []string{st.Title.Render(title), head, d.table.View()}
+	used := 2 + d.table.height
+	lines = append(lines, d.finding(f, d.height-used)...)
+	return fitLines(strings.Join(lines, "\n"), d.width, d.height)
+}
+
+// finding writes f in at most h lines: severity word and kind, what is
+// involved, the detail and the fix, wrapped to the width.
+func (d *Doctor) finding(f triage.Finding, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	st := d.ctx.Styles
+	s := triage.SanitizeLine
+	w := max(d.width-4, 20) // continuation lines sit 4 cells in
+	word := SeverityWord(f.Severity)
+	if sty, ok := d.severityStyle(f.Severity); ok {
+		word = sty.Render(word)
+	}
+	lines := []string{"", word + " " + st.Section.Render(s(f.Kind))}
+	var where []string
+	if f.Queue != "" {
+		where = append(where, "queue "+s(f.Queue))
+	}
+	if f.Exchange != "" {
+		where = append(where, "exchange "+s(f.Exchange))
+	}
+	if len(where) > 0 {
+		lines = append(lines, "  "+strings.Join(where, ", "))
+	}
+	block := func(label, text string) {
+		parts := wrapWords(label+s(text), w)
+		for i, p := range parts {
+			if i == 0 {
+				lines = append(lines, "  "+p)
+				continue
+			}
+			lines = append(lines, "    "+p)
+		}
+	}
+	block("what: ", f.Detail)
+	block("fix:  ", f.Fix)
+	if len(lines) > h {
+		lines = lines[:h]
+		lines[h-1] = fmt.Sprintf("  … %s shows it whole", d.ctx.Keys.Open.Help().Key)
+		if d.whole {
+			lines[h-1] = "  …"
+		}
+	}
+	return lines
+}
+
+// ShortHelp implements help.KeyMap.
+func (d *Doctor) ShortHelp() []key.Binding {
+	k := d.ctx.Keys
+	if d.whole {
+		return []key.Binding{k.Back, k.Refresh, k.Help, k.Quit}
+	}
+	return []key.Binding{k.Open, k.Back, k.Refresh, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (d *Doctor) FullHelp() [][]key.Binding {
+	k := d.ctx.Keys
+	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter}, k.general()}
+}

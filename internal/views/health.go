@@ -1,0 +1,96 @@
+package views
+
+import (
+	"time"
+)
+
+// HealthThresholds colour the queues screen and name each queue's state.
+// They come from the config file's health section; a zero field keeps the
+// default.
+type HealthThresholds struct {
+	RateWarn  float64       `yaml:"rate_warn"` // ingress msg/s
+	RateCrit  float64       `yaml:"rate_crit"`
+	AgeWarn   time.Duration `yaml:"age_warn"` // age of the oldest message
+	AgeCrit   time.Duration `yaml:"age_crit"`
+	DepthWarn int           `yaml:"depth_warn"`
+	DepthCrit int           `yaml:"depth_crit"`
+}
+
+// DefaultHealth is a parking queue nobody should ignore: any steady
+// inflow, an hour-old message or a thousand waiting.
+func DefaultHealth() HealthThresholds {
+	return HealthThresholds{RateWarn: 1, RateCrit: 10, AgeWarn: 10 * time.Minute, AgeCrit: time.Hour,
+		DepthWarn: 100, DepthCrit: 1000}
+}
+
+// WithDefaults fills the zero fields from DefaultHealth.
+func (h HealthThresholds) WithDefaults() HealthThresholds {
+	d := DefaultHealth()
+	if h.RateWarn == 0 {
+		h.RateWarn = d.RateWarn
+	}
+	if h.RateCrit == 0 {
+		h.RateCrit = d.RateCrit
+	}
+	if h.AgeWarn == 0 {
+		h.AgeWarn = d.AgeWarn
+	}
+	if h.AgeCrit == 0 {
+		h.AgeCrit = d.AgeCrit
+	}
+	if h.DepthWarn == 0 {
+		h.DepthWarn = d.DepthWarn
+	}
+	if h.DepthCrit == 0 {
+		h.DepthCrit = d.DepthCrit
+	}
+	return h
+}
+
+// Health is a queue's state as a word, so it reads without colour.
+type Health string
+
+const (
+	HealthOK   Health = "ok"
+	HealthWarn Health = "WARN"
+	HealthCrit Health = "CRIT"
+)
+
+// Status is the worst of the queue's ingress, oldest message and depth
+// against the thresholds; age is zero when unknown.
+func (h HealthThresholds) Status(ingress float64, age time.Duration, depth int) Health {
+	switch {
+	case ingress >= h.RateCrit, age >= h.AgeCrit && age > 0, depth >= h.DepthCrit:
+		return HealthCrit
+	case ingress >= h.RateWarn, age >= h.AgeWarn && age > 0, depth >= h.DepthWarn:
+		return HealthWarn
+	}
+	return HealthOK
+}
+
+// Trend is what the root measured of one queue across polls: its ingress
+// now and the ingress of each poll, oldest first.
+type Trend struct {
+	Ingress float64
+	History []float64
+}
+
+// trendCell is how many polls one sparkline cell averages, so a narrow
+// column still spans minutes.
+const trendCell = 3
+
+// trendLine draws the history in width cells, each the mean of trendCell
+// polls, the latest cell on the right.
+func trendLine(history []float64, width int) string {
+	var cells []float64
+	for end := len(history); end > 0 && len(cells) < width; end -= trendCell {
+		start := max(end-trendCell, 0)
+		sum := 0.0
+		for _, v := range history[start:end] {
+			sum += v
+		}
+		cells = append([]float64{sum / float64(end-start)}, cells...)
+	}
+	line := Sparkline(cells, width)
+	return line
+}
