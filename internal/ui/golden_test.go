@@ -94,7 +94,10 @@ var goldenScreens = []struct {
 
 // fillOrders polls the queue list once per depth of orders.dlq, 5 s apart,
 // as the poll timer would: the queue fills faster and faster.
-func fillOrders(h *harness, depths ...int) {
+func fillOrders(h *harness, depths ...int) { fillOrdersFrom(h, 0, depths...) }
+
+// fillOrdersFrom is fillOrders starting `from` after fixedNow.
+func fillOrdersFrom(h *harness, from time.Duration, depths ...int) {
 	h.t.Helper()
 	for i, d := range depths {
 		for qi := range h.reader.top.Queues {
@@ -106,7 +109,7 @@ func fillOrders(h *harness, depths ...int) {
 				h.reader.top.Queues[qi].PublishRate = 0 // dead letters do not count there on 3.10
 			}
 		}
-		at := fixedNow.Add(time.Duration(i) * 5 * time.Second)
+		at := fixedNow.Add(from + time.Duration(i)*5*time.Second)
 		h.m.ctx.Now = func() time.Time { return at }
 		h.send(pollMsg{})
 	}

@@ -47,12 +47,16 @@ func (m *Model) onPoll() tea.Cmd {
 	return tea.Batch(m.refreshQueues(), next)
 }
 
-// queueSample is one queue's last poll.
+// queueSample is what the polls saw of one queue.
 type queueSample struct {
-	depth   int
-	at      time.Time
+	depths  []depthAt // within growthWindow, oldest first
 	ingress float64
 	history []float64
+}
+
+type depthAt struct {
+	depth int
+	at    time.Time
 }
 
 // healthLog keeps each queue's ingress across polls.
@@ -62,36 +66,37 @@ type healthLog struct {
 
 func newHealthLog() healthLog { return healthLog{queues: map[string]*queueSample{}} }
 
-// minGap is the shortest time between two polls that measures a growth;
-// a refresh right after a poll keeps the last figure.
+// minGap is the shortest span that measures a growth: a refresh right
+// after a poll keeps the last figure.
 const minGap = time.Second
+
+// growthWindow is the span the growth is measured over. The management API
+// refreshes a queue's depth every 5 s, so poll-to-poll deltas alternate
+// between nothing and double; 30 s of them read as the steady rate.
+const growthWindow = 30 * time.Second
 
 // record adds a poll read at `at` and returns each queue's trend. The
 // ingress is the larger of the broker's publish rate and the depth growth
-// since the last poll: a queue being drained or discarded from shows its
-// publish rate only, never a negative inflow.
+// over the last growthWindow: a queue being drained or discarded from shows
+// its publish rate only, never a negative inflow.
 func (h *healthLog) record(qs []triage.ParkingQueue, at time.Time) map[string]views.Trend {
 	out := make(map[string]views.Trend, len(qs))
 	seen := map[string]bool{}
 	for _, q := range qs {
 		seen[q.Name] = true
 		s, ok := h.queues[q.Name]
-		switch {
-		case !ok:
-			s = &queueSample{ingress: q.PublishRate}
+		if !ok {
+			s = &queueSample{ingress: q.PublishRate, history: []float64{q.PublishRate}}
 			h.queues[q.Name] = s
-			s.history = append(s.history, s.ingress)
-		case at.Sub(s.at) >= minGap:
-			growth := float64(q.Messages-s.depth) / at.Sub(s.at).Seconds()
+		} else if base := s.base(at); at.Sub(base.at) >= minGap {
+			growth := float64(q.Messages-base.depth) / at.Sub(base.at).Seconds()
 			s.ingress = max(q.PublishRate, growth, 0)
 			s.history = append(s.history, s.ingress)
+			if len(s.history) > maxHistory {
+				s.history = s.history[len(s.history)-maxHistory:]
+			}
 		}
-		if len(s.history) > maxHistory {
-			s.history = s.history[len(s.history)-maxHistory:]
-		}
-		if !ok || at.Sub(s.at) >= minGap {
-			s.depth, s.at = q.Messages, at
-		}
+		s.depths = append(s.depths, depthAt{q.Messages, at})
 		out[q.Name] = views.Trend{Ingress: s.ingress, History: append([]float64(nil), s.history...)}
 	}
 	for name := range h.queues {
@@ -100,4 +105,13 @@ func (h *healthLog) record(qs []triage.ParkingQueue, at time.Time) map[string]vi
 		}
 	}
 	return out
+}
+
+// base is the oldest depth still inside the window ending at `at`; older
+// ones are dropped.
+func (s *queueSample) base(at time.Time) depthAt {
+	for len(s.depths) > 1 && at.Sub(s.depths[0].at) > growthWindow {
+		s.depths = s.depths[1:]
+	}
+	return s.depths[0]
 }

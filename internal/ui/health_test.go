@@ -7,21 +7,29 @@ import (
 
 // TestIngressIsDepthGrowthBetweenPolls: with no publish rate (dead letters
 // do not count there on 3.10), the ingress is the depth gained per second
-// between polls, and the trend keeps one value per poll.
+// over the polls of the last 30 s, and the trend keeps one value per poll
+// that measured one.
 func TestIngressIsDepthGrowthBetweenPolls(t *testing.T) {
 	h := newHarness(t, Options{}, 120, 40)
-	fillOrders(h, 5, 15, 40) // +10 in 5 s, then +25 in 5 s
+	fillOrders(h, 5, 15, 40) // at 0 s (as read at start), 5 s, 10 s
 	tr := h.m.health.queues["orders.dlq"]
 	if tr == nil {
 		t.Fatal("no history for orders.dlq")
 	}
-	if tr.ingress != 5 {
-		t.Errorf("ingress %v msg/s, want 25 messages / 5 s = 5", tr.ingress)
+	if tr.ingress != 3.5 {
+		t.Errorf("ingress %v msg/s, want (40-5) messages / 10 s = 3.5", tr.ingress)
 	}
-	if n := len(tr.history); n != 3 { // the first read, then the two polls 5 s apart
+	if n := len(tr.history); n != 3 { // the first read, then the polls at 5 s and 10 s
 		t.Errorf("history has %d values, want 3: %v", n, tr.history)
 	}
-	h.mustShow("CRIT  orders.dlq", "5.0")
+	h.mustShow("CRIT  orders.dlq", " 3.5 ")
+
+	// polls at 40 s and 45 s: the 10 s poll fell out of the 30 s window,
+	// so the growth is the 30 messages since the 40 s poll, in 5 s
+	fillOrdersFrom(h, 40*time.Second, 100, 130)
+	if tr.ingress != 6 {
+		t.Errorf("ingress %v msg/s after the window moved, want 30 / 5 s = 6", tr.ingress)
+	}
 }
 
 // TestPollOnlyReadsWhileTheQueuesScreenShows: a poll on another screen
