@@ -58,6 +58,9 @@ func (m *Model) target() (target, error) {
 			code = "(no reason_code)"
 		}
 		tg.what = fmt.Sprintf("group %s/%s", g.Reason, code)
+		if f := m.groups.Filter(); !f.Empty() { // the group as filtered, and say so
+			tg.what += " where " + f.String()
+		}
 	case screenMessages:
 		if ids := m.messages.Marked(); len(ids) > 0 {
 			tg.ids, tg.what = ids, views.Plural(len(ids), "marked message")

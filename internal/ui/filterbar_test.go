@@ -21,6 +21,10 @@ func TestFilterFieldsNarrowGroupsByRegrouping(t *testing.T) {
 	}
 	h.press("open") // enter keeps the filter
 	h.mustShow("filtered: 1 of 5 messages where reason_code=PAYMENT_TIMEOUT")
+	tg, err := h.m.target()
+	if err != nil || len(tg.ids) != 1 || tg.ids[0] != "m-1004" || tg.what != "group rejected/PAYMENT_TIMEOUT where reason_code=PAYMENT_TIMEOUT" {
+		t.Fatalf("the filtered group's target: %+v (%v)", tg, err)
+	}
 	h.press("open") // now opens the group: its messages are the filtered ones
 	if h.m.screen != screenMessages || h.m.messages.Table().Len() != 1 {
 		t.Fatalf("screen %d with %d messages", h.m.screen, h.m.messages.Table().Len())
