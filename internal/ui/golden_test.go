@@ -75,6 +75,11 @@ var goldenScreens = []struct {
 		p.Phase, p.ObserveLeft = triage.PhaseObserving, 12*time.Second
 		h.m.Update(replayProgressMsg{id: h.m.run.id, p: p})
 	}},
+	{"groups-where", func(h *harness) {
+		h.openQueue("orders.dlq")
+		h.press("filter")
+		h.typeText("event_type~order died<1h")
+	}},
 	{"doctor", func(h *harness) {
 		h.m.opts.Reader = plantedDoctor()
 		h.press("doctor")

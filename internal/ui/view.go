@@ -21,6 +21,9 @@ func (m *Model) footer() []string {
 		legend = false
 		// keys are text now: say so rather than list actions that will not fire
 		helpView = m.ctx.Styles.Dim.Render("typing filters the list • enter keep filter • esc clear • ctrl+c quit")
+		if m.screen == screenGroups || m.screen == screenMessages {
+			helpView = m.ctx.Styles.Dim.Render("words, or fields: reason=expired died<1h • enter keep • esc clear • ctrl+c quit")
+		}
 	}
 	if m.dialog != nil {
 		helpView, legend = "", false
