@@ -2,6 +2,7 @@ package triage
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,12 +34,17 @@ func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
 	add := func(es ...Event) { ev = append(ev, es...) }
 
 	// Deaths at the same second (common: retries a few hundred ms apart) keep
-	// the insertion order through the stable sort below. The broker puts the
-	// newest entry first, so add them reversed: oldest first, and x-death[0],
-	// the one entry every version keeps most recent, last of all.
-	for i := range deaths {
-		d := deaths[len(deaths)-1-i]
-		add(Event{Time: d.Time, Kind: EventDeath, Queue: cleanName(d.Queue), Reason: cleanName(string(d.Reason)), Count: d.Count, Detail: deathDetail(d)})
+	// the order they are added in through the stable sort below. Only
+	// x-death[0] is known to be the newest (RabbitMQ <= 3.12 reorders the
+	// rest), so it goes last and the others, whose order is unknown, go in
+	// queue-name order: deterministic, and retry.1, retry.2, retry.3 read
+	// the way such buckets are named.
+	if len(deaths) > 0 {
+		older := slices.Clone(deaths[1:])
+		slices.SortStableFunc(older, func(a, b Death) int { return strings.Compare(a.Queue, b.Queue) })
+		for _, d := range append(older, deaths[0]) {
+			add(Event{Time: d.Time, Kind: EventDeath, Queue: cleanName(d.Queue), Reason: cleanName(string(d.Reason)), Count: d.Count, Detail: deathDetail(d)})
+		}
 	}
 	add(replayedDeaths(h, deaths)...) // replay_route.go: history a broker reset dropped
 	if q, r := headerText(h, "x-first-death-queue"), headerText(h, "x-first-death-reason"); q != "" || r != "" {

@@ -291,14 +291,15 @@ func toHeaderValue(v any) any {
 
 // Seed 002 on 3.10: three retry buckets and the work queue die within one
 // second, so every x-death time is equal; x-death[0] is the newest entry
-// and the rest are newest-first. The timeline reads oldest to newest.
-func TestTimelineOrdersSameSecondDeathsOldestFirst(t *testing.T) {
+// and 3.10 has reordered the rest (as seen on the broker: retry.3,
+// retry.1, retry.2). The newest reads last, the rest in name order.
+func TestTimelineOrdersSameSecondDeathsNewestLast(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 56, 24, 0, time.UTC)
 	deaths := []Death{
 		{Queue: "orders.main.q", Reason: ReasonRejected, Count: 1, Time: at},
 		{Queue: "orders.retry.3.q", Reason: ReasonExpired, Count: 1, Time: at},
-		{Queue: "orders.retry.2.q", Reason: ReasonExpired, Count: 1, Time: at},
 		{Queue: "orders.retry.1.q", Reason: ReasonExpired, Count: 1, Time: at},
+		{Queue: "orders.retry.2.q", Reason: ReasonExpired, Count: 1, Time: at},
 	}
 	var got []string
 	for _, e := range BuildTimeline(Message{}, Envelope{}, deaths) {
