@@ -86,7 +86,7 @@ func TestTUIReadOnlyDropsRevealDiscardAndReplay(t *testing.T) {
 	s := startTerm(t, 120, 40, isolatedEnv(t), "--demo", "--read-only", "--journal", filepath.Join(t.TempDir(), "j.db"))
 	openLeg0005(s)
 	s.keys("?")
-	scr := s.waitFor("scroll")
+	scr := s.waitFor("? = unknown", "page down") // the full help, not the short line
 	for _, gone := range []string{"reveal", "discard", "replay"} {
 		if strings.Contains(scr, " "+gone) {
 			t.Errorf("help lists %q in read-only mode:\n%s", gone, scr)
