@@ -4,15 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
@@ -69,42 +66,12 @@ func idsOf(ms []listed) []string {
 
 // readyDepth reads a queue's ready count straight from the broker.
 func readyDepth(t *testing.T, cfg broker.Config, queue string) int {
-	t.Helper()
-	u, err := url.Parse(cfg.AMQPURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path, u.RawPath = "/"+cfg.Vhost, "/"+url.PathEscape(cfg.Vhost)
-	conn, err := amqp.Dial(u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q.Messages
+	return brokertest.Depth(t, brokertest.Dial(t, cfg), queue)
 }
 
 // waitReady waits for the broker to finish requeueing (asynchronous).
 func waitReady(t *testing.T, cfg broker.Config, queue string, want int) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		got := readyDepth(t, cfg, queue)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d ready messages, want %d", queue, got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	brokertest.WaitDepth(t, brokertest.Dial(t, cfg), queue, want)
 }
 
 func journalEntries(t *testing.T, path string) []journal.Entry {

@@ -129,34 +129,9 @@ func (b *replayBed) rejectAll(queue string) (stop func()) {
 	return func() { ch.Close() }
 }
 
-func (b *replayBed) depth(queue string) int {
-	b.t.Helper()
-	ch, err := b.conn.Channel()
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer ch.Close()
-	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return q.Messages
-}
+func (b *replayBed) depth(queue string) int { return brokertest.Depth(b.t, b.conn, queue) }
 
-func (b *replayBed) waitDepth(queue string, want int) {
-	b.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := b.depth(queue)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("queue %s: depth %d, want %d", queue, got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+func (b *replayBed) waitDepth(queue string, want int) { brokertest.WaitDepth(b.t, b.conn, queue, want) }
 
 // read holds every message of queue, records it and puts it all back.
 func (b *replayBed) read(queue string) []amqp.Delivery {

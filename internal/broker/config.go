@@ -60,6 +60,10 @@ func (c Config) amqpURL() (string, error) {
 	return u.String(), nil
 }
 
+// VhostURL is the AMQP URL pointed at c.Vhost, for tools and tests that
+// dial the broker themselves.
+func (c Config) VhostURL() (string, error) { return c.amqpURL() }
+
 // management returns a rabbit-hole client for the management API.
 func (c Config) management() (*rabbithole.Client, error) {
 	user, pass, err := c.credentials()

@@ -117,36 +117,10 @@ func (f *fixture) publishOne(exchange, key string, p amqp.Publishing) {
 }
 
 // depth is the ready count of a queue, read independently of dlqt.
-func (f *fixture) depth(queue string) int {
-	f.t.Helper()
-	ch, err := f.conn.Channel()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer ch.Close()
-	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
-	if err != nil {
-		f.t.Fatalf("passive declare %s: %v", queue, err)
-	}
-	return q.Messages
-}
+func (f *fixture) depth(queue string) int { return brokertest.Depth(f.t, f.conn, queue) }
 
-// waitDepth waits until queue holds want ready messages (requeues and dead
-// lettering finish asynchronously) and fails the test if it never does.
-func (f *fixture) waitDepth(queue string, want int) {
-	f.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		got := f.depth(queue)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("queue %s: depth %d, want %d", queue, got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// waitDepth waits until queue holds want ready messages.
+func (f *fixture) waitDepth(queue string, want int) { brokertest.WaitDepth(f.t, f.conn, queue, want) }
 
 // eventually retries check until it returns "" (the management API's
 // statistics and policies lag by seconds), else fails with its last word.
