@@ -402,7 +402,12 @@ func (r *replayRun) rollHistory(now time.Time) {
 func (r *replayRun) settled(c confirmResult) {
 	if c.res.Confirmed {
 		r.confirmed++
-		r.outcome[c.id] = OutcomeConfirmed
+		// A copy rejected at once can come back through the watch before its
+		// confirm is read here: it stays failed-again, and its source is
+		// still acked (the copy is the one in the parking queue now).
+		if r.outcome[c.id] != OutcomeFailedAgain {
+			r.outcome[c.id] = OutcomeConfirmed
+		}
 		r.toConfirm = append(r.toConfirm, c.id)
 		return
 	}

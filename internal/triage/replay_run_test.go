@@ -173,6 +173,24 @@ func TestSettledOutcomesAndTheResult(t *testing.T) {
 	}
 }
 
+// On the broker a copy its consumer rejects at once can be seen back in
+// the parking queue before its publish confirm is read: it must still end
+// failed-again (the stop reason and the result agree), and its source is
+// acked all the same, since the copy is the one parked now.
+func TestAFailedAgainSeenBeforeItsConfirmStaysFailedAgain(t *testing.T) {
+	r, _ := runFor(ReplayOptions{}, 2)
+	r.queue = nil
+	r.signal(ReplaySignal{Kind: SignalFailedAgain, ID: "a", Reason: "rejected in queue orders"})
+	r.settled(confirmResult{"a", PublishResult{Confirmed: true}})
+	res := r.result()
+	if res.Outcomes["a"] != OutcomeFailedAgain || res.FailedAgain != 1 || res.Resolved != 0 {
+		t.Errorf("outcome %s, result %+v: want failed-again", res.Outcomes["a"], res)
+	}
+	if len(r.toConfirm) != 1 || r.toConfirm[0] != "a" {
+		t.Errorf("the source of a confirmed copy must be acked: toConfirm %v", r.toConfirm)
+	}
+}
+
 func TestTheLastCopiesAreWatchedBeforeTheReport(t *testing.T) {
 	r, _ := runFor(ReplayOptions{Rate: 10, Observe: time.Minute, AutoRamp: true}, 3)
 	r.afterObservation()
