@@ -107,17 +107,25 @@ func (m *Model) acceptCost(queue string) bool {
 	return (m.opts.Actions != nil && m.opts.Actions.AcceptDeliveryCost) || m.costAccepted == queue
 }
 
-func (m *Model) startDiscard() tea.Cmd {
-	if err := m.actionsReady("discard"); err != nil {
+// actionTarget is what an action applies to, once it may run here; when it
+// may not, the reason is on the footer and ok is false.
+func (m *Model) actionTarget(action string) (tg target, ok bool) {
+	if err := m.actionsReady(action); err != nil {
 		m.setErr(err)
-		return nil
+		return tg, false
 	}
 	tg, err := m.target()
 	if err != nil {
-		m.setErr(fmt.Errorf("discard: %w", err))
-		return nil
+		m.setErr(fmt.Errorf("%s: %w", action, err))
+		return tg, false
 	}
-	m.dialog = newReasonPrompt(m.ctx, tg, m.width)
+	return tg, true
+}
+
+func (m *Model) startDiscard() tea.Cmd {
+	if tg, ok := m.actionTarget("discard"); ok {
+		m.dialog = newReasonPrompt(m.ctx, tg, m.width)
+	}
 	return nil
 }
 

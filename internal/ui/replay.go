@@ -130,13 +130,8 @@ func (r *replayRun) stop() {
 
 // startReplay plans a replay of the target and shows the dry run.
 func (m *Model) startReplay() tea.Cmd {
-	if err := m.actionsReady("replay"); err != nil {
-		m.setErr(err)
-		return nil
-	}
-	tg, err := m.target()
-	if err != nil {
-		m.setErr(fmt.Errorf("replay: %w", err))
+	tg, ok := m.actionTarget("replay")
+	if !ok {
 		return nil
 	}
 	m.replaySel, m.replayWhat = triage.Selection{IDs: tg.ids}, tg.what
