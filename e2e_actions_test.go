@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -184,33 +181,7 @@ func TestTUIActionsOnTheDemoSayTheyNeedALiveBroker(t *testing.T) {
 func TestTUIBannerResumesAKilledReplay(t *testing.T) {
 	b := newReplayBed(t, "tui-resume")
 	ids := b.park(40)
-	cmd := exec.Command(dlqtBin, "replay", bedParking, "--group", "rejected", "--rate", "10", "--canary", "2", "--observe", "200ms", "--yes")
-	cmd.Env = b.env
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	running := regexp.MustCompile(`running: published (\d+)/`)
-	var replayID string
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if m := replayIDRe.FindStringSubmatch(sc.Text()); m != nil && replayID == "" {
-			replayID = m[1]
-		}
-		if m := running.FindStringSubmatch(sc.Text()); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n >= 8 {
-				cmd.Process.Signal(syscall.SIGKILL)
-				break
-			}
-		}
-	}
-	cmd.Wait()
-	if replayID == "" {
-		t.Fatal("never saw the headless replay's id")
-	}
+	replayID := b.replayKilledAt(8, "--group", "rejected", "--rate", "10", "--canary", "2", "--observe", "200ms")
 	time.Sleep(500 * time.Millisecond) // the broker requeues what the killed dlqt held
 
 	s := startTerm(t, 120, 30, b.env, "--actor", "ana@bastion")

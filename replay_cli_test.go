@@ -283,24 +283,23 @@ func TestReplayDeliversExactlyTheParkedIDsAtThePacedRate(t *testing.T) {
 	}
 }
 
-func TestReplayKilledMidwayResumesWithoutLosingAMessage(t *testing.T) {
-	b := newReplayBed(t, "replay-kill")
-	ids := b.park(1000)
-
-	cmd := exec.Command(dlqtBin, "replay", bedParking, "--group", "rejected", "--rate", "100", "--canary", "5", "--observe", "500ms", "--yes")
+// replayKilledAt runs a headless replay of bedParking with args and kills
+// it with SIGKILL once its paced phase has published n messages; it returns
+// the replay id.
+func (b *replayBed) replayKilledAt(n int, args ...string) (replayID string) {
+	b.t.Helper()
+	cmd := exec.Command(dlqtBin, append(append([]string{"replay", bedParking}, args...), "--yes")...)
 	cmd.Env = b.env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		t.Fatal(err)
+		b.t.Fatal(err)
 	}
-	var stdout strings.Builder
-	cmd.Stdout = &stdout
+	var out strings.Builder
+	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		b.t.Fatal(err)
 	}
-	// Kill once the paced phase has published a few hundred messages.
 	published := regexp.MustCompile(`running: published (\d+)/`)
-	var replayID string
 	killed := false
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
@@ -309,9 +308,9 @@ func TestReplayKilledMidwayResumesWithoutLosingAMessage(t *testing.T) {
 			replayID = m[1]
 		}
 		if m := published.FindStringSubmatch(line); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n >= 300 {
+			if got, _ := strconv.Atoi(m[1]); got >= n {
 				if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-					t.Fatal(err)
+					b.t.Fatal(err)
 				}
 				killed = true
 				break
@@ -320,8 +319,17 @@ func TestReplayKilledMidwayResumesWithoutLosingAMessage(t *testing.T) {
 	}
 	cmd.Wait()
 	if !killed || replayID == "" {
-		t.Fatalf("never saw the replay running (id %q); stdout:\n%s", replayID, stdout.String())
+		b.t.Fatalf("never saw the replay running past %d (id %q); stdout:\n%s", n, replayID, out.String())
 	}
+	return replayID
+}
+
+func TestReplayKilledMidwayResumesWithoutLosingAMessage(t *testing.T) {
+	b := newReplayBed(t, "replay-kill")
+	ids := b.park(1000)
+
+	// Kill once the paced phase has published a few hundred messages.
+	replayID := b.replayKilledAt(300, "--group", "rejected", "--rate", "100", "--canary", "5", "--observe", "500ms")
 
 	// Right after the kill the broker requeues what dlqt held: every id is
 	// either at the destination or parked, none vanished.
