@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
@@ -57,15 +56,7 @@ func TestTUIRevealJournalsThenShowsAndHidesOnLeaving(t *testing.T) {
 	s.keys("q")
 	waitExit(t, s)
 
-	j, err := journal.Open(journalPath, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	es, err := j.Entries()
-	if err != nil {
-		t.Fatal(err)
-	}
+	es := journalEntries(t, journalPath)
 	var found bool
 	for _, e := range es {
 		if e.Action == journal.ActionReveal {
