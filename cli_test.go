@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/demo"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -66,9 +66,9 @@ func TestGroupsJSONMatchWhatTheBrokerProduced(t *testing.T) {
 		}
 		t.Run(p.Queue, func(t *testing.T) {
 			rows := decodeJSON[[]groupRow](t, runDlqt(t, env, "groups", p.Queue, "--json"))
-			var got []broker.GroupCount
+			var got []demo.GroupCount
 			for _, r := range rows {
-				got = append(got, broker.GroupCount{Reason: triage.Reason(r.Reason), ReasonCode: r.ReasonCode, Count: r.Count})
+				got = append(got, demo.GroupCount{Reason: triage.Reason(r.Reason), ReasonCode: r.ReasonCode, Count: r.Count})
 				if r.EventTypes == nil {
 					t.Errorf("group %s/%s: event_types must be an array, even empty", r.Reason, r.ReasonCode)
 				}
@@ -76,7 +76,7 @@ func TestGroupsJSONMatchWhatTheBrokerProduced(t *testing.T) {
 					t.Errorf("group %s/%s: a broker death has a time, oldest is null", r.Reason, r.ReasonCode)
 				}
 			}
-			slices.SortFunc(got, func(a, b broker.GroupCount) int {
+			slices.SortFunc(got, func(a, b demo.GroupCount) int {
 				if c := strings.Compare(string(a.Reason), string(b.Reason)); c != 0 {
 					return c
 				}

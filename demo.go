@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dlqt/dlqt/internal/broker"
+	scenario "github.com/dlqt/dlqt/internal/demo" // "demo" names the command below
 )
 
 // demoSnapshot was captured from the scenarios of `dlqt demo load` on a real
@@ -53,7 +54,7 @@ other vhost.`,
 				return err
 			}
 			start := time.Now()
-			if _, err := broker.LoadScenarios(cmd.Context(), c); err != nil {
+			if _, err := scenario.LoadScenarios(cmd.Context(), c); err != nil {
 				return fmt.Errorf("loading demo scenarios into vhost %s: %w", demoVhost, err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "dlqt: demo scenarios loaded into vhost %s in %s; open them with: dlqt --vhost %s\n",

@@ -13,17 +13,18 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
+	"github.com/dlqt/dlqt/internal/demo"
 	"github.com/dlqt/dlqt/internal/journal"
 )
 
 // discardVhost is a vhost of the test's own with the scenarios loaded: a
 // discard changes the queues, so it never runs on the shared vhost.
-func discardVhost(t *testing.T) (broker.Config, broker.Scenarios) {
+func discardVhost(t *testing.T) (broker.Config, demo.Scenarios) {
 	t.Helper()
 	cfg := brokertest.NewVhost(t, "discard")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	scen, err := broker.LoadScenarios(ctx, cfg)
+	scen, err := demo.LoadScenarios(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func journalEntries(t *testing.T, path string) []journal.Entry {
 // with the missing one named, and the journal holds it all and verifies.
 func TestDiscardRemovesExactlyTheSelectionAndJournalsIt(t *testing.T) {
 	cfg, scen := discardVhost(t)
-	var p broker.ParkingScenario
+	var p demo.ParkingScenario
 	for _, c := range scen.Parking {
 		if c.Type == "classic" && len(c.Groups()) >= 2 {
 			p = c
@@ -233,7 +234,7 @@ func TestDiscardRemovesExactlyTheSelectionAndJournalsIt(t *testing.T) {
 // discard as to browse, and a refusal journals nothing.
 func TestDiscardOnAQuorumQueueNeedsTheDeliveryCostConsent(t *testing.T) {
 	cfg, scen := discardVhost(t)
-	var p broker.ParkingScenario
+	var p demo.ParkingScenario
 	for _, c := range scen.Parking {
 		if c.DeliveryLimit > 0 && len(c.MessageIDs()) > 0 {
 			p = c

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/demo"
 	"github.com/dlqt/dlqt/internal/journal"
 )
 
@@ -34,7 +34,7 @@ func openLeg0005(s *term) string {
 func TestTUIRevealJournalsThenShowsAndHidesOnLeaving(t *testing.T) {
 	journalPath := filepath.Join(t.TempDir(), "journal.db")
 	s := startTerm(t, 120, 40, isolatedEnv(t), "--demo", "--journal", journalPath, "--actor", "ana@bastion")
-	clear := "password=" + broker.ScenarioSecret[:8] // the line wraps inside the secret
+	clear := "password=" + demo.ScenarioSecret[:8] // the line wraps inside the secret
 	scr := openLeg0005(s)
 	if strings.Contains(scr, clear) {
 		t.Fatalf("the password shows before any reveal:\n%s", scr)
@@ -89,7 +89,7 @@ func TestTUIReadOnlyDropsRevealDiscardAndReplay(t *testing.T) {
 		s.keys("j") // the hint lasts until the next key
 		s.waitGone("read-only mode: discard")
 	}
-	if scr := s.screen(); strings.Contains(scr, "password="+broker.ScenarioSecret[:8]) || strings.Contains(scr, "Reveal the unredacted") {
+	if scr := s.screen(); strings.Contains(scr, "password="+demo.ScenarioSecret[:8]) || strings.Contains(scr, "Reveal the unredacted") {
 		t.Fatalf("read-only mode revealed:\n%s", scr)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
+	"github.com/dlqt/dlqt/internal/demo"
 	"github.com/dlqt/dlqt/internal/journal"
 )
 
@@ -21,7 +21,7 @@ import (
 
 // assertClean fails when a planted secret or a hostile string is on screen,
 // or when a payload's OSC escape retitled the terminal.
-func assertClean(t *testing.T, s *term, scen broker.Scenarios, screen string) {
+func assertClean(t *testing.T, s *term, scen demo.Scenarios, screen string) {
 	t.Helper()
 	for _, secret := range scen.Secrets {
 		if strings.Contains(screen, secret) {
@@ -132,7 +132,7 @@ func TestTUIAsksBeforeBrowsingAQuorumQueueWithADeliveryLimit(t *testing.T) {
 	cfg := brokertest.NewVhost(t, "e2e-quorum")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	scen, err := broker.LoadScenarios(ctx, cfg)
+	scen, err := demo.LoadScenarios(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
+	"github.com/dlqt/dlqt/internal/demo"
 )
 
 // The scenarios take a few seconds to settle on the broker, so the tests of
@@ -20,12 +21,12 @@ import (
 var shared struct {
 	once sync.Once
 	cfg  broker.Config
-	scen broker.Scenarios
+	scen demo.Scenarios
 	err  error
 }
 
 // scenarioVhost returns the shared vhost with the seed scenarios loaded.
-func scenarioVhost(t *testing.T) (broker.Config, broker.Scenarios) {
+func scenarioVhost(t *testing.T) (broker.Config, demo.Scenarios) {
 	t.Helper()
 	shared.once.Do(func() {
 		cfg := brokertest.Env()
@@ -40,7 +41,7 @@ func scenarioVhost(t *testing.T) (broker.Config, broker.Scenarios) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		shared.cfg = cfg
-		shared.scen, shared.err = broker.LoadScenarios(ctx, cfg)
+		shared.scen, shared.err = demo.LoadScenarios(ctx, cfg)
 	})
 	if shared.err != nil {
 		t.Fatal(shared.err)

@@ -5,7 +5,26 @@ import (
 	"net/http"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
+
+// The functions here serve tools that set a broker up rather than read it:
+// the tests and `dlqt demo load`. dlqt's own read and replay paths never
+// call them.
+
+// ManagementClient is a rabbit-hole client for c's management API, with c's
+// credentials and timeout.
+func (c Config) ManagementClient() (*rabbithole.Client, error) { return c.management() }
+
+// DialVhost opens a plain AMQP connection to c.Vhost, giving up after c's
+// timeout. The caller owns it and closes it.
+func (c Config) DialVhost() (*amqp.Connection, error) {
+	u, err := c.amqpURL()
+	if err != nil {
+		return nil, err
+	}
+	return amqp.DialConfig(u, amqp.Config{Dial: amqp.DefaultDial(c.timeout())})
+}
 
 // CreateVhost creates c.Vhost and grants the management user full rights in
 // it. Used by tests and by `make demo`; dlqt itself never creates vhosts.

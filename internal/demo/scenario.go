@@ -1,4 +1,4 @@
-package broker
+package demo
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -137,18 +138,14 @@ const settleTimeout = 30 * time.Second
 // and the max-length queue pushes out the previous call's leftovers too.
 // Scenarios then describes this call's messages only; Depths is always the
 // observed total. Tests use a fresh vhost.
-func LoadScenarios(ctx context.Context, cfg Config) (Scenarios, error) {
+func LoadScenarios(ctx context.Context, cfg broker.Config) (Scenarios, error) {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
 
 	if err := putScenarioPolicy(cfg); err != nil {
 		return Scenarios{}, err
 	}
-	url, err := cfg.amqpURL()
-	if err != nil {
-		return Scenarios{}, err
-	}
-	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(cfg.timeout())})
+	conn, err := cfg.DialVhost()
 	if err != nil {
 		return Scenarios{}, fmt.Errorf("scenarios: connect to vhost %q: %w", cfg.Vhost, err)
 	}

@@ -1,4 +1,4 @@
-package broker_test
+package demo_test
 
 import (
 	"bytes"
@@ -18,18 +18,19 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
+	"github.com/dlqt/dlqt/internal/demo"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // These tests read the broker with raw AMQP and the management API only, so
 // that what they prove about the scenarios does not depend on dlqt's reader.
 
-func loadScenarios(t *testing.T, cfg broker.Config) broker.Scenarios {
+func loadScenarios(t *testing.T, cfg broker.Config) demo.Scenarios {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	sc, err := broker.LoadScenarios(ctx, cfg)
+	sc, err := demo.LoadScenarios(ctx, cfg)
 	if err != nil {
 		t.Fatalf("LoadScenarios: %v", err)
 	}
@@ -144,14 +145,14 @@ func TestLoadingScenariosTwiceDoublesTheMessages(t *testing.T) {
 
 // assertParkedAsProduced checks each parked message against the expectation
 // with its message id (or, for id-less ones, against the id-less ones).
-func assertParkedAsProduced(t *testing.T, p broker.ParkingScenario, ds []amqp.Delivery) {
+func assertParkedAsProduced(t *testing.T, p demo.ParkingScenario, ds []amqp.Delivery) {
 	t.Helper()
 	if len(ds) != len(p.Messages) {
 		t.Fatalf("read %d messages, produced %d", len(ds), len(p.Messages))
 	}
 	seen := map[string]int{}
 	for _, d := range ds {
-		i := slices.IndexFunc(p.Messages, func(m broker.Produced) bool { return m.MessageID == d.MessageId })
+		i := slices.IndexFunc(p.Messages, func(m demo.Produced) bool { return m.MessageID == d.MessageId })
 		if i < 0 {
 			t.Errorf("unexpected message %q in %s", d.MessageId, p.Queue)
 			continue
@@ -198,7 +199,7 @@ func assertParkedAsProduced(t *testing.T, p broker.ParkingScenario, ds []amqp.De
 
 // assertFailureBlock checks seed 002's give-up publish: the retry headers and
 // the envelope's failure block.
-func assertFailureBlock(t *testing.T, d amqp.Delivery, want broker.Produced) {
+func assertFailureBlock(t *testing.T, d amqp.Delivery, want demo.Produced) {
 	t.Helper()
 	for _, h := range []string{"x-last-error", "x-last-error-time", "x-error", "x-failed-at"} {
 		if s, _ := d.Headers[h].(string); s == "" {
@@ -229,9 +230,9 @@ func assertFailureBlock(t *testing.T, d amqp.Delivery, want broker.Produced) {
 	}
 }
 
-func xDeaths(t *testing.T, h amqp.Table) map[broker.DeathStep]int64 {
+func xDeaths(t *testing.T, h amqp.Table) map[demo.DeathStep]int64 {
 	t.Helper()
-	out := map[broker.DeathStep]int64{}
+	out := map[demo.DeathStep]int64{}
 	raw, ok := h["x-death"]
 	if !ok {
 		return out
@@ -248,7 +249,7 @@ func xDeaths(t *testing.T, h amqp.Table) map[broker.DeathStep]int64 {
 		q, _ := tab["queue"].(string)
 		r, _ := tab["reason"].(string)
 		n, _ := tab["count"].(int64)
-		out[broker.DeathStep{Queue: q, Reason: triage.Reason(r)}] = n
+		out[demo.DeathStep{Queue: q, Reason: triage.Reason(r)}] = n
 	}
 	return out
 }
@@ -429,7 +430,7 @@ func TestReadPathUnderstandsScenarios(t *testing.T) {
 	}
 }
 
-func assertParkingQueue(t *testing.T, pq triage.ParkingQueue, p broker.ParkingScenario) {
+func assertParkingQueue(t *testing.T, pq triage.ParkingQueue, p demo.ParkingScenario) {
 	t.Helper()
 	if pq.Type != p.Type || pq.DeliveryLimit != p.DeliveryLimit {
 		t.Errorf("%s: type %q delivery-limit %d, want %q %d", p.Queue, pq.Type, pq.DeliveryLimit, p.Type, p.DeliveryLimit)
@@ -446,13 +447,13 @@ func assertParkingQueue(t *testing.T, pq triage.ParkingQueue, p broker.ParkingSc
 	}
 }
 
-func assertGroups(t *testing.T, got []triage.Group, want []broker.GroupCount) {
+func assertGroups(t *testing.T, got []triage.Group, want []demo.GroupCount) {
 	t.Helper()
-	var gs []broker.GroupCount
+	var gs []demo.GroupCount
 	for _, g := range got {
-		gs = append(gs, broker.GroupCount{Reason: g.Reason, ReasonCode: g.ReasonCode, Count: g.Count})
+		gs = append(gs, demo.GroupCount{Reason: g.Reason, ReasonCode: g.ReasonCode, Count: g.Count})
 	}
-	slices.SortFunc(gs, func(a, b broker.GroupCount) int {
+	slices.SortFunc(gs, func(a, b demo.GroupCount) int {
 		if c := strings.Compare(string(a.Reason), string(b.Reason)); c != 0 {
 			return c
 		}
@@ -466,7 +467,7 @@ func assertGroups(t *testing.T, got []triage.Group, want []broker.GroupCount) {
 // assertTriagedAsProduced checks each triaged message against what was
 // produced with its message id: reason, code, event type, and a timeline
 // that shows every x-death and the application's retry history.
-func assertTriagedAsProduced(t *testing.T, ins triage.Inspection, p broker.ParkingScenario) {
+func assertTriagedAsProduced(t *testing.T, ins triage.Inspection, p demo.ParkingScenario) {
 	t.Helper()
 	if len(ins.Messages) != len(p.Messages) {
 		t.Fatalf("triaged %d messages, produced %d", len(ins.Messages), len(p.Messages))
@@ -478,7 +479,7 @@ func assertTriagedAsProduced(t *testing.T, ins triage.Inspection, p broker.Parki
 		}
 		ids[m.ID] = true
 		mid := m.Message.Properties.MessageID
-		i := slices.IndexFunc(p.Messages, func(pr broker.Produced) bool { return pr.MessageID == mid })
+		i := slices.IndexFunc(p.Messages, func(pr demo.Produced) bool { return pr.MessageID == mid })
 		if i < 0 {
 			t.Errorf("unexpected message %q", mid)
 			continue
@@ -515,7 +516,7 @@ func assertTriagedAsProduced(t *testing.T, ins triage.Inspection, p broker.Parki
 		}
 	}
 	for id := range ids {
-		if !slices.ContainsFunc(p.Messages, func(pr broker.Produced) bool { return pr.MessageID == id && id != "" }) {
+		if !slices.ContainsFunc(p.Messages, func(pr demo.Produced) bool { return pr.MessageID == id && id != "" }) {
 			anonymous--
 		}
 	}
@@ -526,7 +527,7 @@ func assertTriagedAsProduced(t *testing.T, ins triage.Inspection, p broker.Parki
 
 // assertSafeToShow checks that no secret survives in a payload and that no
 // string dlqt derived carries a control character or bidi override.
-func assertSafeToShow(t *testing.T, ins triage.Inspection, sc broker.Scenarios) {
+func assertSafeToShow(t *testing.T, ins triage.Inspection, sc demo.Scenarios) {
 	t.Helper()
 	for _, m := range ins.Messages {
 		planted := false

@@ -1,4 +1,4 @@
-package broker
+package demo
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker"
 )
 
 // Names of the scenario topology (seeds 001 and 002, plus a legacy parking
@@ -113,8 +115,8 @@ func scenarioTopology() (exchanges map[string]string, queues []scenarioQueue) {
 
 // putScenarioPolicy must run before billing.reminders is declared, so the
 // queue is born with its DLX rather than waiting for the policy to reach it.
-func putScenarioPolicy(cfg Config) error {
-	rh, err := cfg.management()
+func putScenarioPolicy(cfg broker.Config) error {
+	rh, err := cfg.ManagementClient()
 	if err != nil {
 		return err
 	}
@@ -160,8 +162,8 @@ func declareScenarioTopology(conn *amqp.Connection) error {
 // seconds (a new quorum queue took ~7 s on 3.10), and dlqt reads topology
 // there, so a reader started earlier would see a DLX-less billing.reminders
 // and empty queues.
-func waitManagementView(ctx context.Context, cfg Config, want map[string]int) error {
-	rh, err := cfg.management()
+func waitManagementView(ctx context.Context, cfg broker.Config, want map[string]int) error {
+	rh, err := cfg.ManagementClient()
 	if err != nil {
 		return err
 	}
