@@ -11,10 +11,10 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// billingFlow is seed 001: three work queues die into one fanout graveyard,
-// billing.parking, each for its own broker reason. Invoices are rejected by
-// their consumer, reminders expire (their DLX comes from a policy), exports
-// overflow a max-length queue.
+// billingFlow is broker dead-lettering at its plainest: three work queues
+// die into one fanout graveyard, billing.parking, each for its own broker
+// reason. Invoices are rejected by their consumer, reminders expire (their
+// DLX comes from a policy), exports overflow a max-length queue.
 func billingFlow(ctx context.Context, e *flowEnv) (flowOutcome, error) {
 	conn, pub, probe, base, now := e.conn, e.pub, e.probe, e.base, e.now
 

@@ -7,8 +7,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// scenarioEnvelope is the diagnostic envelope of seed 003 as the scenario
-// applications write it: identity and schema up front, the business data
+// scenarioEnvelope is the diagnostic envelope the scenario applications
+// write: identity and schema up front, the business data
 // under "data", and a failure block once the application knows why it gave up.
 type scenarioEnvelope struct {
 	MessageID     string           `json:"message_id,omitempty"`

@@ -11,7 +11,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// Seed 002's application-managed retries: the order worker counts attempts in
+// Application-managed retries: the order worker counts attempts in
 // x-retry-count, parks a failed message in the next TTL bucket (which expires
 // it back to orders.exchange), and after the last bucket publishes it to the
 // DLQ itself, with a failure block. So those messages carry x-death entries
@@ -160,7 +160,7 @@ func handleOrder(ctx context.Context, pub *confirmPublisher, d amqp.Delivery) er
 }
 
 // republish copies a delivery into a new publishing, headers (x-death
-// included) and identity kept, as seed 002's consumer does.
+// included) and identity kept, as a retrying consumer does.
 func republish(d amqp.Delivery) amqp.Publishing {
 	h := amqp.Table{}
 	for k, v := range d.Headers {

@@ -1,3 +1,10 @@
+// Package demo makes realistic messages die for real on a broker, for
+// `dlqt demo load`, the bundled demo snapshot and the tests of every layer:
+// broker dead-lettering (rejected, expired, maxlen, delivery_limit) into
+// parking queues, application-managed retries through TTL buckets into a
+// DLQ, and fault messages that frameworks publish themselves. It sets the
+// broker up with plain AMQP and the management API; dlqt's read path never
+// imports it.
 package demo
 
 import (
@@ -125,10 +132,10 @@ func (s Scenarios) Queue(name string) (ParkingScenario, bool) {
 // quorum queue) to show it.
 const settleTimeout = 30 * time.Second
 
-// LoadScenarios declares the seed topologies in cfg.Vhost (which must exist)
+// LoadScenarios declares the scenario topologies in cfg.Vhost (which must exist)
 // and makes messages die there for real: the broker rejects, expires, drops
-// at max-length and enforces a quorum delivery limit; a consumer runs
-// seed 002's retry buckets; applications park fault messages directly. It
+// at max-length and enforces a quorum delivery limit; a consumer retries
+// through TTL buckets; applications park fault messages directly. It
 // returns once every flow has settled: expected depths reached, every
 // consumer cancelled, connections closed, and the management API showing it
 // all (dlqt reads the topology there).
@@ -214,7 +221,7 @@ func LoadScenarios(ctx context.Context, cfg broker.Config) (Scenarios, error) {
 	}, nil
 }
 
-// scenarioFlow publishes one seed's messages, runs its consumers until the
+// scenarioFlow publishes one scenario's messages, runs its consumers until the
 // broker has dead-lettered what it should, and reports what it parked.
 type scenarioFlow func(ctx context.Context, e *flowEnv) (flowOutcome, error)
 

@@ -197,7 +197,7 @@ func assertParkedAsProduced(t *testing.T, p demo.ParkingScenario, ds []amqp.Deli
 	}
 }
 
-// assertFailureBlock checks seed 002's give-up publish: the retry headers and
+// assertFailureBlock checks the order worker's give-up publish: the retry headers and
 // the envelope's failure block.
 func assertFailureBlock(t *testing.T, d amqp.Delivery, want demo.Produced) {
 	t.Helper()
@@ -311,7 +311,7 @@ func assertDepth(t *testing.T, conn *amqp.Connection, queue string, want int) {
 }
 
 // peek reads n messages by holding them unacked, then releases them all in
-// one Nack(multiple, requeue), as DESIGN.md prescribes for browsing.
+// one Nack(multiple, requeue), the way dlqt browses (docs/ARCHITECTURE.md).
 func peek(t *testing.T, conn *amqp.Connection, queue string, n int) []amqp.Delivery {
 	t.Helper()
 	ch, err := conn.Channel()

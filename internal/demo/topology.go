@@ -12,8 +12,9 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 )
 
-// Names of the scenario topology (seeds 001 and 002, plus a legacy parking
-// queue that applications publish their faults into).
+// Names of the scenario topology: broker dead-lettering into fanout parking
+// queues, application-managed retries into a DLQ, and a legacy parking queue
+// that applications publish their faults into.
 const (
 	billingDLX       = "billing.dlx"
 	billingParking   = "billing.parking"
@@ -44,7 +45,7 @@ const (
 	remindersTTL         = 100 // ms
 )
 
-// ordersRetryBuckets are seed 002's retry queues, one per delay.
+// ordersRetryBuckets are the order worker's retry queues, one per delay.
 var ordersRetryBuckets = []struct {
 	name string
 	ttl  int32 // ms
