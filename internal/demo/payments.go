@@ -9,11 +9,16 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// paymentsFlow is the quorum half of seed 001: a capture consumer that keeps
-// requeueing (the naive nack(requeue=true) of seed 002) until the quorum
-// queue's delivery limit makes the broker dead-letter the message into
-// payments.parking, itself a quorum queue with a delivery limit, which is
-// what makes browsing it costly.
+// paymentsFlow is the quorum half of broker dead-lettering: a capture
+// consumer that keeps handing messages back (the naive "try again later")
+// until the quorum queue's delivery limit makes the broker dead-letter them
+// into payments.parking, itself a quorum queue with a delivery limit, which
+// is what makes browsing it costly.
+//
+// It hands them back with basic.reject(requeue): from RabbitMQ 4.3 on a
+// basic.nack with requeue no longer counts toward the delivery limit, so a
+// nack loop would spin without a death; a reject counts on 3.10, 4.0 and 4.3
+// alike (docs/ARCHITECTURE.md).
 func paymentsFlow(ctx context.Context, e *flowEnv) (flowOutcome, error) {
 	conn, pub, probe, base, now := e.conn, e.pub, e.probe, e.base, e.now
 
@@ -32,7 +37,7 @@ func paymentsFlow(ctx context.Context, e *flowEnv) (flowOutcome, error) {
 	go func() {
 		defer close(done)
 		for d := range c.deliveries { // closed by stop
-			_ = d.Nack(false, true) // "the gateway timed out, try again"
+			_ = d.Reject(true) // "the gateway timed out, try again"
 		}
 	}()
 	want := base[paymentsParking] + len(captures)
