@@ -13,6 +13,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -82,7 +83,7 @@ func Open(path string, timeout time.Duration) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("journal %s: %w (waited %s for its lock; close the other dlqt or pass --journal)", path, ErrLocked, timeout)
 	}
 	if err != nil {
