@@ -28,6 +28,7 @@ var shared struct {
 // scenarioVhost returns the shared vhost with the seed scenarios loaded.
 func scenarioVhost(t *testing.T) (broker.Config, demo.Scenarios) {
 	t.Helper()
+	brokertest.SkipShort(t)
 	shared.once.Do(func() {
 		cfg := brokertest.Env()
 		var b [6]byte

@@ -85,6 +85,9 @@ type term struct {
 // startTerm runs dlqt with args in a new tmux session of w x h cells.
 func startTerm(t *testing.T, w, h int, env []string, args ...string) *term {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives dlqt in tmux; -short skips the end-to-end tests (make test runs them)")
+	}
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("the end-to-end tests need tmux (run .ci/prepare)")
 	}

@@ -24,11 +24,22 @@ func Env() broker.Config {
 	return c
 }
 
+// SkipShort skips a test that needs the broker when go test runs with
+// -short (make unit). It is the one place that decides so: NewVhost calls it,
+// and so does any fixture that creates its vhost another way.
+func SkipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs RabbitMQ; -short skips the broker integration tests (make test runs them)")
+	}
+}
+
 // NewVhost creates a uniquely named vhost (dlqt-test-<prefix>-<random>) and
-// deletes it in t.Cleanup. A broker that does not answer fails the test: an
-// integration test is never skipped.
+// deletes it in t.Cleanup. Under -short the test is skipped (SkipShort);
+// otherwise a broker that does not answer fails it.
 func NewVhost(t testing.TB, prefix string) broker.Config {
 	t.Helper()
+	SkipShort(t)
 	c := Env()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -36,7 +47,7 @@ func NewVhost(t testing.TB, prefix string) broker.Config {
 	}
 	c.Vhost = "dlqt-test-" + prefix + "-" + hex.EncodeToString(b[:])
 	if err := broker.CreateVhost(c); err != nil {
-		t.Fatalf("the integration tests need RabbitMQ with the management plugin (run .ci/run or `make broker`): %v", err)
+		t.Fatalf("the integration tests need RabbitMQ with the management plugin (start it with `make prepare` or `bash .ci/prepare`): %v", err)
 	}
 	t.Cleanup(func() {
 		if err := broker.DeleteVhost(c); err != nil {
