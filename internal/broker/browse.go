@@ -29,7 +29,7 @@ const (
 )
 
 // Browse reads up to opts.Limit messages of a queue without taking them, as
-// DESIGN.md prescribes:
+// docs/ARCHITECTURE.md explains:
 //
 //   - classic queues, and quorum queues without a delivery limit: held with
 //     basic.consume (manual ack), then the consumer is cancelled and every

@@ -12,7 +12,7 @@ import (
 )
 
 // Replay is the broker side of one replay (triage.ReplayPort). It works on
-// two connections of its own, as DESIGN.md asks: one holds the source
+// two connections of its own (docs/ARCHITECTURE.md): one holds the source
 // messages and watches the parking queue, the other publishes (confirm mode,
 // mandatory), so a broker that blocks publishers never stalls the acks and
 // the watch. Closing it closes both, which requeues whatever is still held.

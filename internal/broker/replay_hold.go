@@ -20,9 +20,9 @@ type heldSources struct {
 }
 
 // Hold implements triage.ReplayPort. It consumes the queue with manual ack
-// and no prefetch bound (DESIGN.md: never a basic.get loop), cancels the
-// consumer once it has read the depth it found, at most HoldLimit (or the
-// broker goes quiet),
+// and no prefetch bound (never a basic.get loop; docs/ARCHITECTURE.md),
+// cancels the consumer once it has read the depth it found, at most
+// HoldLimit (or the broker goes quiet),
 // and keeps the wanted messages unacked; every other one is requeued on its
 // own, back to its place. Identities are computed as the read path does
 // (triage.Identify), over the messages that are not copies of this replay,
