@@ -24,9 +24,10 @@ test: prepare
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 12m $(PKGS)
 
-# Unit tests only: no broker, no tmux.
+# Every test that needs no broker and no tmux, in every package: -short
+# skips the others (brokertest.SkipShort, startTerm).
 unit:
-	$(GO) test -count=1 -short ./internal/triage/ ./internal/journal/ ./internal/views/ ./internal/ui/
+	$(GO) test -count=1 -short $(PKGS)
 
 bench: prepare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/ ./internal/journal/
