@@ -197,8 +197,8 @@ func assertParkedAsProduced(t *testing.T, p demo.ParkingScenario, ds []amqp.Deli
 	}
 }
 
-// assertFailureBlock checks the order worker's give-up publish: the retry headers and
-// the envelope's failure block.
+// assertFailureBlock checks the order worker's give-up publish: the retry
+// headers and the envelope's failure block.
 func assertFailureBlock(t *testing.T, d amqp.Delivery, want demo.Produced) {
 	t.Helper()
 	for _, h := range []string{"x-last-error", "x-last-error-time", "x-error", "x-failed-at"} {
