@@ -15,6 +15,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // The headless commands call the same triage use cases as the TUI and print
@@ -268,7 +269,7 @@ func queueRows(top triage.Topology, parking []triage.ParkingQueue) []queueRow {
 			from = sanitizeAll(p.DeadLetteredFrom)
 		}
 		rows = append(rows, queueRow{
-			Vhost: triage.SanitizeLine(top.Vhost), Name: triage.SanitizeLine(q.Name), Type: q.Type,
+			Vhost: sanitize.Line(top.Vhost), Name: sanitize.Line(q.Name), Type: q.Type,
 			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
 		})
 	}
@@ -340,7 +341,7 @@ func rfc3339(t time.Time) *string {
 func sanitizeAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = triage.SanitizeLine(s)
+		out[i] = sanitize.Line(s)
 	}
 	return out
 }
@@ -366,7 +367,7 @@ func printQueues(w io.Writer, rows []queueRow) error {
 }
 
 func printGroups(w io.Writer, in triage.Inspection, f triage.Filter, rows []groupRow) error {
-	fmt.Fprintf(w, "%s: %s%s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
+	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES")
 	for _, r := range rows {
@@ -376,7 +377,7 @@ func printGroups(w io.Writer, in triage.Inspection, f triage.Filter, rows []grou
 }
 
 func printMessages(w io.Writer, in triage.Inspection, f triage.Filter) error {
-	fmt.Fprintf(w, "%s: %s%s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
+	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tREASON\tREASON_CODE\tEVENT TYPE\tATTEMPTS\tDIED AT")
 	for _, t := range in.Messages {

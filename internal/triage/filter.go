@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Filter narrows messages by what dlqt derived from them. It is written as
@@ -129,7 +131,7 @@ func (f Filter) String() string {
 	if f.Empty() {
 		return "(no filter)"
 	}
-	return SanitizeLine(strings.Join(f.Exprs(), " and "))
+	return sanitize.Line(strings.Join(f.Exprs(), " and "))
 }
 
 // MarshalJSON records a filter as its expressions, so a journalled plan

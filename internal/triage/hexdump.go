@@ -49,6 +49,8 @@ func hexDump(b []byte, hidden []bool) string {
 
 func isHidden(hidden []bool, i int) bool { return i < len(hidden) && hidden[i] }
 
+const hexDigits = "0123456789abcdef"
+
 // hiddenBytes marks the bytes of b that a value rule of r would mask, so a
 // token or card number embedded in a binary body is hidden in its dump.
 func (r *Redactor) hiddenBytes(b []byte) ([]bool, int) {

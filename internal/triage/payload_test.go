@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/triage/sanitize/sanitizetest"
 )
 
 func TestRenderPayloadJSON(t *testing.T) {
@@ -25,7 +28,7 @@ func TestRenderPayloadPlainText(t *testing.T) {
 	if p.Text != want || p.Binary || p.Redactions != 2 {
 		t.Errorf("got %q binary=%v redactions=%d\nwant %q", p.Text, p.Binary, p.Redactions, want)
 	}
-	assertSafe(t, p.Text, true)
+	sanitizetest.AssertSafe(t, p.Text, true)
 }
 
 func TestRenderPayloadWithoutRedactorStillSanitises(t *testing.T) {
@@ -78,40 +81,16 @@ func TestRenderPayloadBounds(t *testing.T) {
 
 	text := strings.Repeat("Đơn hàng ", maxTextBytes/8)
 	p = RenderPayload([]byte(text), "", nil)
-	shown := len(text) - len(trimPartialRune([]byte(text[:maxTextBytes])))
+	shown := len(text) - len(sanitize.TrimPartialRune([]byte(text[:maxTextBytes])))
 	if p.Binary || !strings.HasSuffix(p.Text, fmt.Sprintf("\n... %d more bytes not shown", shown)) {
 		t.Errorf("text not bounded: ends %q", p.Text[max(0, len(p.Text)-60):])
 	}
-	assertSafe(t, p.Text, true)
+	sanitizetest.AssertSafe(t, p.Text, true)
 
 	deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
 	p = RenderPayload([]byte(deep), "application/json", nil)
 	if len(p.Text) > maxTextBytes+200 {
 		t.Errorf("deep JSON rendered to %d bytes", len(p.Text))
-	}
-}
-
-func TestIsBinary(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		ct   string
-		want bool
-	}{
-		{"json", `{"a":1}`, "application/json", false},
-		{"json as octet-stream", `{"a":1}`, "application/octet-stream", false},
-		{"coloured log line", "\x1b[31mERROR\x1b[0m failed\n", "", false},
-		{"one stray control", "hello\x07world", "", false},
-		{"invalid utf-8", "ab\xffcd", "", true},
-		{"many controls", "\x08\x01\x12\x03abc", "", true},
-		{"protobuf content type", "\nhello", "application/x-protobuf", true},
-		{"image", "GIF89a", "image/gif", true},
-		{"content type with parameters", "plain", "text/plain; charset=utf-8", false},
-	}
-	for _, tt := range tests {
-		if got := isBinary([]byte(tt.body), tt.ct); got != tt.want {
-			t.Errorf("%s: isBinary = %v, want %v", tt.name, got, tt.want)
-		}
 	}
 }
 
@@ -135,7 +114,7 @@ func FuzzRenderPayload(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
 		for _, red := range []*Redactor{r, nil} {
 			p := RenderPayload(body, ct, red)
-			assertSafe(t, p.Text, true)
+			sanitizetest.AssertSafe(t, p.Text, true)
 			if p.Binary || !json.Valid(body) || strings.HasSuffix(p.Text, " more bytes not shown") {
 				continue // only whole JSON renderings must be JSON
 			}

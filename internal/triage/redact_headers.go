@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // maxHeaderBinary bounds how many bytes of a binary header value are shown.
@@ -16,7 +18,7 @@ const maxHeaderBinary = 64
 // h itself is never changed: reading a message must not alter it. Secret
 // header names (authorization, x-api-key, cookie, ...) mask their whole
 // value; other strings, and []byte that holds text, are redacted by shape.
-// Every key and string goes through SanitizeLine. In the copy, []byte becomes
+// Every key and string goes through sanitize.Line. In the copy, []byte becomes
 // a string (its text, or "0x" and its hex when binary) so no raw bytes reach
 // a screen; numbers, booleans, times and nil are kept as they are.
 func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
@@ -58,7 +60,7 @@ func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
 // address, a token) is masked like any other string, then sanitised.
 func headerKey(k string, r *Redactor) (string, int) {
 	key, n := r.Text(k)
-	return SanitizeLine(key), n
+	return sanitize.Line(key), n
 }
 
 // redactHeader redacts the value of one named field of a table.
@@ -75,11 +77,11 @@ func redactHeaderValue(v any, r *Redactor) (any, int) {
 		return t, 0
 	case string:
 		s, n := r.Text(t)
-		return SanitizeLine(s), n
+		return sanitize.Line(s), n
 	case []byte:
-		if utf8.Valid(t) && !isBinary(t, "") {
+		if utf8.Valid(t) && !sanitize.IsBinary(t, "") {
 			s, n := r.Text(string(t))
-			return SanitizeLine(s), n
+			return sanitize.Line(s), n
 		}
 		return binaryHeader(t), 0
 	case Headers:
@@ -126,7 +128,7 @@ func redactOtherValue(v any, r *Redactor) (any, int) {
 		return redactHeaderValue(list, r)
 	}
 	s, n := r.Text(fmt.Sprint(v))
-	return SanitizeLine(s), n
+	return sanitize.Line(s), n
 }
 
 // revealsNothing lists values a secret key keeps: they say whether a

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize/sanitizetest"
 )
 
 func TestRedactHeaders(t *testing.T) {
@@ -141,7 +143,7 @@ func deepCopyValue(v any) any {
 func assertHeadersSafe(t testing.TB, h Headers) {
 	t.Helper()
 	for k, v := range h {
-		assertSafe(t, k, false)
+		sanitizetest.AssertSafe(t, k, false)
 		assertValueSafe(t, v)
 	}
 }
@@ -150,7 +152,7 @@ func assertValueSafe(t testing.TB, v any) {
 	t.Helper()
 	switch x := v.(type) {
 	case string:
-		assertSafe(t, x, false)
+		sanitizetest.AssertSafe(t, x, false)
 	case []byte:
 		t.Fatalf("raw []byte %q left in redacted headers", x)
 	case Headers:

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // errOutputFull stops a JSON walk whose output reached its bound.
@@ -301,7 +303,7 @@ func isDigits(s string) bool {
 
 // writeJSONString writes s as a JSON string. Unlike encoding/json it also
 // escapes DEL, C1 controls, bidi controls and the line separators as \uXXXX,
-// so the result is valid JSON that Sanitize leaves alone, and shows any of
+// so the result is valid JSON that sanitize.Text leaves alone, and shows any of
 // them visibly. It does not escape <, > and & (this is not for HTML).
 func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
@@ -340,7 +342,7 @@ func writeJSONString(b *bytes.Buffer, s string) {
 			start = i
 			continue
 		}
-		if unsafeRune(r) {
+		if sanitize.UnsafeRune(r) {
 			b.WriteString(s[start:i])
 			writeJSONEscape(b, r)
 			start = i + size

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // refilter puts the filter bar's line in force on the groups and messages
@@ -26,7 +27,7 @@ func (m *Model) refilter() {
 	opts.Now = m.now() // died<1h is counted from the screen's clock
 	f, err := triage.ParseFilterLine(line, opts)
 	if err != nil {
-		t.SetFilterError(triage.SanitizeLine(err.Error()))
+		t.SetFilterError(sanitize.Line(err.Error()))
 		return
 	}
 	t.SetFilterError("")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -256,7 +257,7 @@ func (m *Model) setErr(err error) {
 		m.lastErr = ""
 		return
 	}
-	m.lastErr = triage.SanitizeLine(err.Error())
+	m.lastErr = sanitize.Line(err.Error())
 }
 
 // key routes a key press: ctrl+c first, then an open dialog, then a focused
@@ -685,7 +686,7 @@ func (m *Model) onTagged(msg taggedMsg) tea.Cmd {
 	}
 	m.tags[msg.messageID] = msg.tags
 	m.pushTags()
-	m.done = "tagged " + triage.SanitizeLine(msg.messageID) + " in the journal; its tags: " +
-		triage.SanitizeLine(strings.Join(msg.tags, ", "))
+	m.done = "tagged " + sanitize.Line(msg.messageID) + " in the journal; its tags: " +
+		sanitize.Line(strings.Join(msg.tags, ", "))
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Groups is the second screen: the messages of one queue grouped by
@@ -131,11 +132,11 @@ func (g *Groups) regroup() {
 	for i, gr := range insp.Groups {
 		types := make([]string, len(gr.EventTypes))
 		for j, t := range gr.EventTypes {
-			types[j] = triage.SanitizeLine(t)
+			types[j] = sanitize.Line(t)
 		}
 		rows[i] = []string{
 			string(gr.Reason),
-			orDash(triage.SanitizeLine(gr.ReasonCode)),
+			orDash(sanitize.Line(gr.ReasonCode)),
 			Count(gr.Count),
 			ageSince(now, gr.Oldest),
 			ageSince(now, gr.Newest),
@@ -183,12 +184,12 @@ func (g *Groups) SetSize(w, h int) {
 func (g *Groups) Update(msg tea.Msg) tea.Cmd { return g.table.Update(msg) }
 
 func (g *Groups) header() string {
-	name := triage.SanitizeLine(g.queue)
+	name := sanitize.Line(g.queue)
 	if g.insp == nil {
 		return name
 	}
 	q, _ := g.insp.Topology.Queue(g.queue)
-	kind := triage.SanitizeLine(q.Type)
+	kind := sanitize.Line(q.Type)
 	if q.DeliveryLimit > 0 {
 		kind += fmt.Sprintf(", delivery limit %d", q.DeliveryLimit)
 	}
@@ -210,7 +211,7 @@ func (g *Groups) filterLine() string {
 // progress says what the browse is doing, with numbers that move, so a slow
 // read never looks stuck: "reading orders.dlq: 3,200 / 10,000 messages…".
 func (g *Groups) progress() string {
-	line := g.spin.View() + " reading " + triage.SanitizeLine(g.queue) + ": "
+	line := g.spin.View() + " reading " + sanitize.Line(g.queue) + ": "
 	switch {
 	case g.expect > 0:
 		line += Count(g.read) + " / " + Plural(g.expect, "message") + "…"

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Message is the fourth screen: one message, read safely, in a scrollable
@@ -119,7 +120,7 @@ func (m *Message) Update(msg tea.Msg) tea.Cmd {
 // View draws the title line and the viewport.
 func (m *Message) View() string {
 	st := m.ctx.Styles
-	title := "message " + triage.SanitizeLine(m.msg.ID)
+	title := "message " + sanitize.Line(m.msg.ID)
 	if m.Revealed() {
 		title += fmt.Sprintf(" — REVEALED (journal #%d)", m.revealSeq)
 	}
@@ -217,7 +218,7 @@ func (m *Message) render() {
 	}
 	now := m.ctx.now()
 	t := m.msg
-	s := triage.SanitizeLine
+	s := sanitize.Line
 	p := &page{st: m.ctx.Styles, width: m.width}
 
 	p.section("identity")
@@ -277,11 +278,11 @@ func (m *Message) render() {
 	case m.Revealed():
 		p.lines = append(p.lines, p.st.Warn.Render(ansi.Truncate(fmt.Sprintf(
 			"  REVEALED, unredacted: journal entry #%d names you; leaving this screen hides it", m.revealSeq), p.width, "…")))
-		p.text(triage.Sanitize(m.revealed)) // still sanitised: the payload is the sender's
+		p.text(sanitize.Text(m.revealed)) // still sanitised: the payload is the sender's
 	case t.Payload == "":
 		p.lines = append(p.lines, "  (empty)")
 	default:
-		p.text(triage.Sanitize(t.Payload)) // triage did it already; the screen is the last line of defence
+		p.text(sanitize.Text(t.Payload)) // triage did it already; the screen is the last line of defence
 	}
 
 	keys := make([]string, 0, len(m.headers))
@@ -317,7 +318,7 @@ func when(now, t time.Time) string {
 
 // timelineLine is one step of the attempt timeline.
 func timelineLine(e triage.Event) string {
-	s := triage.SanitizeLine
+	s := sanitize.Line
 	parts := []string{fit(stamp(e.Time), 20), fit(string(e.Kind), 11)}
 	if e.Queue != "" {
 		parts = append(parts, s(e.Queue))

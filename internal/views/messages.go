@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Messages is the third screen: the messages of one group.
@@ -108,12 +109,12 @@ func (m *Messages) render() {
 		}
 		row := []string{
 			mark,
-			triage.SanitizeLine(t.ID),
-			orDash(triage.SanitizeLine(t.Envelope.EventType)),
+			sanitize.Line(t.ID),
+			orDash(sanitize.Line(t.Envelope.EventType)),
 			strconv.Itoa(t.Attempts),
 			ageSince(now, t.DiedAt),
 			minute(t.DiedAt),
-			orDash(triage.SanitizeLine(t.ReasonCode)),
+			orDash(sanitize.Line(t.ReasonCode)),
 			orDash(tagList(m.tags[t.ID])),
 		}
 		if m.limit > 0 {
@@ -136,7 +137,7 @@ func minute(t time.Time) string {
 func tagList(tags []string) string {
 	clean := make([]string, len(tags))
 	for i, t := range tags {
-		clean[i] = triage.SanitizeLine(t)
+		clean[i] = sanitize.Line(t)
 	}
 	return strings.Join(clean, ",")
 }
@@ -240,12 +241,12 @@ func (m *Messages) View() string {
 	st := m.ctx.Styles
 	title := ""
 	if m.insp != nil {
-		code := "/ " + triage.SanitizeLine(m.group.ReasonCode)
+		code := "/ " + sanitize.Line(m.group.ReasonCode)
 		if m.group.ReasonCode == "" {
 			code = "(no reason_code)" // "/ -" read like a path
 		}
 		title = fmt.Sprintf("%s › %s %s — %s",
-			triage.SanitizeLine(m.insp.Batch.Queue), m.group.Reason, code, Plural(m.group.Count, "message"))
+			sanitize.Line(m.insp.Batch.Queue), m.group.Reason, code, Plural(m.group.Count, "message"))
 		if m.limit > 0 {
 			title += fmt.Sprintf(", delivery limit %d (each read adds 1)", m.limit)
 		}
