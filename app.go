@@ -16,6 +16,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/ui"
 )
 
@@ -38,7 +39,7 @@ type app struct {
 	replayAllow []string // replay.allow from the config file
 	keymap      []byte   // user keymap overrides from the config file
 
-	red        *triage.Redactor // the defaults plus the config's redaction rules
+	red        *redact.Redactor // the defaults plus the config's redaction rules
 	tenantPath string           // filters.tenant_path
 	// readOnly (--read-only, DLQT_READ_ONLY, read_only) refuses every
 	// command that changes a queue; the TUI drops discard, replay and reveal.
@@ -109,7 +110,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	a.tenantPath = fc.Filters.TenantPath
 	a.health = fc.Health
 	if a.tenantPath != "" {
-		if _, err := triage.ParseJSONPath(a.tenantPath); err != nil {
+		if _, err := redact.ParseJSONPath(a.tenantPath); err != nil {
 			return usageError{fmt.Errorf("config %s: filters.tenant_path: %w", a.configPath, err)}
 		}
 	}
@@ -166,9 +167,9 @@ func (a *app) ReadOnly() bool { return a.readOnly }
 
 // redactor is the configured redactor, for every place that shows a
 // payload or headers (the headless commands and the TUI).
-func (a *app) redactor() *triage.Redactor {
+func (a *app) redactor() *redact.Redactor {
 	if a.red == nil {
-		return triage.NewRedactor()
+		return redact.New()
 	}
 	return a.red
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -314,8 +315,8 @@ type messageJSON struct {
 	Redactions   int            `json:"redactions"`
 }
 
-func messageRow(t triage.Triaged, red *triage.Redactor) messageJSON {
-	headers, n := triage.RedactHeaders(t.Message.Headers, red)
+func messageRow(t triage.Triaged, red *redact.Redactor) messageJSON {
+	headers, n := redact.Headers(t.Message.Headers, red)
 	if headers == nil {
 		headers = triage.Headers{}
 	}

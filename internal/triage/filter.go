@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -24,8 +25,8 @@ import (
 // immutable; its zero value matches everything.
 type Filter struct {
 	clauses []clause
-	red     *Redactor
-	tenant  JSONPath
+	red     *redact.Redactor
+	tenant  redact.JSONPath
 	cache   *SearchCache
 	// recorded holds the expressions of a filter read back from JSON (a
 	// journalled plan): evidence of what was selected, not a live filter.
@@ -38,8 +39,8 @@ type FilterOptions struct {
 	// (filters.tenant_path in the config); without it tenant is refused.
 	TenantPath string
 	// Redactor masks what text~ searches and what tenant reads, so that a
-	// search never sees more than the screen does. nil means NewRedactor().
-	Redactor *Redactor
+	// search never sees more than the screen does. nil means redact.New().
+	Redactor *redact.Redactor
 	// Now anchors durations (died<1h); zero means the time of parsing.
 	Now time.Time
 	// Cache, when set, keeps each message's redacted text between filters
@@ -53,13 +54,13 @@ type FilterOptions struct {
 func ParseWhere(exprs []string, opts FilterOptions) (Filter, error) {
 	f := Filter{red: opts.Redactor, cache: opts.Cache}
 	if f.red == nil {
-		f.red = NewRedactor()
+		f.red = redact.New()
 	}
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
 	if strings.TrimSpace(opts.TenantPath) != "" {
-		p, err := ParseJSONPath(opts.TenantPath)
+		p, err := redact.ParseJSONPath(opts.TenantPath)
 		if err != nil {
 			return Filter{}, fmt.Errorf("tenant path: %w", err)
 		}
@@ -181,7 +182,7 @@ func (in *matchInput) render() *searchEntry {
 	if len(in.t.Message.Body) > 0 {
 		p = RenderPayload(in.t.Message.Body, in.t.Message.Properties.ContentType, in.f.red).Text
 	}
-	h, _ := RedactHeaders(in.t.Message.Headers, in.f.red)
+	h, _ := redact.Headers(in.t.Message.Headers, in.f.red)
 	var b strings.Builder
 	writeHeaderLines(&b, "", h)
 	b.WriteString(p)

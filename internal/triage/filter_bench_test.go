@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // A filter bar re-filters on every key press: these measure one pass over
@@ -19,8 +21,8 @@ func BenchmarkFilterApply10k(b *testing.B) {
 			Properties: Properties{ContentType: "application/json"},
 			Headers:    Headers{"x-death": []any{xdeath("viec", "rejected", 1, t0.Add(time.Duration(i)*time.Second), "", "viec")}, "x-trace": "abc"}}
 	}
-	ts := Analyze(Batch{Queue: "nghia-dia", Messages: msgs}, seed001Topology(), NewRedactor())
-	red := NewRedactor()
+	ts := Analyze(Batch{Queue: "nghia-dia", Messages: msgs}, seed001Topology(), redact.New())
+	red := redact.New()
 	for _, exprs := range [][]string{
 		{"reason_code=code_3", "schema_version>=2"},
 		{"died<2026-11-30T11:00:00Z"},

@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // filterBatch is four parked messages that differ in every field a filter
 // reads, so each expression below must pick a known subset.
-func filterBatch(t *testing.T, red *Redactor) []Triaged {
+func filterBatch(t *testing.T, red *redact.Redactor) []Triaged {
 	t.Helper()
 	t0 := mustTime("2026-11-30T10:00:00Z")
 	env := func(id, event, schema, code, version, tenant, extra string) []byte {
@@ -48,7 +50,7 @@ func ids(ts []Triaged) []string {
 func TestEveryFilterFieldNarrowsTheMessages(t *testing.T) {
 	now := mustTime("2026-11-30T10:15:00Z")
 	opts := FilterOptions{TenantPath: "customer.tenant_id", Now: now}
-	ts := filterBatch(t, NewRedactor())
+	ts := filterBatch(t, redact.New())
 	tests := []struct {
 		exprs []string
 		want  []string
@@ -112,7 +114,7 @@ func TestEveryFilterFieldNarrowsTheMessages(t *testing.T) {
 // A search must never find what the screen masks: a secret key's value, a
 // bearer token, a card number or a configured path.
 func TestTextSearchNeverReadsWhatRedactionMasks(t *testing.T) {
-	red := NewRedactor().WithPaths([]PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: MaskFull}})
+	red := redact.New().WithPaths([]redact.PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: redact.MaskFull}})
 	ts := filterBatch(t, red)
 	for _, secret := range []string{"declined-secret", "declinedtokendeclinedtoken", "4111 1111 1111 1111", "4111"} {
 		f, err := ParseWhere([]string{"text~" + secret}, FilterOptions{Redactor: red})
@@ -133,7 +135,7 @@ func TestTextSearchNeverReadsWhatRedactionMasks(t *testing.T) {
 	}
 	// The Triaged may have been rendered by the defaults (a discard's sweep);
 	// the filter's own redactor still decides what a search sees.
-	loose := filterBatch(t, NewRedactor())
+	loose := filterBatch(t, redact.New())
 	if got := f.Apply(loose); len(got) != 0 {
 		t.Errorf("tenant~acme found %v in a payload rendered with fewer rules", ids(got))
 	}
@@ -174,7 +176,7 @@ func TestFilterErrorsNameTheExpression(t *testing.T) {
 }
 
 func TestFilterLineSplitsOnSpacesAndSearchesBareWords(t *testing.T) {
-	ts := filterBatch(t, NewRedactor())
+	ts := filterBatch(t, redact.New())
 	f, err := ParseFilterLine(` reason=rejected   "card declined" `, FilterOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +197,7 @@ func TestFilterLineSplitsOnSpacesAndSearchesBareWords(t *testing.T) {
 }
 
 func TestSelectionWhereNarrowsAGroupOrSelectsAlone(t *testing.T) {
-	ts := filterBatch(t, NewRedactor())
+	ts := filterBatch(t, redact.New())
 	f, err := ParseWhere([]string{"tenant=acme"}, FilterOptions{TenantPath: "$.customer.tenant_id"})
 	if err != nil {
 		t.Fatal(err)
@@ -226,9 +228,9 @@ func TestSelectionWhereNarrowsAGroupOrSelectsAlone(t *testing.T) {
 	}
 }
 
-func mustPath(t *testing.T, s string) JSONPath {
+func mustPath(t *testing.T, s string) redact.JSONPath {
 	t.Helper()
-	p, err := ParseJSONPath(s)
+	p, err := redact.ParseJSONPath(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +240,7 @@ func mustPath(t *testing.T, s string) JSONPath {
 // A cache gives the answers a fresh redaction gives, and never serves text
 // made by one redactor to a filter using another.
 func TestSearchCacheAgreesAndFollowsTheRedactor(t *testing.T) {
-	loose := NewRedactor()
+	loose := redact.New()
 	ts := filterBatch(t, loose)
 	cache := NewSearchCache()
 	for _, exprs := range [][]string{{"text~declined"}, {"tenant=acme"}, {"text~order.created", "tenant!=globex"}} {
@@ -253,7 +255,7 @@ func TestSearchCacheAgreesAndFollowsTheRedactor(t *testing.T) {
 			}
 		}
 	}
-	strict := NewRedactor().WithPaths([]PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: MaskFull}})
+	strict := redact.New().WithPaths([]redact.PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: redact.MaskFull}})
 	f, _ := ParseWhere([]string{"tenant=acme"}, FilterOptions{TenantPath: "customer.tenant_id", Redactor: strict, Cache: cache})
 	if got := f.Apply(ts); len(got) != 0 {
 		t.Errorf("a stricter redactor read the looser one's cache: %v", ids(got))
@@ -282,7 +284,7 @@ func TestFilterJSONIsARecord(t *testing.T) {
 	if back.String() != "group rejected where reason=rejected and text~card declined" || back.Where.Empty() {
 		t.Errorf("read back: %q", back.String())
 	}
-	if got := back.Apply(filterBatch(t, NewRedactor())); len(got) != 0 {
+	if got := back.Apply(filterBatch(t, redact.New())); len(got) != 0 {
 		t.Errorf("a recorded filter selected %v", ids(got))
 	}
 	var none Selection

@@ -3,6 +3,7 @@ package triage
 import (
 	"fmt"
 
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -25,13 +26,13 @@ type Payload struct {
 // order and number text) with secrets masked; other text gets free-text
 // redaction; both are then sanitised. Anything else is a bounded hex dump.
 // A nil r redacts nothing (the output is still sanitised).
-func RenderPayload(body []byte, contentType string, r *Redactor) Payload {
+func RenderPayload(body []byte, contentType string, r *redact.Redactor) Payload {
 	if len(body) == 0 {
 		return Payload{}
 	}
 	if sanitize.IsBinary(body, contentType) {
 		shown := body[:min(len(body), maxDumpBytes)]
-		hidden, n := r.hiddenBytes(body[:min(len(body), maxDumpBytes+1024)])
+		hidden, n := r.HiddenBytes(body[:min(len(body), maxDumpBytes+1024)])
 		text := hexDump(shown, hidden)
 		if rest := len(body) - len(shown); rest > 0 {
 			text += fmt.Sprintf("\n... %d more bytes", rest)
@@ -43,7 +44,7 @@ func RenderPayload(body []byte, contentType string, r *Redactor) Payload {
 	n, rest := 0, 0
 	parsed := false
 	if len(body) <= maxTextBytes {
-		out, c, unread, err := redactJSON(body, r, maxTextBytes)
+		out, c, unread, err := r.JSON(body, maxTextBytes)
 		if err == nil {
 			text, n, rest, parsed = out, c, unread, true
 		}

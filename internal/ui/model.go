@@ -18,6 +18,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
@@ -34,7 +35,7 @@ type Options struct {
 	Journal     *journal.Journal // nil: tagging shows JournalErr instead
 	JournalErr  error
 	Patterns    []string // parking name patterns
-	Redactor    *triage.Redactor
+	Redactor    *redact.Redactor
 	BrowseLimit int
 	StartQueue  string // --queue: open straight on this queue's groups
 	KeyMap      KeyMap // from LoadKeyMap
@@ -131,7 +132,7 @@ func New(opts Options) tea.Model { return newModel(opts) }
 
 func newModel(opts Options) *Model {
 	if opts.Redactor == nil {
-		opts.Redactor = triage.NewRedactor()
+		opts.Redactor = redact.New()
 	}
 	colour := os.Getenv("NO_COLOR") == ""
 	ctx := &views.Context{Keys: opts.KeyMap, Styles: views.NewStyles(true, colour)}

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -44,11 +45,11 @@ func NewMessage(ctx *Context) Message {
 
 // SetMessage shows t. limit is the queue's delivery limit (0: none); red
 // masks secrets in the headers (the payload is already redacted by triage).
-func (m *Message) SetMessage(t triage.Triaged, limit int64, red *triage.Redactor, tags []string) {
+func (m *Message) SetMessage(t triage.Triaged, limit int64, red *redact.Redactor, tags []string) {
 	same := m.msg.ID == t.ID
 	m.msg, m.limit, m.tags = t, limit, tags
 	m.revealed, m.revealSeq = "", 0 // a reveal is for one look at one message
-	m.headers, m.hidden = triage.RedactHeaders(t.Message.Headers, red)
+	m.headers, m.hidden = redact.Headers(t.Message.Headers, red)
 	m.render()
 	if !same {
 		m.vp.GotoTop()

@@ -1,4 +1,4 @@
-package triage
+package redact
 
 import (
 	"bytes"
@@ -35,10 +35,11 @@ type jsonPrinter struct {
 	paths bool
 }
 
-// redactJSON pretty-prints a JSON document with secrets masked. When the
-// output would pass limit bytes it stops there and reports how many input
-// bytes it did not reach.
-func redactJSON(data []byte, r *Redactor, limit int) (out string, redactions, unread int, err error) {
+// JSON pretty-prints a JSON document with secrets masked (a nil r masks
+// nothing). When the output would pass limit bytes it stops there and
+// reports how many input bytes it did not reach. A document that is not
+// valid JSON is an error, for the caller to redact as free text instead.
+func (r *Redactor) JSON(data []byte, limit int) (out string, redactions, unread int, err error) {
 	if !json.Valid(data) {
 		return "", 0, 0, errors.New("invalid JSON")
 	}
@@ -352,6 +353,8 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteString(s[start:])
 	b.WriteByte('"')
 }
+
+const hexDigits = "0123456789abcdef"
 
 func writeJSONEscape(b *bytes.Buffer, r rune) {
 	b.WriteString(`\u`)
