@@ -16,6 +16,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/ui"
 )
@@ -175,13 +176,13 @@ func (a *app) redactor() *redact.Redactor {
 }
 
 // filterOptions are what --where and the TUI's filter bar parse with.
-func (a *app) filterOptions() triage.FilterOptions {
-	return triage.FilterOptions{TenantPath: a.tenantPath, Redactor: a.redactor()}
+func (a *app) filterOptions() filter.Options {
+	return filter.Options{TenantPath: a.tenantPath, Redactor: a.redactor()}
 }
 
 // parseWhere reads --where expressions; a bad one is a usage error.
-func (a *app) parseWhere(exprs []string) (triage.Filter, error) {
-	f, err := triage.ParseWhere(exprs, a.filterOptions())
+func (a *app) parseWhere(exprs []string) (filter.Filter, error) {
+	f, err := filter.ParseWhere(exprs, a.filterOptions())
 	if err != nil {
 		return f, usageError{fmt.Errorf("--where %w", err)}
 	}

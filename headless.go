@@ -15,6 +15,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
@@ -127,7 +128,7 @@ func whereFlag(cmd *cobra.Command, where *[]string) {
 
 // inspectWhere parses --where first (a typo fails before the broker is
 // touched), browses the queue and keeps what the filter matches.
-func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (triage.Inspection, triage.Filter, error) {
+func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (triage.Inspection, filter.Filter, error) {
 	f, err := a.parseWhere(where)
 	if err != nil {
 		return triage.Inspection{}, f, err
@@ -141,7 +142,7 @@ func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (t
 
 // narrow keeps the messages the filter matches and regroups them; the batch
 // (what was read) is unchanged.
-func narrow(in triage.Inspection, f triage.Filter) triage.Inspection {
+func narrow(in triage.Inspection, f filter.Filter) triage.Inspection {
 	if f.Empty() {
 		return in
 	}
@@ -367,7 +368,7 @@ func printQueues(w io.Writer, rows []queueRow) error {
 	return tw.Flush()
 }
 
-func printGroups(w io.Writer, in triage.Inspection, f triage.Filter, rows []groupRow) error {
+func printGroups(w io.Writer, in triage.Inspection, f filter.Filter, rows []groupRow) error {
 	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES")
@@ -377,7 +378,7 @@ func printGroups(w io.Writer, in triage.Inspection, f triage.Filter, rows []grou
 	return tw.Flush()
 }
 
-func printMessages(w io.Writer, in triage.Inspection, f triage.Filter) error {
+func printMessages(w io.Writer, in triage.Inspection, f filter.Filter) error {
 	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tREASON\tREASON_CODE\tEVENT TYPE\tATTEMPTS\tDIED AT")
@@ -392,7 +393,7 @@ func printMessages(w io.Writer, in triage.Inspection, f triage.Filter) error {
 }
 
 // filterText says how many messages a filter kept, or nothing unfiltered.
-func filterText(in triage.Inspection, f triage.Filter) string {
+func filterText(in triage.Inspection, f filter.Filter) string {
 	if f.Empty() {
 		return ""
 	}

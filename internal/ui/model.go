@@ -18,6 +18,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
@@ -51,7 +52,7 @@ type Options struct {
 	ReadOnly bool
 	// Filter is what the filter bar parses field expressions with (the
 	// tenant path and the redactor), as --where does.
-	Filter triage.FilterOptions
+	Filter filter.Options
 	// Health colours the queues screen; zero fields keep the defaults.
 	Health views.HealthThresholds
 	// PollEvery is how often the queues screen re-reads the topology for

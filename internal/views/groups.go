@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -21,7 +22,7 @@ type Groups struct {
 	queue   string
 	all     *triage.Inspection // as read
 	insp    *triage.Inspection // as shown: all, or regrouped by the filter
-	filter  triage.Filter      // field filter in force; empty: none
+	filter  filter.Filter      // field filter in force; empty: none
 	loading bool
 	failed  bool // the last browse failed (the error line says why)
 	read    int
@@ -59,7 +60,7 @@ func Bound(b triage.Batch) string {
 // starts the browse (and StartLoading).
 func (g *Groups) Open(name string) {
 	g.queue, g.insp, g.all, g.failed = name, nil, nil, false
-	g.filter = triage.Filter{}
+	g.filter = filter.Filter{}
 	g.table.ClearFilter()
 	g.table.SetRows(nil)
 }
@@ -105,7 +106,7 @@ func (g *Groups) SetInspection(insp *triage.Inspection) {
 
 // SetFilter narrows the groups to the messages f matches, regrouped, so
 // counts and ages are the filtered ones; an empty f shows everything.
-func (g *Groups) SetFilter(f triage.Filter) {
+func (g *Groups) SetFilter(f filter.Filter) {
 	g.filter = f
 	if !f.Empty() {
 		g.table.filterBy(nil) // the rows are narrowed already
@@ -116,7 +117,7 @@ func (g *Groups) SetFilter(f triage.Filter) {
 }
 
 // Filter is the field filter in force.
-func (g *Groups) Filter() triage.Filter { return g.filter }
+func (g *Groups) Filter() filter.Filter { return g.filter }
 
 func (g *Groups) regroup() {
 	g.insp = g.all

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -21,7 +22,7 @@ type Messages struct {
 	group  triage.Group
 	tags   map[string][]string
 	marks  map[string]bool // message ids the next action applies to
-	filter triage.Filter   // field filter in force; empty: none
+	filter filter.Filter   // field filter in force; empty: none
 	limit  int64           // quorum delivery limit of the queue, 0 when none
 	width  int
 	height int
@@ -55,7 +56,7 @@ func (m *Messages) Open(insp *triage.Inspection, g triage.Group, tags map[string
 	m.table.ClearFilter()
 	m.table.rows, m.table.cursor, m.table.offset = nil, 0, 0
 	m.marks = nil // marks belong to the group they were made in
-	m.filter = triage.Filter{}
+	m.filter = filter.Filter{}
 	m.SetGroup(insp, g, tags)
 }
 
@@ -76,7 +77,7 @@ func (m *Messages) SetGroup(insp *triage.Inspection, g triage.Group, tags map[st
 
 // SetFilter keeps the messages f matches; an empty f lets the caller's
 // substring filter (SetSubstring) decide.
-func (m *Messages) SetFilter(f triage.Filter) {
+func (m *Messages) SetFilter(f filter.Filter) {
 	m.filter = f
 	if f.Empty() {
 		return

@@ -1,8 +1,9 @@
-package triage
+package filter
 
 import (
 	"sync"
 
+	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
@@ -34,7 +35,7 @@ func NewSearchCache() *SearchCache { return &SearchCache{} }
 // entry returns the cached views of t as red renders them, making them on
 // first use. A cache used with another redactor starts afresh, so an entry
 // never holds text that a stricter rule set would mask.
-func (c *SearchCache) entry(t Triaged, red *redact.Redactor, build func() *searchEntry) *searchEntry {
+func (c *SearchCache) entry(t triage.Triaged, red *redact.Redactor, build func() *searchEntry) *searchEntry {
 	key := searchKey{t.Message.Queue, t.ID, len(t.Message.Body)}
 	c.mu.Lock()
 	if c.red != red || c.entries == nil {
