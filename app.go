@@ -16,6 +16,8 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/ui"
 )
 
@@ -38,7 +40,7 @@ type app struct {
 	replayAllow []string // replay.allow from the config file
 	keymap      []byte   // user keymap overrides from the config file
 
-	red        *triage.Redactor // the defaults plus the config's redaction rules
+	red        *redact.Redactor // the defaults plus the config's redaction rules
 	tenantPath string           // filters.tenant_path
 	// readOnly (--read-only, DLQT_READ_ONLY, read_only) refuses every
 	// command that changes a queue; the TUI drops discard, replay and reveal.
@@ -109,7 +111,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	a.tenantPath = fc.Filters.TenantPath
 	a.health = fc.Health
 	if a.tenantPath != "" {
-		if _, err := triage.ParseJSONPath(a.tenantPath); err != nil {
+		if _, err := redact.ParseJSONPath(a.tenantPath); err != nil {
 			return usageError{fmt.Errorf("config %s: filters.tenant_path: %w", a.configPath, err)}
 		}
 	}
@@ -166,21 +168,21 @@ func (a *app) ReadOnly() bool { return a.readOnly }
 
 // redactor is the configured redactor, for every place that shows a
 // payload or headers (the headless commands and the TUI).
-func (a *app) redactor() *triage.Redactor {
+func (a *app) redactor() *redact.Redactor {
 	if a.red == nil {
-		return triage.NewRedactor()
+		return redact.New()
 	}
 	return a.red
 }
 
 // filterOptions are what --where and the TUI's filter bar parse with.
-func (a *app) filterOptions() triage.FilterOptions {
-	return triage.FilterOptions{TenantPath: a.tenantPath, Redactor: a.redactor()}
+func (a *app) filterOptions() filter.Options {
+	return filter.Options{TenantPath: a.tenantPath, Redactor: a.redactor()}
 }
 
 // parseWhere reads --where expressions; a bad one is a usage error.
-func (a *app) parseWhere(exprs []string) (triage.Filter, error) {
-	f, err := triage.ParseWhere(exprs, a.filterOptions())
+func (a *app) parseWhere(exprs []string) (filter.Filter, error) {
+	f, err := filter.ParseWhere(exprs, a.filterOptions())
 	if err != nil {
 		return f, usageError{fmt.Errorf("--where %w", err)}
 	}

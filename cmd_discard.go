@@ -13,6 +13,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 func (a *app) discardCommand() *cobra.Command {
@@ -99,9 +100,9 @@ func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.Disc
 		return err
 	}
 	chosen := req.Selection.Apply(in.Messages)
-	fmt.Fprintf(w, "plan: discard %d message(s) from %s (%s)\n", len(chosen), triage.SanitizeLine(req.Queue), boundText(in.Batch))
-	fmt.Fprintf(w, "selection: %s\n", triage.SanitizeLine(req.Selection.String()))
-	fmt.Fprintf(w, "reason: %s\n", triage.SanitizeLine(req.Reason))
+	fmt.Fprintf(w, "plan: discard %d message(s) from %s (%s)\n", len(chosen), sanitize.Line(req.Queue), boundText(in.Batch))
+	fmt.Fprintf(w, "selection: %s\n", sanitize.Line(req.Selection.String()))
+	fmt.Fprintf(w, "reason: %s\n", sanitize.Line(req.Reason))
 	for _, t := range chosen {
 		fmt.Fprintf(w, "  %s  %s/%s\n", t.ID, t.Reason, t.ReasonCode)
 	}
@@ -149,14 +150,14 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 		}
 		return err
 	}
-	fmt.Fprintf(w, "discarded %d message(s) from %s (held %d)\n", len(res.Discarded), triage.SanitizeLine(req.Queue), res.Held)
+	fmt.Fprintf(w, "discarded %d message(s) from %s (held %d)\n", len(res.Discarded), sanitize.Line(req.Queue), res.Held)
 	for _, id := range res.Discarded {
 		fmt.Fprintf(w, "  %s\n", id)
 	}
 	if len(res.Missing) > 0 {
-		where := "not in " + triage.SanitizeLine(req.Queue)
+		where := "not in " + sanitize.Line(req.Queue)
 		if res.Held >= req.Browse.Limit {
-			where = fmt.Sprintf("not among the first %d messages of %s (--limit)", res.Held, triage.SanitizeLine(req.Queue))
+			where = fmt.Sprintf("not among the first %d messages of %s (--limit)", res.Held, sanitize.Line(req.Queue))
 		}
 		return fmt.Errorf("%d selected message(s) %s, nothing done for them: %s",
 			len(res.Missing), where, strings.Join(sanitizeAll(res.Missing), ", "))

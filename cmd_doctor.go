@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 func (a *app) doctorCommand() *cobra.Command {
@@ -65,7 +66,7 @@ included), 1 when at least one is, or when the topology could not be read
 				return err
 			}
 			if n := countSeverity(findings, triage.SeverityError); n > 0 {
-				return fmt.Errorf("doctor found %d error-severity finding(s) in vhost %s", n, triage.SanitizeLine(top.Vhost))
+				return fmt.Errorf("doctor found %d error-severity finding(s) in vhost %s", n, sanitize.Line(top.Vhost))
 			}
 			return nil
 		},
@@ -87,7 +88,7 @@ func countSeverity(fs []triage.Finding, severity string) int {
 // printFindings writes one block per finding, severity word first, the
 // detail and the fix wrapped for an 80-column terminal.
 func printFindings(w io.Writer, vhost string, fs []triage.Finding) error {
-	vhost = triage.SanitizeLine(vhost)
+	vhost = sanitize.Line(vhost)
 	if len(fs) == 0 {
 		_, err := fmt.Fprintf(w, "vhost %s: no findings. Every dead letter has somewhere to go and parking queues keep what they get.\n", vhost)
 		return err
@@ -97,14 +98,14 @@ func printFindings(w io.Writer, vhost string, fs []triage.Finding) error {
 	for _, f := range fs {
 		head := strings.ToUpper(f.Severity) + "  " + f.Kind
 		if f.Queue != "" {
-			head += "  queue " + triage.SanitizeLine(f.Queue)
+			head += "  queue " + sanitize.Line(f.Queue)
 		}
 		if f.Exchange != "" {
-			head += "  exchange " + triage.SanitizeLine(f.Exchange)
+			head += "  exchange " + sanitize.Line(f.Exchange)
 		}
 		fmt.Fprintf(w, "\n%s\n", head)
-		fmt.Fprint(w, wrapIndented(triage.SanitizeLine(f.Detail), "  ", 78))
-		fmt.Fprint(w, wrapIndented("Fix: "+triage.SanitizeLine(f.Fix), "  ", 78))
+		fmt.Fprint(w, wrapIndented(sanitize.Line(f.Detail), "  ", 78))
+		fmt.Fprint(w, wrapIndented("Fix: "+sanitize.Line(f.Fix), "  ", 78))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // replayFlags are the headless replay's command line.
@@ -246,14 +247,14 @@ func progressLines(w io.Writer) func(triage.ReplayProgress) {
 			line += fmt.Sprintf(", eta %s", p.ETA.Round(time.Second))
 		}
 		if p.Blocked != "" {
-			line += ", broker blocked publishing: " + triage.SanitizeLine(p.Blocked)
+			line += ", broker blocked publishing: " + sanitize.Line(p.Blocked)
 		}
 		fmt.Fprintln(w, "dlqt:", line)
 	}
 }
 
 func printPlan(w io.Writer, p triage.ReplayPlan, in triage.Inspection) {
-	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", p.ID, len(p.Items), triage.SanitizeLine(p.Queue), p.Selection, triage.SanitizeLine(p.Vhost))
+	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", p.ID, len(p.Items), sanitize.Line(p.Queue), p.Selection, sanitize.Line(p.Vhost))
 	if in.Batch.Truncated() {
 		fmt.Fprintf(w, "  only the first %d of %d messages were read (--limit): a group covers those\n", len(in.Batch.Messages), in.Batch.Depth)
 	}
@@ -269,7 +270,7 @@ func printPlan(w io.Writer, p triage.ReplayPlan, in triage.Inspection) {
 		if len(d.Queues) > 0 {
 			queues = strings.Join(sanitizeAll(d.Queues), ", ")
 		}
-		fmt.Fprintf(w, "  -> %s  %d message(s), %s, reaches %s\n", triage.SanitizeLine(d.Route.String()), d.Count, how, queues)
+		fmt.Fprintf(w, "  -> %s  %d message(s), %s, reaches %s\n", sanitize.Line(d.Route.String()), d.Count, how, queues)
 	}
 	if len(p.Missing) > 0 {
 		fmt.Fprintf(w, "  not found in the queue: %s\n", strings.Join(sanitizeAll(p.Missing), ", "))
@@ -285,7 +286,7 @@ func printPlan(w io.Writer, p triage.ReplayPlan, in triage.Inspection) {
 		fmt.Fprintln(w, "  allowed: no")
 	}
 	for _, pr := range p.Problems {
-		fmt.Fprintln(w, "  problem:", triage.SanitizeLine(pr))
+		fmt.Fprintln(w, "  problem:", sanitize.Line(pr))
 	}
 	fmt.Fprintf(w, "  canary %d at %.1f msg/s, observe %s, then up to %.1f msg/s; at-least-once: a duplicate is possible after a crash\n",
 		p.Options.Canary, p.Options.CanaryRate, p.Options.Observe, p.Options.Rate)
@@ -298,7 +299,7 @@ func printResult(w io.Writer, r triage.ReplayResult) {
 		fmt.Fprintf(w, "paced: %d published in %s, %.1f msg/s\n", r.PacedPublished, r.PacedElapsed.Round(time.Millisecond), r.PacedRate())
 	}
 	if r.StoppedBecause != "" {
-		fmt.Fprintln(w, "stopped:", triage.SanitizeLine(r.StoppedBecause))
+		fmt.Fprintln(w, "stopped:", sanitize.Line(r.StoppedBecause))
 	}
 }
 

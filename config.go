@@ -14,7 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/ui"
 )
 
@@ -69,49 +69,49 @@ type redactionConfig struct {
 
 // redactor builds the default redactor plus the configured rules; a rule
 // that cannot be read is an error naming it.
-func (c redactionConfig) redactor() (*triage.Redactor, error) {
-	var keys []triage.KeyRule
+func (c redactionConfig) redactor() (*redact.Redactor, error) {
+	var keys []redact.KeyRule
 	for i, k := range c.Keys {
 		where := fmt.Sprintf("redaction.keys[%d] (%s)", i, k.Name)
 		if strings.TrimSpace(k.Name) == "" {
 			return nil, fmt.Errorf("redaction.keys[%d]: name is required", i)
 		}
-		match, err := triage.ParseKeyMatch(k.Match)
+		match, err := redact.ParseKeyMatch(k.Match)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		mask, err := triage.ParseMask(k.Mask)
+		mask, err := redact.ParseMask(k.Mask)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		keys = append(keys, triage.KeyRule{Name: k.Name, Match: match, Mask: mask})
+		keys = append(keys, redact.KeyRule{Name: k.Name, Match: match, Mask: mask})
 	}
-	var paths []triage.PathRule
+	var paths []redact.PathRule
 	for i, p := range c.Paths {
 		where := fmt.Sprintf("redaction.paths[%d] (%s)", i, p.Path)
-		path, err := triage.ParseJSONPath(p.Path)
+		path, err := redact.ParseJSONPath(p.Path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		mask, err := triage.ParseMask(p.Mask)
+		mask, err := redact.ParseMask(p.Mask)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		paths = append(paths, triage.PathRule{Path: path, Mask: mask})
+		paths = append(paths, redact.PathRule{Path: path, Mask: mask})
 	}
-	var values []triage.ValueRule
+	var values []redact.ValueRule
 	for i, p := range c.Patterns {
-		mask, err := triage.ParseMask(p.Mask)
+		mask, err := redact.ParseMask(p.Mask)
 		if err != nil {
 			return nil, fmt.Errorf("redaction.patterns[%d] (%s): %w", i, p.Name, err)
 		}
-		rule, err := triage.PatternRule(p.Name, p.Regex, mask)
+		rule, err := redact.PatternRule(p.Name, p.Regex, mask)
 		if err != nil {
 			return nil, fmt.Errorf("redaction.patterns[%d]: %w", i, err)
 		}
 		values = append(values, rule)
 	}
-	return triage.NewRedactor().With(keys, values).WithPaths(paths), nil
+	return redact.New().With(keys, values).WithPaths(paths), nil
 }
 
 // loadFileConfig reads path. A missing file is no error when the path is

@@ -15,6 +15,9 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // The headless commands call the same triage use cases as the TUI and print
@@ -125,7 +128,7 @@ func whereFlag(cmd *cobra.Command, where *[]string) {
 
 // inspectWhere parses --where first (a typo fails before the broker is
 // touched), browses the queue and keeps what the filter matches.
-func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (triage.Inspection, triage.Filter, error) {
+func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (triage.Inspection, filter.Filter, error) {
 	f, err := a.parseWhere(where)
 	if err != nil {
 		return triage.Inspection{}, f, err
@@ -139,7 +142,7 @@ func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (t
 
 // narrow keeps the messages the filter matches and regroups them; the batch
 // (what was read) is unchanged.
-func narrow(in triage.Inspection, f triage.Filter) triage.Inspection {
+func narrow(in triage.Inspection, f filter.Filter) triage.Inspection {
 	if f.Empty() {
 		return in
 	}
@@ -268,7 +271,7 @@ func queueRows(top triage.Topology, parking []triage.ParkingQueue) []queueRow {
 			from = sanitizeAll(p.DeadLetteredFrom)
 		}
 		rows = append(rows, queueRow{
-			Vhost: triage.SanitizeLine(top.Vhost), Name: triage.SanitizeLine(q.Name), Type: q.Type,
+			Vhost: sanitize.Line(top.Vhost), Name: sanitize.Line(q.Name), Type: q.Type,
 			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
 		})
 	}
@@ -313,8 +316,8 @@ type messageJSON struct {
 	Redactions   int            `json:"redactions"`
 }
 
-func messageRow(t triage.Triaged, red *triage.Redactor) messageJSON {
-	headers, n := triage.RedactHeaders(t.Message.Headers, red)
+func messageRow(t triage.Triaged, red *redact.Redactor) messageJSON {
+	headers, n := redact.Headers(t.Message.Headers, red)
 	if headers == nil {
 		headers = triage.Headers{}
 	}
@@ -340,7 +343,7 @@ func rfc3339(t time.Time) *string {
 func sanitizeAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = triage.SanitizeLine(s)
+		out[i] = sanitize.Line(s)
 	}
 	return out
 }
@@ -365,8 +368,8 @@ func printQueues(w io.Writer, rows []queueRow) error {
 	return tw.Flush()
 }
 
-func printGroups(w io.Writer, in triage.Inspection, f triage.Filter, rows []groupRow) error {
-	fmt.Fprintf(w, "%s: %s%s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
+func printGroups(w io.Writer, in triage.Inspection, f filter.Filter, rows []groupRow) error {
+	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES")
 	for _, r := range rows {
@@ -375,8 +378,8 @@ func printGroups(w io.Writer, in triage.Inspection, f triage.Filter, rows []grou
 	return tw.Flush()
 }
 
-func printMessages(w io.Writer, in triage.Inspection, f triage.Filter) error {
-	fmt.Fprintf(w, "%s: %s%s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
+func printMessages(w io.Writer, in triage.Inspection, f filter.Filter) error {
+	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tREASON\tREASON_CODE\tEVENT TYPE\tATTEMPTS\tDIED AT")
 	for _, t := range in.Messages {
@@ -390,7 +393,7 @@ func printMessages(w io.Writer, in triage.Inspection, f triage.Filter) error {
 }
 
 // filterText says how many messages a filter kept, or nothing unfiltered.
-func filterText(in triage.Inspection, f triage.Filter) string {
+func filterText(in triage.Inspection, f filter.Filter) string {
 	if f.Empty() {
 		return ""
 	}

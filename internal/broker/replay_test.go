@@ -13,6 +13,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // replayInto parks n messages an application published into "parked" (no
@@ -22,7 +23,7 @@ func replayInto(t *testing.T, f *fixture, ids []string, opts triage.ReplayOption
 	t.Helper()
 	ctx := context.Background()
 	live := f.live()
-	in, err := triage.Inspect(ctx, live, "parked", triage.BrowseOptions{}, triage.NewRedactor())
+	in, err := triage.Inspect(ctx, live, "parked", triage.BrowseOptions{}, redact.New())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // A snapshot file arrives from another machine, maybe hand-edited or
@@ -38,7 +39,7 @@ func FuzzReadSnapshot(f *testing.F) {
 		}
 		r := NewSnapshotReader("fuzz", s)
 		for _, b := range s.Batches {
-			in, err := triage.Inspect(context.Background(), r, b.Queue, triage.BrowseOptions{}, triage.NewRedactor())
+			in, err := triage.Inspect(context.Background(), r, b.Queue, triage.BrowseOptions{}, redact.New())
 			if err != nil {
 				continue // a queue missing from the topology is a clean error
 			}

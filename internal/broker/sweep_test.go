@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // browseIDs reads the queue's ids in order with dlqt's own browse (which
@@ -221,7 +222,7 @@ func TestDiscardOnTheBrokerTakesOneOfIdenticalCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shown := triage.Analyze(b, top, triage.NewRedactor())
+	shown := triage.Analyze(b, top, redact.New())
 	second := shown[2].ID
 	if shown[1].ID+"#2" != second {
 		t.Fatalf("ids shown %v %v, want the copies numbered", shown[1].ID, second)
@@ -241,7 +242,7 @@ func TestDiscardOnTheBrokerTakesOneOfIdenticalCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := triage.Analyze(after, top, triage.NewRedactor())
+	ids := triage.Analyze(after, top, redact.New())
 	got := []string{ids[0].ID, ids[1].ID, ids[2].ID, ids[3].ID}
 	if want := []string{"m-00001", shown[1].ID, second, "m-00002"}; !slices.Equal(got, want) {
 		t.Fatalf("left %v, want %v (two copies, renumbered, between the neighbours)", got, want)

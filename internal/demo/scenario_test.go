@@ -20,6 +20,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
 	"github.com/dlqt/dlqt/internal/demo"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // These tests read the broker with raw AMQP and the management API only, so
@@ -399,14 +400,14 @@ func TestReadPathUnderstandsScenarios(t *testing.T) {
 
 			opts := triage.BrowseOptions{}
 			if p.DeliveryLimit > 0 {
-				_, err := triage.Inspect(ctx, live, p.Queue, opts, triage.NewRedactor())
+				_, err := triage.Inspect(ctx, live, p.Queue, opts, redact.New())
 				var cost *triage.DeliveryCostError
 				if !errors.As(err, &cost) || cost.Limit != p.DeliveryLimit || cost.Depth != len(p.Messages) {
 					t.Fatalf("browsing %s without consent: err = %v, want a DeliveryCostError (limit %d, depth %d)", p.Queue, err, p.DeliveryLimit, len(p.Messages))
 				}
 				opts.AcceptDeliveryCost = true
 			}
-			ins, err := triage.Inspect(ctx, live, p.Queue, opts, triage.NewRedactor())
+			ins, err := triage.Inspect(ctx, live, p.Queue, opts, redact.New())
 			if err != nil {
 				t.Fatalf("Inspect %s: %v", p.Queue, err)
 			}

@@ -1,10 +1,14 @@
 package triage
 
-import "time"
+import (
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
+)
 
 // Analyze derives everything dlqt shows from a batch. It never changes the
 // messages; red may be nil only in tests that want no redaction.
-func Analyze(b Batch, top Topology, red *Redactor) []Triaged {
+func Analyze(b Batch, top Topology, red *redact.Redactor) []Triaged {
 	r := newRouter(top)
 	envs := make([]Envelope, len(b.Messages))
 	for i, m := range b.Messages {

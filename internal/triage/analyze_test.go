@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 func TestAnalyze(t *testing.T) {
@@ -67,7 +69,7 @@ func TestAnalyze(t *testing.T) {
 				"x-failed-at":       "2026-11-30T10:00:40Z",
 				"x-error":           "Max retry attempts exceeded",
 			}}
-		got := Analyze(Batch{Queue: "orders.dlq.q", Messages: []Message{m}}, seed002Topology(), NewRedactor())[0]
+		got := Analyze(Batch{Queue: "orders.dlq.q", Messages: []Message{m}}, seed002Topology(), redact.New())[0]
 		if got.Reason != ReasonPublished || got.ReasonCode != "db_timeout" || got.ID != "msg_1" || got.Envelope.EventType != "order.created" {
 			t.Fatalf("got %+v", got)
 		}
@@ -194,7 +196,7 @@ func syntheticBatch(n int) Batch {
 func BenchmarkAnalyze(b *testing.B) {
 	batch := syntheticBatch(10000)
 	top := seed002Topology()
-	red := NewRedactor()
+	red := redact.New()
 	b.ReportAllocs()
 	for b.Loop() {
 		ts := Analyze(batch, top, red)

@@ -1,5 +1,7 @@
 package triage
 
+import "time"
+
 // maxName bounds queue, exchange and routing-key names taken from headers
 // (the broker caps real names at 255 bytes).
 const maxName = 255
@@ -73,4 +75,33 @@ func parseDeath(v any, clean func(string) string) (Death, bool) {
 		d.RoutingKeys = []string{s}
 	}
 	return d, true
+}
+
+// DiedIn is the queue a message died in: the queue of x-death[0] (the
+// most recent death), else x-first-death-queue; "" for a message that
+// never died (published straight to a parking queue).
+func DiedIn(t Triaged) string {
+	if len(t.Deaths) > 0 && t.Deaths[0].Queue != "" {
+		return t.Deaths[0].Queue
+	}
+	return oneLine(headerString(t.Message.Headers, "x-first-death-queue"), maxName)
+}
+
+// FirstDied is the earliest known time a message died or failed: the
+// earliest x-death time or failure.first_failed_at, else DiedAt.
+func FirstDied(t Triaged) time.Time {
+	var first time.Time
+	earlier := func(at time.Time, ok bool) {
+		if ok && !at.IsZero() && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	for _, d := range t.Deaths {
+		earlier(d.Time, true)
+	}
+	if f := t.Envelope.Failure; f != nil {
+		earlier(parseTime(f.FirstFailedAt))
+	}
+	earlier(t.DiedAt, true)
+	return first
 }

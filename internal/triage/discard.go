@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // ActionDiscard names discard records in the journal: one for the decision,
@@ -90,7 +92,7 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 
 	var ids []string // identities of the held batch, as the read path shows them
 	choose := func(held []Message) []int {
-		ts := Analyze(Batch{Vhost: req.Vhost, Queue: req.Queue, Messages: held}, top, NewRedactor())
+		ts := Analyze(Batch{Vhost: req.Vhost, Queue: req.Queue, Messages: held}, top, redact.New())
 		ids = make([]string, len(ts))
 		var picks []int
 		for i, t := range ts {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // queueSweeper is an in-memory queue: Sweep hands choose the head, removes
@@ -156,7 +158,7 @@ func TestDiscardByIDReportsTheMissingOnes(t *testing.T) {
 // ones the read path shows: choosing "dup#2" takes the second copy only.
 func TestDiscardPicksADuplicateByItsOccurrenceID(t *testing.T) {
 	q := &queueSweeper{msgs: []Message{parked("dup", "x"), parked("other", "x"), parked("dup", "x"), parked("dup", "x")}}
-	shown := Analyze(Batch{Queue: "orders.parking", Messages: q.msgs}, discardTopology(), NewRedactor())
+	shown := Analyze(Batch{Queue: "orders.parking", Messages: q.msgs}, discardTopology(), redact.New())
 	if shown[2].ID != "dup#2" {
 		t.Fatalf("the read path shows %q for the second copy, want dup#2", shown[2].ID)
 	}

@@ -3,6 +3,8 @@ package triage
 import (
 	"context"
 	"fmt"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // The use cases of the read path. The TUI and the headless commands call
@@ -28,7 +30,7 @@ type Inspection struct {
 // Inspect browses a queue (bounded, see BrowseOptions) and triages what it read.
 // A browse that failed midway still yields an Inspection of what was read,
 // together with the error.
-func Inspect(ctx context.Context, r Reader, queue string, opts BrowseOptions, red *Redactor) (Inspection, error) {
+func Inspect(ctx context.Context, r Reader, queue string, opts BrowseOptions, red *redact.Redactor) (Inspection, error) {
 	top, err := r.Topology(ctx)
 	if err != nil {
 		return Inspection{}, err

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Header values come from the broker, from snapshot files and from whatever
@@ -68,7 +70,7 @@ func headerText(h Headers, key string) string {
 	if !ok {
 		return ""
 	}
-	return strings.TrimSpace(SanitizeLine(strings.TrimSpace(s)))
+	return strings.TrimSpace(sanitize.Line(strings.TrimSpace(s)))
 }
 
 // intOf reads any integer type, a finite float (truncated) or a numeric
@@ -295,5 +297,5 @@ func clipText(s string, max int) string {
 // oneLine is the form of every short broker string dlqt shows: sanitised to
 // one line, trimmed and bounded.
 func oneLine(s string, max int) string {
-	return clipText(strings.TrimSpace(SanitizeLine(strings.TrimSpace(s))), max)
+	return clipText(strings.TrimSpace(sanitize.Line(strings.TrimSpace(s))), max)
 }

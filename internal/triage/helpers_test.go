@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // unsafeText reports the first rune that must never reach a terminal.
@@ -14,7 +16,7 @@ func unsafeText(s string) (rune, bool) {
 		return utf8.RuneError, true
 	}
 	for _, r := range s {
-		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || unsafeRune(r) {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || sanitize.UnsafeRune(r) {
 			return r, true
 		}
 	}

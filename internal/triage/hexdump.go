@@ -49,25 +49,4 @@ func hexDump(b []byte, hidden []bool) string {
 
 func isHidden(hidden []bool, i int) bool { return i < len(hidden) && hidden[i] }
 
-// hiddenBytes marks the bytes of b that a value rule of r would mask, so a
-// token or card number embedded in a binary body is hidden in its dump.
-func (r *Redactor) hiddenBytes(b []byte) ([]bool, int) {
-	if r == nil {
-		return nil, 0
-	}
-	var hidden []bool
-	n := 0
-	text := string(b)
-	for i := range r.values {
-		for _, sp := range r.values[i].spans(text) {
-			if hidden == nil {
-				hidden = make([]bool, len(b))
-			}
-			for j := sp[0]; j < sp[1]; j++ {
-				hidden[j] = true
-			}
-			n++
-		}
-	}
-	return hidden, n
-}
+const hexDigits = "0123456789abcdef"

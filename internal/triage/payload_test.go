@@ -7,11 +7,16 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/redact/redacttest"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/triage/sanitize/sanitizetest"
 )
 
 func TestRenderPayloadJSON(t *testing.T) {
 	body := []byte(`{"message_id":"m-1","customer":{"email":"jane@example.com","password":"hunter2"},"amount":12.50}`)
-	p := RenderPayload(body, "application/json", NewRedactor())
+	p := RenderPayload(body, "application/json", redact.New())
 	want := "{\n  \"message_id\": \"m-1\",\n  \"customer\": {\n    \"email\": \"j***@example.com\",\n    \"password\": \"[REDACTED]\"\n  },\n  \"amount\": 12.50\n}"
 	if p.Text != want || p.Binary || p.Redactions != 2 {
 		t.Errorf("got %q binary=%v redactions=%d\nwant %q", p.Text, p.Binary, p.Redactions, want)
@@ -20,12 +25,12 @@ func TestRenderPayloadJSON(t *testing.T) {
 
 func TestRenderPayloadPlainText(t *testing.T) {
 	body := []byte("login failed for jane@example.com\r\npassword=hunter2\n\x1b]0;pwned\x07\x1b[2J done\u202e")
-	p := RenderPayload(body, "text/plain", NewRedactor())
+	p := RenderPayload(body, "text/plain", redact.New())
 	want := "login failed for j***@example.com\npassword=[REDACTED]\n" + `\x1b]0;pwned\x07\x1b[2J done\u202e`
 	if p.Text != want || p.Binary || p.Redactions != 2 {
 		t.Errorf("got %q binary=%v redactions=%d\nwant %q", p.Text, p.Binary, p.Redactions, want)
 	}
-	assertSafe(t, p.Text, true)
+	sanitizetest.AssertSafe(t, p.Text, true)
 }
 
 func TestRenderPayloadWithoutRedactorStillSanitises(t *testing.T) {
@@ -42,7 +47,7 @@ func TestRenderPayloadWithoutRedactorStillSanitises(t *testing.T) {
 
 func TestRenderPayloadBinary(t *testing.T) {
 	body := []byte("\x00\x01\x02\x03Hello, world!\xff\xfe\x10\x11\x12\x13\x14\x15\x16")
-	p := RenderPayload(body, "", NewRedactor())
+	p := RenderPayload(body, "", redact.New())
 	want := "00000000  00 01 02 03 48 65 6c 6c  6f 2c 20 77 6f 72 6c 64  |....Hello, world|\n" +
 		"00000010  21 ff fe 10 11 12 13 14  15 16                    |!.........|\n" +
 		"0000001a"
@@ -52,9 +57,9 @@ func TestRenderPayloadBinary(t *testing.T) {
 }
 
 func TestRenderPayloadBinaryHidesSecrets(t *testing.T) {
-	body := append([]byte{0x0a, 0x00, 0x01, 0x02}, []byte("key "+testAWSKey)...)
+	body := append([]byte{0x0a, 0x00, 0x01, 0x02}, []byte("key "+redacttest.AWSKey)...)
 	body = append(body, 0xff, 0x00)
-	p := RenderPayload(body, "application/x-protobuf", NewRedactor())
+	p := RenderPayload(body, "application/x-protobuf", redact.New())
 	if !p.Binary || p.Redactions != 1 {
 		t.Fatalf("binary=%v redactions=%d", p.Binary, p.Redactions)
 	}
@@ -78,11 +83,11 @@ func TestRenderPayloadBounds(t *testing.T) {
 
 	text := strings.Repeat("Đơn hàng ", maxTextBytes/8)
 	p = RenderPayload([]byte(text), "", nil)
-	shown := len(text) - len(trimPartialRune([]byte(text[:maxTextBytes])))
+	shown := len(text) - len(sanitize.TrimPartialRune([]byte(text[:maxTextBytes])))
 	if p.Binary || !strings.HasSuffix(p.Text, fmt.Sprintf("\n... %d more bytes not shown", shown)) {
 		t.Errorf("text not bounded: ends %q", p.Text[max(0, len(p.Text)-60):])
 	}
-	assertSafe(t, p.Text, true)
+	sanitizetest.AssertSafe(t, p.Text, true)
 
 	deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
 	p = RenderPayload([]byte(deep), "application/json", nil)
@@ -91,33 +96,9 @@ func TestRenderPayloadBounds(t *testing.T) {
 	}
 }
 
-func TestIsBinary(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		ct   string
-		want bool
-	}{
-		{"json", `{"a":1}`, "application/json", false},
-		{"json as octet-stream", `{"a":1}`, "application/octet-stream", false},
-		{"coloured log line", "\x1b[31mERROR\x1b[0m failed\n", "", false},
-		{"one stray control", "hello\x07world", "", false},
-		{"invalid utf-8", "ab\xffcd", "", true},
-		{"many controls", "\x08\x01\x12\x03abc", "", true},
-		{"protobuf content type", "\nhello", "application/x-protobuf", true},
-		{"image", "GIF89a", "image/gif", true},
-		{"content type with parameters", "plain", "text/plain; charset=utf-8", false},
-	}
-	for _, tt := range tests {
-		if got := isBinary([]byte(tt.body), tt.ct); got != tt.want {
-			t.Errorf("%s: isBinary = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
 var payloadSeeds = []string{
 	`{"password":"hunter2","n":[1,2.5,{"token":{"a":1}}]}`,
-	`[{"email":"a@b.co"},"Bearer ` + testJWT + `"]`,
+	`[{"email":"a@b.co"},"Bearer ` + redacttest.JWT + `"]`,
 	`"top-level string"`, `42`, `null`, `{"a":"\u001b[2J\u202e"}`,
 	"plain text password=x\r\n\x1b]0;pwned\x07",
 	"\x00\x01\x02binary\xff",
@@ -131,11 +112,11 @@ func FuzzRenderPayload(f *testing.F) {
 		f.Add([]byte(s), "")
 		f.Add([]byte(s), "application/json")
 	}
-	r := NewRedactor()
+	r := redact.New()
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
-		for _, red := range []*Redactor{r, nil} {
+		for _, red := range []*redact.Redactor{r, nil} {
 			p := RenderPayload(body, ct, red)
-			assertSafe(t, p.Text, true)
+			sanitizetest.AssertSafe(t, p.Text, true)
 			if p.Binary || !json.Valid(body) || strings.HasSuffix(p.Text, " more bytes not shown") {
 				continue // only whole JSON renderings must be JSON
 			}
@@ -173,7 +154,7 @@ var benchEnvelope = []byte(`{
   "correlation_id": "c-7f3a9b",
   "customer": {"id": 884213, "email": "jane.doe@example.com", "name": "Nguyễn Văn An"},
   "payment": {"amount": 129.90, "currency": "EUR", "card_number": "4111111111111111",
-              "authorization": "Bearer ` + testJWT + `"},
+              "authorization": "Bearer ` + redacttest.JWT + `"},
   "items": [{"sku": "A-1", "qty": 2, "price": 19.95}, {"sku": "B-7", "qty": 1, "price": 89.99}],
   "failure": {"reason_code": "PAYMENT_GATEWAY_TIMEOUT", "consumer": "payments-worker",
               "consumer_version": "3.4.1", "attempt": 5,
@@ -182,7 +163,7 @@ var benchEnvelope = []byte(`{
 }`)
 
 func BenchmarkRenderPayload(b *testing.B) {
-	r := NewRedactor()
+	r := redact.New()
 	b.SetBytes(int64(len(benchEnvelope)))
 	for b.Loop() {
 		RenderPayload(benchEnvelope, "application/json", r)
@@ -197,19 +178,19 @@ func FuzzRenderPayloadHidesPlantedSecrets(f *testing.F) {
 	f.Add("\xff\x00", "tail", uint8(3))
 	f.Add("-----BEGIN", "x@y", uint8(4))
 	secrets := []struct{ planted, hidden string }{
-		{testJWT, testJWT[40:]},
-		{testGitHub, testGitHub},
-		{testAWSKey, testAWSKey},
-		{testSlack, testSlack},
-		{testGoogle, testGoogle},
-		{testStripe, testStripe},
-		{testVisa, testVisa},
-		{"Bearer " + testOpaque, testOpaque},
+		{redacttest.JWT, redacttest.JWT[40:]},
+		{redacttest.GitHub, redacttest.GitHub},
+		{redacttest.AWSKey, redacttest.AWSKey},
+		{redacttest.Slack, redacttest.Slack},
+		{redacttest.Google, redacttest.Google},
+		{redacttest.Stripe, redacttest.Stripe},
+		{redacttest.Visa, redacttest.Visa},
+		{"Bearer " + redacttest.Opaque, redacttest.Opaque},
 		{"amqp://orders:s3cr3tpw@rabbit/", "s3cr3tpw"},
-		{testPEM, "MIIEowIBAAKCAQEA1c2J0ZXN0a2V5"},
+		{redacttest.PEM, "MIIEowIBAAKCAQEA1c2J0ZXN0a2V5"},
 		{"jane.doe@example.com", "jane.doe"},
 	}
-	r := NewRedactor()
+	r := redact.New()
 	f.Fuzz(func(t *testing.T, prefix, suffix string, which uint8) {
 		s := secrets[int(which)%len(secrets)]
 		text := prefix + " " + s.planted + " " + suffix

@@ -1,9 +1,12 @@
 package triage
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // GroupKey names a (reason, reason_code) group as the command line writes
@@ -42,9 +45,66 @@ func (k GroupKey) Matches(t Triaged) bool {
 type Selection struct {
 	IDs   []string
 	Group *GroupKey
-	// Where is journalled as its expressions; read back, it is a record
-	// that matches nothing (a resumed replay goes by its items).
-	Where *Filter `json:"where,omitempty"`
+	// Where is journalled as its expressions; read back, it is a
+	// RecordedFilter that matches nothing (a resumed replay goes by its items).
+	Where Matcher `json:"where,omitempty"`
+}
+
+// Matcher is a filter as a Selection uses it. Package filter parses them
+// (filter.Filter); core triage cannot import it, as the filter reads what
+// triage derives, so the Selection takes this much of one.
+type Matcher interface {
+	Match(t Triaged) bool
+	Empty() bool     // matches everything
+	Exprs() []string // the expressions as written, for a plan or a journal
+	String() string  // for a terminal
+}
+
+// RecordedFilter is a filter read back from a journal: its expressions say
+// what was selected, but the redactor and tenant path it was parsed with
+// were not recorded, so it matches nothing (unless it has no expressions,
+// like an empty filter). Re-parse Exprs to use it.
+type RecordedFilter []string
+
+func (f RecordedFilter) Match(Triaged) bool { return f.Empty() }
+func (f RecordedFilter) Empty() bool        { return len(f) == 0 }
+func (f RecordedFilter) Exprs() []string    { return slices.Clone([]string(f)) }
+
+// String is the expressions joined by " and ", sanitised for a terminal;
+// a parsed filter prints the same way.
+func (f RecordedFilter) String() string {
+	if f.Empty() {
+		return "(no filter)"
+	}
+	return sanitize.Line(strings.Join(f, " and "))
+}
+
+// UnmarshalJSON reads the expressions of a journalled filter.
+func (f *RecordedFilter) UnmarshalJSON(data []byte) error {
+	var exprs []string
+	if err := json.Unmarshal(data, &exprs); err != nil {
+		return fmt.Errorf("filter: %w", err)
+	}
+	*f = exprs
+	return nil
+}
+
+// UnmarshalJSON reads Where back as the RecordedFilter of its expressions:
+// a Matcher cannot be decoded, and a record is all a journal holds.
+func (s *Selection) UnmarshalJSON(data []byte) error {
+	type fields Selection // the fields without this method
+	var in struct {
+		fields
+		Where *RecordedFilter `json:"where"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*s = Selection(in.fields)
+	if in.Where != nil {
+		s.Where = *in.Where
+	}
+	return nil
 }
 
 // Validate refuses an empty or ambiguous selection.

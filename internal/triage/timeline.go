@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // dlqt's own replay headers: a replay keeps the message_id and carries its
@@ -217,7 +219,7 @@ func retryEvents(h Headers) []Event {
 	key := headerText(h, "x-original-routingKey")
 	if hasExch || key != "" {
 		x, _ := textOf(exch)
-		d := "republished from " + exchangeDetail(clipText(strings.TrimSpace(SanitizeLine(x)), maxName)) + ", routing key " + clipText(key, maxName)
+		d := "republished from " + exchangeDetail(clipText(strings.TrimSpace(sanitize.Line(x)), maxName)) + ", routing key " + clipText(key, maxName)
 		if msg := headerText(h, "x-exception-message"); msg != "" {
 			d += ": " + msg
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // Every broker and journal call runs in one of these commands, never in
@@ -19,7 +20,7 @@ import (
 // commands call.
 type engine struct {
 	listParking func(context.Context, triage.Reader, []string) ([]triage.ParkingQueue, triage.Topology, error)
-	inspect     func(context.Context, triage.Reader, string, triage.BrowseOptions, *triage.Redactor) (triage.Inspection, error)
+	inspect     func(context.Context, triage.Reader, string, triage.BrowseOptions, *redact.Redactor) (triage.Inspection, error)
 	discard     func(context.Context, triage.Sweeper, triage.Topology, triage.Recorder, triage.DiscardRequest) (triage.DiscardResult, error)
 	runReplay   func(context.Context, triage.ReplayPlan, triage.ReplayPort, triage.Recorder, <-chan triage.ReplayCommand, func(triage.ReplayProgress)) (triage.ReplayResult, error)
 }
@@ -101,7 +102,7 @@ func (b *browse) report(read, expected int) {
 }
 
 // start runs the inspection and waits for its first news.
-func (b *browse) start(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *triage.Redactor) tea.Cmd {
+func (b *browse) start(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor) tea.Cmd {
 	return func() tea.Msg {
 		go func() {
 			opts.Progress = b.report

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -20,7 +21,7 @@ type costDialog struct {
 
 func (d costDialog) view(ctx *views.Context, width int) string {
 	c := d.cost
-	name := triage.SanitizeLine(c.Queue)
+	name := sanitize.Line(c.Queue)
 	lines := []string{
 		"Browse a quorum queue with a delivery limit?",
 		"",
@@ -58,7 +59,7 @@ func newTagPrompt(ctx *views.Context, queue, messageID string, width int) tagPro
 
 func (p tagPrompt) view(ctx *views.Context, width int) string {
 	lines := []string{
-		"Tag message " + triage.SanitizeLine(p.messageID),
+		"Tag message " + sanitize.Line(p.messageID),
 		"",
 		p.input.View(),
 		"",

@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -33,7 +34,7 @@ func newInput(ctx *views.Context, prompt, placeholder string, limit, width int) 
 
 func (p reasonPrompt) view(ctx *views.Context, width int) string {
 	lines := []string{
-		fmt.Sprintf("Discard %s from %s", views.Plural(len(p.tg.ids), "message"), triage.SanitizeLine(p.tg.queue)),
+		fmt.Sprintf("Discard %s from %s", views.Plural(len(p.tg.ids), "message"), sanitize.Line(p.tg.queue)),
 		"(" + p.tg.what + ")",
 		"",
 		p.input.View(),
@@ -58,8 +59,8 @@ func (d discardConfirm) view(ctx *views.Context, width int) string {
 		"Discard for good?",
 		"",
 		"messages  " + views.Plural(len(d.tg.ids), "message") + " (" + d.tg.what + ")",
-		"from      " + triage.SanitizeLine(d.tg.queue),
-		"reason    " + triage.SanitizeLine(d.reason),
+		"from      " + sanitize.Line(d.tg.queue),
+		"reason    " + sanitize.Line(d.reason),
 		"",
 		"They are acked and gone from the broker; every other message is",
 		"put back in its place. The journal records the decision and the",
@@ -80,13 +81,13 @@ func (d startConfirm) view(ctx *views.Context, width int) string {
 	p := d.plan
 	dest := "each message's original route"
 	if len(p.Destinations) == 1 {
-		dest = triage.SanitizeLine(p.Destinations[0].Route.String())
+		dest = sanitize.Line(p.Destinations[0].Route.String())
 	}
 	o := p.Options
 	lines := []string{
 		"Start the replay?",
 		"",
-		"messages  " + views.Plural(len(p.Items), "message") + " from " + triage.SanitizeLine(p.Queue),
+		"messages  " + views.Plural(len(p.Items), "message") + " from " + sanitize.Line(p.Queue),
 		"to        " + dest,
 		fmt.Sprintf("canary    %d at %.1f msg/s, then %s of watching", o.Canary, o.CanaryRate, o.Observe),
 		fmt.Sprintf("then      your call: %s ramps up to %.1f msg/s, %s aborts",
@@ -117,7 +118,7 @@ func (d abortConfirm) view(ctx *views.Context, width int, queue string) string {
 		title,
 		"",
 		"Nothing more is published. Copies already sent stay sent; what",
-		"was not published stays in " + triage.SanitizeLine(queue) + ".",
+		"was not published stays in " + sanitize.Line(queue) + ".",
 		"",
 		fmt.Sprintf("%s %s    %s: keep it running", k.Confirm.Help().Key, yes, k.Cancel.Help().Key),
 	}

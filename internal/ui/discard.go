@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -70,10 +71,10 @@ func (m *Model) target() (target, error) {
 		if !ok {
 			return target{}, errors.New("no message selected")
 		}
-		tg.ids, tg.what = []string{t.ID}, "message "+triage.SanitizeLine(t.ID)
+		tg.ids, tg.what = []string{t.ID}, "message "+sanitize.Line(t.ID)
 	case screenMessage:
 		id := m.message.Shown().ID
-		tg.ids, tg.what = []string{id}, "message "+triage.SanitizeLine(id)
+		tg.ids, tg.what = []string{id}, "message "+sanitize.Line(id)
 	default:
 		return target{}, errors.New("open a queue's groups or messages first")
 	}
@@ -166,7 +167,7 @@ func (m *Model) confirmKey(d discardConfirm, k tea.KeyPressMsg) tea.Cmd {
 		Browse:    triage.BrowseOptions{Limit: m.opts.BrowseLimit, AcceptDeliveryCost: m.acceptCost(d.tg.queue)},
 	}
 	m.discardReq = m.nextID()
-	m.busy = "discarding " + views.Plural(len(d.tg.ids), "message") + " from " + triage.SanitizeLine(d.tg.queue) + "…"
+	m.busy = "discarding " + views.Plural(len(d.tg.ids), "message") + " from " + sanitize.Line(d.tg.queue) + "…"
 	rec := journal.NewRecorder(m.opts.Journal, m.opts.Actor, m.opts.Host)
 	return discardCmd(m.base, m.eng, m.opts.Reader, m.opts.Actions.Sweeper, rec, req, m.discardReq)
 }
@@ -195,7 +196,7 @@ func (m *Model) onDiscarded(msg discardedMsg) tea.Cmd {
 		return nil
 	}
 	m.discardReq, m.busy = 0, ""
-	q := triage.SanitizeLine(msg.queue)
+	q := sanitize.Line(msg.queue)
 	done := fmt.Sprintf("discarded %d from %s", len(msg.res.Discarded), q)
 	if n := len(msg.res.Missing); n > 0 {
 		done += fmt.Sprintf("; %d no longer there: %s", n, strings.Join(sanitizeAll(msg.res.Missing), ", "))
@@ -224,7 +225,7 @@ func (m *Model) onDiscarded(msg discardedMsg) tea.Cmd {
 func sanitizeAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = triage.SanitizeLine(s)
+		out[i] = sanitize.Line(s)
 	}
 	return out
 }

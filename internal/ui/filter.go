@@ -3,7 +3,8 @@ package ui
 import (
 	"strings"
 
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // refilter puts the filter bar's line in force on the groups and messages
@@ -18,22 +19,22 @@ func (m *Model) refilter() {
 	line := t.FilterValue()
 	if !hasFieldExpr(line) {
 		t.SetFilterError("")
-		m.setScreenFilter(triage.Filter{})
+		m.setScreenFilter(filter.Filter{})
 		t.SetSubstring(line)
 		return
 	}
 	opts := m.opts.Filter
 	opts.Now = m.now() // died<1h is counted from the screen's clock
-	f, err := triage.ParseFilterLine(line, opts)
+	f, err := filter.ParseLine(line, opts)
 	if err != nil {
-		t.SetFilterError(triage.SanitizeLine(err.Error()))
+		t.SetFilterError(sanitize.Line(err.Error()))
 		return
 	}
 	t.SetFilterError("")
 	m.setScreenFilter(f)
 }
 
-func (m *Model) setScreenFilter(f triage.Filter) {
+func (m *Model) setScreenFilter(f filter.Filter) {
 	if m.screen == screenGroups {
 		m.groups.SetFilter(f)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // journalMsg answers a read of the whole journal with its chain check.
@@ -134,7 +135,7 @@ func (m *Model) banner() []string {
 	c := st.Counts()
 	left := len(st.Plan.Items) - c[triage.OutcomeConfirmed] - c[triage.OutcomeFailedAgain] - c[triage.OutcomeReturned]
 	first := fmt.Sprintf("INTERRUPTED REPLAY %s of %s (%d of %d not done): %s resumes it here",
-		st.ID, triage.SanitizeLine(st.Queue), left, len(st.Plan.Items), m.ctx.Keys.ResumeReplay.Help().Key)
+		st.ID, sanitize.Line(st.Queue), left, len(st.Plan.Items), m.ctx.Keys.ResumeReplay.Help().Key)
 	if n > 1 {
 		first += fmt.Sprintf(" (%d more interrupted)", n-1)
 	}

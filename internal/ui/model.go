@@ -18,6 +18,9 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -33,7 +36,7 @@ type Options struct {
 	Journal     *journal.Journal // nil: tagging shows JournalErr instead
 	JournalErr  error
 	Patterns    []string // parking name patterns
-	Redactor    *triage.Redactor
+	Redactor    *redact.Redactor
 	BrowseLimit int
 	StartQueue  string // --queue: open straight on this queue's groups
 	KeyMap      KeyMap // from LoadKeyMap
@@ -49,7 +52,7 @@ type Options struct {
 	ReadOnly bool
 	// Filter is what the filter bar parses field expressions with (the
 	// tenant path and the redactor), as --where does.
-	Filter triage.FilterOptions
+	Filter filter.Options
 	// Health colours the queues screen; zero fields keep the defaults.
 	Health views.HealthThresholds
 	// PollEvery is how often the queues screen re-reads the topology for
@@ -130,7 +133,7 @@ func New(opts Options) tea.Model { return newModel(opts) }
 
 func newModel(opts Options) *Model {
 	if opts.Redactor == nil {
-		opts.Redactor = triage.NewRedactor()
+		opts.Redactor = redact.New()
 	}
 	colour := os.Getenv("NO_COLOR") == ""
 	ctx := &views.Context{Keys: opts.KeyMap, Styles: views.NewStyles(true, colour)}
@@ -256,7 +259,7 @@ func (m *Model) setErr(err error) {
 		m.lastErr = ""
 		return
 	}
-	m.lastErr = triage.SanitizeLine(err.Error())
+	m.lastErr = sanitize.Line(err.Error())
 }
 
 // key routes a key press: ctrl+c first, then an open dialog, then a focused
@@ -685,7 +688,7 @@ func (m *Model) onTagged(msg taggedMsg) tea.Cmd {
 	}
 	m.tags[msg.messageID] = msg.tags
 	m.pushTags()
-	m.done = "tagged " + triage.SanitizeLine(msg.messageID) + " in the journal; its tags: " +
-		triage.SanitizeLine(strings.Join(msg.tags, ", "))
+	m.done = "tagged " + sanitize.Line(msg.messageID) + " in the journal; its tags: " +
+		sanitize.Line(strings.Join(msg.tags, ", "))
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -23,9 +24,9 @@ func (d revealConfirm) view(ctx *views.Context, width int, actor string) string 
 	body := strings.Join([]string{
 		ctx.Styles.Section.Render("Reveal the unredacted payload?"),
 		"",
-		"message " + triage.SanitizeLine(d.id) + " of " + triage.SanitizeLine(d.queue),
+		"message " + sanitize.Line(d.id) + " of " + sanitize.Line(d.queue),
 		"Secrets masked on every screen will show in clear.",
-		"A reveal entry naming " + triage.SanitizeLine(actor) + " is written to the journal first;",
+		"A reveal entry naming " + sanitize.Line(actor) + " is written to the journal first;",
 		"leaving the message hides the payload again.",
 		"",
 		k.Confirm.Help().Key + " reveal   " + k.Cancel.Help().Key + " cancel",
@@ -92,11 +93,11 @@ func (m *Model) onRevealed(msg revealedMsg) tea.Cmd {
 	}
 	shown := m.message.Shown()
 	if m.screen != screenMessage || shown.ID != msg.id {
-		m.done = fmt.Sprintf("reveal of %s journalled (#%d) but not shown: you left the message", triage.SanitizeLine(msg.id), msg.seq)
+		m.done = fmt.Sprintf("reveal of %s journalled (#%d) but not shown: you left the message", sanitize.Line(msg.id), msg.seq)
 		return nil
 	}
 	p := triage.RenderPayload(shown.Message.Body, shown.Message.Properties.ContentType, nil) // sanitised, not redacted
 	m.message.Reveal(p.Text, msg.seq)
-	m.done = fmt.Sprintf("revealed %s; journal entry #%d", triage.SanitizeLine(msg.id), msg.seq)
+	m.done = fmt.Sprintf("revealed %s; journal entry #%d", sanitize.Line(msg.id), msg.seq)
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -53,7 +53,7 @@ func (m *Model) footer() []string {
 		}
 	}
 	if m.opts.Notice != "" {
-		for _, l := range brokenLines("note: "+triage.SanitizeLine(m.opts.Notice), m.width, true) {
+		for _, l := range brokenLines("note: "+sanitize.Line(m.opts.Notice), m.width, true) {
 			lines = append(lines, m.ctx.Styles.Notice.Render(l))
 		}
 	}
@@ -66,22 +66,22 @@ func (m *Model) status() string {
 	var parts []string
 	source := ""
 	if m.opts.Reader != nil {
-		source = triage.SanitizeLine(m.opts.Reader.Describe())
+		source = sanitize.Line(m.opts.Reader.Describe())
 		parts = append(parts, source)
 	}
 	// a live reader names its vhost already; say it once
-	if vh := "vhost " + triage.SanitizeLine(m.opts.Vhost); m.opts.Vhost != "" && !strings.Contains(source, vh) {
+	if vh := "vhost " + sanitize.Line(m.opts.Vhost); m.opts.Vhost != "" && !strings.Contains(source, vh) {
 		parts = append(parts, vh)
 	}
 	if m.screen != screenQueues {
 		if m.browse != nil {
-			parts = append(parts, "reading "+triage.SanitizeLine(m.browse.queue)+"…")
+			parts = append(parts, "reading "+sanitize.Line(m.browse.queue)+"…")
 		} else if insp := m.groups.Inspection(); insp != nil {
 			parts = append(parts, views.Bound(insp.Batch))
 		}
 	}
 	if m.opts.Actor != "" {
-		parts = append(parts, "actor "+triage.SanitizeLine(m.opts.Actor))
+		parts = append(parts, "actor "+sanitize.Line(m.opts.Actor))
 	}
 	return " " + strings.Join(parts, " │ ")
 }

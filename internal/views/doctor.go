@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Doctor is the topology doctor's screen: the findings of the vhost, most
@@ -39,7 +40,7 @@ func NewDoctor(ctx *Context) Doctor {
 }
 
 // SeverityWord is how a severity reads on screen: a word, never only a hue.
-func SeverityWord(s string) string { return strings.ToUpper(triage.SanitizeLine(s)) }
+func SeverityWord(s string) string { return strings.ToUpper(sanitize.Line(s)) }
 
 // SetLoading marks a diagnosis in flight; old findings stay on screen.
 func (d *Doctor) SetLoading() { d.loading, d.failed = true, false }
@@ -53,8 +54,8 @@ func (d *Doctor) SetFindings(vhost string, fs []triage.Finding) {
 	d.loading, d.loaded, d.failed = false, true, false
 	rows := make([][]string, len(fs))
 	for i, f := range fs {
-		rows[i] = []string{SeverityWord(f.Severity), triage.SanitizeLine(f.Kind),
-			orDash(triage.SanitizeLine(f.Queue)), orDash(triage.SanitizeLine(f.Exchange))}
+		rows[i] = []string{SeverityWord(f.Severity), sanitize.Line(f.Kind),
+			orDash(sanitize.Line(f.Queue)), orDash(sanitize.Line(f.Exchange))}
 	}
 	d.table.styleOf = func(row int) (lipgloss.Style, bool) {
 		if row >= len(d.findings) {
@@ -156,7 +157,7 @@ func SummaryLine(fs []triage.Finding) string {
 // View draws the list and the selected finding, or one finding whole.
 func (d *Doctor) View() string {
 	st := d.ctx.Styles
-	title := "doctor — vhost " + triage.SanitizeLine(d.vhost)
+	title := "doctor — vhost " + sanitize.Line(d.vhost)
 	refresh := d.ctx.Keys.Refresh.Help().Key
 	var head string
 	switch {
@@ -197,7 +198,7 @@ func (d *Doctor) finding(f triage.Finding, h int) []string {
 		return nil
 	}
 	st := d.ctx.Styles
-	s := triage.SanitizeLine
+	s := sanitize.Line
 	w := max(d.width-4, 20) // continuation lines sit 4 cells in
 	word := SeverityWord(f.Severity)
 	if sty, ok := d.severityStyle(f.Severity); ok {

@@ -10,6 +10,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Groups is the second screen: the messages of one queue grouped by
@@ -20,7 +22,7 @@ type Groups struct {
 	queue   string
 	all     *triage.Inspection // as read
 	insp    *triage.Inspection // as shown: all, or regrouped by the filter
-	filter  triage.Filter      // field filter in force; empty: none
+	filter  filter.Filter      // field filter in force; empty: none
 	loading bool
 	failed  bool // the last browse failed (the error line says why)
 	read    int
@@ -58,7 +60,7 @@ func Bound(b triage.Batch) string {
 // starts the browse (and StartLoading).
 func (g *Groups) Open(name string) {
 	g.queue, g.insp, g.all, g.failed = name, nil, nil, false
-	g.filter = triage.Filter{}
+	g.filter = filter.Filter{}
 	g.table.ClearFilter()
 	g.table.SetRows(nil)
 }
@@ -104,7 +106,7 @@ func (g *Groups) SetInspection(insp *triage.Inspection) {
 
 // SetFilter narrows the groups to the messages f matches, regrouped, so
 // counts and ages are the filtered ones; an empty f shows everything.
-func (g *Groups) SetFilter(f triage.Filter) {
+func (g *Groups) SetFilter(f filter.Filter) {
 	g.filter = f
 	if !f.Empty() {
 		g.table.filterBy(nil) // the rows are narrowed already
@@ -115,7 +117,7 @@ func (g *Groups) SetFilter(f triage.Filter) {
 }
 
 // Filter is the field filter in force.
-func (g *Groups) Filter() triage.Filter { return g.filter }
+func (g *Groups) Filter() filter.Filter { return g.filter }
 
 func (g *Groups) regroup() {
 	g.insp = g.all
@@ -131,11 +133,11 @@ func (g *Groups) regroup() {
 	for i, gr := range insp.Groups {
 		types := make([]string, len(gr.EventTypes))
 		for j, t := range gr.EventTypes {
-			types[j] = triage.SanitizeLine(t)
+			types[j] = sanitize.Line(t)
 		}
 		rows[i] = []string{
 			string(gr.Reason),
-			orDash(triage.SanitizeLine(gr.ReasonCode)),
+			orDash(sanitize.Line(gr.ReasonCode)),
 			Count(gr.Count),
 			ageSince(now, gr.Oldest),
 			ageSince(now, gr.Newest),
@@ -183,12 +185,12 @@ func (g *Groups) SetSize(w, h int) {
 func (g *Groups) Update(msg tea.Msg) tea.Cmd { return g.table.Update(msg) }
 
 func (g *Groups) header() string {
-	name := triage.SanitizeLine(g.queue)
+	name := sanitize.Line(g.queue)
 	if g.insp == nil {
 		return name
 	}
 	q, _ := g.insp.Topology.Queue(g.queue)
-	kind := triage.SanitizeLine(q.Type)
+	kind := sanitize.Line(q.Type)
 	if q.DeliveryLimit > 0 {
 		kind += fmt.Sprintf(", delivery limit %d", q.DeliveryLimit)
 	}
@@ -210,7 +212,7 @@ func (g *Groups) filterLine() string {
 // progress says what the browse is doing, with numbers that move, so a slow
 // read never looks stuck: "reading orders.dlq: 3,200 / 10,000 messages…".
 func (g *Groups) progress() string {
-	line := g.spin.View() + " reading " + triage.SanitizeLine(g.queue) + ": "
+	line := g.spin.View() + " reading " + sanitize.Line(g.queue) + ": "
 	switch {
 	case g.expect > 0:
 		line += Count(g.read) + " / " + Plural(g.expect, "message") + "…"

@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/journal"
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Journal is the journal screen: every entry, newest first, with whether
@@ -59,18 +59,18 @@ func (j *Journal) SetEntries(entries []journal.Entry, verifyErr error) {
 	j.broken = verifyErr != nil
 	j.verify = "chain verified: every entry's hash holds"
 	if verifyErr != nil {
-		j.verify = "CHAIN BROKEN: " + triage.SanitizeLine(verifyErr.Error())
+		j.verify = "CHAIN BROKEN: " + sanitize.Line(verifyErr.Error())
 	}
 	rows := make([][]string, len(j.entries))
 	for i, e := range j.entries {
 		rows[i] = []string{
 			strconv.FormatUint(e.Seq, 10),
 			e.Time.UTC().Format("01-02 15:04:05"),
-			orDash(triage.SanitizeLine(e.Actor)),
-			triage.SanitizeLine(e.Action),
-			orDash(triage.SanitizeLine(e.Queue)),
+			orDash(sanitize.Line(e.Actor)),
+			sanitize.Line(e.Action),
+			orDash(sanitize.Line(e.Queue)),
 			strconv.Itoa(entryCount(e)),
-			orDash(triage.SanitizeLine(e.Reason)),
+			orDash(sanitize.Line(e.Reason)),
 		}
 	}
 	j.table.SetRows(rows)
@@ -145,7 +145,7 @@ func (j *Journal) Update(msg tea.Msg) tea.Cmd {
 // View draws the chain status and the list, or one entry.
 func (j *Journal) View() string {
 	st := j.ctx.Styles
-	title := "journal " + triage.SanitizeLine(j.path)
+	title := "journal " + sanitize.Line(j.path)
 	status := "reading the journal…"
 	if !j.loading {
 		title += fmt.Sprintf(" — %s entries", Count(len(j.entries)))
@@ -169,15 +169,15 @@ func (j *Journal) entryView() string {
 	p := &page{st: j.ctx.Styles, width: j.width}
 	p.section(fmt.Sprintf("entry %d", e.Seq))
 	p.field("time", stamp(e.Time))
-	p.field("actor", triage.SanitizeLine(e.Actor))
-	p.field("host", triage.SanitizeLine(e.Host))
-	p.field("action", triage.SanitizeLine(e.Action))
-	p.field("vhost", triage.SanitizeLine(e.Vhost))
-	p.field("queue", orDash(triage.SanitizeLine(e.Queue)))
-	p.field("reason", orDash(triage.SanitizeLine(e.Reason)))
+	p.field("actor", sanitize.Line(e.Actor))
+	p.field("host", sanitize.Line(e.Host))
+	p.field("action", sanitize.Line(e.Action))
+	p.field("vhost", sanitize.Line(e.Vhost))
+	p.field("queue", orDash(sanitize.Line(e.Queue)))
+	p.field("reason", orDash(sanitize.Line(e.Reason)))
 	p.field("messages", strconv.Itoa(entryCount(e)))
 	for _, id := range e.MessageIDs {
-		p.hanging("  "+triage.SanitizeLine(id), 2)
+		p.hanging("  "+sanitize.Line(id), 2)
 	}
 	if len(e.Details) > 0 {
 		p.section("details")
@@ -191,7 +191,7 @@ func (j *Journal) entryView() string {
 			if err != nil {
 				v = []byte("?")
 			}
-			p.field(triage.SanitizeLine(k), triage.SanitizeLine(string(v)))
+			p.field(sanitize.Line(k), sanitize.Line(string(v)))
 		}
 	}
 	p.section("chain")

@@ -13,6 +13,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Message is the fourth screen: one message, read safely, in a scrollable
@@ -43,11 +45,11 @@ func NewMessage(ctx *Context) Message {
 
 // SetMessage shows t. limit is the queue's delivery limit (0: none); red
 // masks secrets in the headers (the payload is already redacted by triage).
-func (m *Message) SetMessage(t triage.Triaged, limit int64, red *triage.Redactor, tags []string) {
+func (m *Message) SetMessage(t triage.Triaged, limit int64, red *redact.Redactor, tags []string) {
 	same := m.msg.ID == t.ID
 	m.msg, m.limit, m.tags = t, limit, tags
 	m.revealed, m.revealSeq = "", 0 // a reveal is for one look at one message
-	m.headers, m.hidden = triage.RedactHeaders(t.Message.Headers, red)
+	m.headers, m.hidden = redact.Headers(t.Message.Headers, red)
 	m.render()
 	if !same {
 		m.vp.GotoTop()
@@ -119,7 +121,7 @@ func (m *Message) Update(msg tea.Msg) tea.Cmd {
 // View draws the title line and the viewport.
 func (m *Message) View() string {
 	st := m.ctx.Styles
-	title := "message " + triage.SanitizeLine(m.msg.ID)
+	title := "message " + sanitize.Line(m.msg.ID)
 	if m.Revealed() {
 		title += fmt.Sprintf(" — REVEALED (journal #%d)", m.revealSeq)
 	}
@@ -217,7 +219,7 @@ func (m *Message) render() {
 	}
 	now := m.ctx.now()
 	t := m.msg
-	s := triage.SanitizeLine
+	s := sanitize.Line
 	p := &page{st: m.ctx.Styles, width: m.width}
 
 	p.section("identity")
@@ -277,11 +279,11 @@ func (m *Message) render() {
 	case m.Revealed():
 		p.lines = append(p.lines, p.st.Warn.Render(ansi.Truncate(fmt.Sprintf(
 			"  REVEALED, unredacted: journal entry #%d names you; leaving this screen hides it", m.revealSeq), p.width, "…")))
-		p.text(triage.Sanitize(m.revealed)) // still sanitised: the payload is the sender's
+		p.text(sanitize.Text(m.revealed)) // still sanitised: the payload is the sender's
 	case t.Payload == "":
 		p.lines = append(p.lines, "  (empty)")
 	default:
-		p.text(triage.Sanitize(t.Payload)) // triage did it already; the screen is the last line of defence
+		p.text(sanitize.Text(t.Payload)) // triage did it already; the screen is the last line of defence
 	}
 
 	keys := make([]string, 0, len(m.headers))
@@ -317,7 +319,7 @@ func when(now, t time.Time) string {
 
 // timelineLine is one step of the attempt timeline.
 func timelineLine(e triage.Event) string {
-	s := triage.SanitizeLine
+	s := sanitize.Line
 	parts := []string{fit(stamp(e.Time), 20), fit(string(e.Kind), 11)}
 	if e.Queue != "" {
 		parts = append(parts, s(e.Queue))

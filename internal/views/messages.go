@@ -10,6 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Messages is the third screen: the messages of one group.
@@ -20,7 +22,7 @@ type Messages struct {
 	group  triage.Group
 	tags   map[string][]string
 	marks  map[string]bool // message ids the next action applies to
-	filter triage.Filter   // field filter in force; empty: none
+	filter filter.Filter   // field filter in force; empty: none
 	limit  int64           // quorum delivery limit of the queue, 0 when none
 	width  int
 	height int
@@ -54,7 +56,7 @@ func (m *Messages) Open(insp *triage.Inspection, g triage.Group, tags map[string
 	m.table.ClearFilter()
 	m.table.rows, m.table.cursor, m.table.offset = nil, 0, 0
 	m.marks = nil // marks belong to the group they were made in
-	m.filter = triage.Filter{}
+	m.filter = filter.Filter{}
 	m.SetGroup(insp, g, tags)
 }
 
@@ -75,7 +77,7 @@ func (m *Messages) SetGroup(insp *triage.Inspection, g triage.Group, tags map[st
 
 // SetFilter keeps the messages f matches; an empty f lets the caller's
 // substring filter (SetSubstring) decide.
-func (m *Messages) SetFilter(f triage.Filter) {
+func (m *Messages) SetFilter(f filter.Filter) {
 	m.filter = f
 	if f.Empty() {
 		return
@@ -108,12 +110,12 @@ func (m *Messages) render() {
 		}
 		row := []string{
 			mark,
-			triage.SanitizeLine(t.ID),
-			orDash(triage.SanitizeLine(t.Envelope.EventType)),
+			sanitize.Line(t.ID),
+			orDash(sanitize.Line(t.Envelope.EventType)),
 			strconv.Itoa(t.Attempts),
 			ageSince(now, t.DiedAt),
 			minute(t.DiedAt),
-			orDash(triage.SanitizeLine(t.ReasonCode)),
+			orDash(sanitize.Line(t.ReasonCode)),
 			orDash(tagList(m.tags[t.ID])),
 		}
 		if m.limit > 0 {
@@ -136,7 +138,7 @@ func minute(t time.Time) string {
 func tagList(tags []string) string {
 	clean := make([]string, len(tags))
 	for i, t := range tags {
-		clean[i] = triage.SanitizeLine(t)
+		clean[i] = sanitize.Line(t)
 	}
 	return strings.Join(clean, ",")
 }
@@ -240,12 +242,12 @@ func (m *Messages) View() string {
 	st := m.ctx.Styles
 	title := ""
 	if m.insp != nil {
-		code := "/ " + triage.SanitizeLine(m.group.ReasonCode)
+		code := "/ " + sanitize.Line(m.group.ReasonCode)
 		if m.group.ReasonCode == "" {
 			code = "(no reason_code)" // "/ -" read like a path
 		}
 		title = fmt.Sprintf("%s › %s %s — %s",
-			triage.SanitizeLine(m.insp.Batch.Queue), m.group.Reason, code, Plural(m.group.Count, "message"))
+			sanitize.Line(m.insp.Batch.Queue), m.group.Reason, code, Plural(m.group.Count, "message"))
 		if m.limit > 0 {
 			title += fmt.Sprintf(", delivery limit %d (each read adds 1)", m.limit)
 		}

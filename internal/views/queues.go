@@ -12,6 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Queues is the first screen: every parking queue of the vhost.
@@ -88,7 +89,7 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 	for i, p := range qs {
 		from := make([]string, len(p.DeadLetteredFrom))
 		for j, f := range p.DeadLetteredFrom {
-			from[j] = triage.SanitizeLine(f)
+			from[j] = sanitize.Line(f)
 		}
 		source := strings.Join(from, ", ")
 		if p.ByName && source == "" {
@@ -102,7 +103,7 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 		q.status[i] = q.health.Status(in, age, p.Messages)
 		rows[i] = []string{
 			string(q.status[i]),
-			triage.SanitizeLine(p.Name),
+			sanitize.Line(p.Name),
 			Count(p.Messages),
 			rate(in),
 			trendLine(q.trends[p.Name].History, trendWidth),
@@ -233,7 +234,7 @@ func (q *Queues) View() string {
 		}
 		clean := make([]string, len(patterns))
 		for i, p := range patterns {
-			clean[i] = triage.SanitizeLine(p)
+			clean[i] = sanitize.Line(p)
 		}
 		body := strings.Join([]string{
 			head,

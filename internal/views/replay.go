@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Replay is the replay screen: the dry run of a plan, then the live gauge
@@ -50,7 +51,7 @@ func (r *Replay) SetResult(res triage.ReplayResult, err error) {
 	r.res = &res
 	r.runErr = ""
 	if err != nil {
-		r.runErr = triage.SanitizeLine(err.Error())
+		r.runErr = sanitize.Line(err.Error())
 	}
 }
 
@@ -107,7 +108,7 @@ func (r *Replay) dryRun() string {
 		title = "Resume interrupted replay — nothing has been sent yet"
 	}
 	b.WriteString(st.Title.Render(title) + "\n")
-	r.row(&b, "replay", p.ID+" of "+triage.SanitizeLine(p.Queue))
+	r.row(&b, "replay", p.ID+" of "+sanitize.Line(p.Queue))
 	what := r.what
 	if what == "" {
 		what = p.Selection.String()
@@ -125,7 +126,7 @@ func (r *Replay) dryRun() string {
 		if len(d.Queues) > 0 {
 			reach = "→ " + strings.Join(sanitizeAll(d.Queues), ", ")
 		}
-		line := fmt.Sprintf("%s  %d msg  %s", triage.SanitizeLine(routeText(d.Route)), d.Count, reach)
+		line := fmt.Sprintf("%s  %d msg  %s", sanitize.Line(routeText(d.Route)), d.Count, reach)
 		r.row(&b, label, line)
 		status := DestinationStatus(d)
 		if !d.Allowed {
@@ -140,7 +141,7 @@ func (r *Replay) dryRun() string {
 	r.row(&b, "canary", fmt.Sprintf("%d at %s msg/s, then observe %s", o.Canary, rate(o.CanaryRate), o.Observe))
 	r.row(&b, "then", fmt.Sprintf("ramp up (doubling) to at most %s msg/s", rate(o.Rate)))
 	for _, pr := range p.Problems {
-		b.WriteString(st.Warn.Render("problem: "+triage.SanitizeLine(pr)) + "\n")
+		b.WriteString(st.Warn.Render("problem: "+sanitize.Line(pr)) + "\n")
 	}
 	if len(p.Missing) > 0 {
 		r.row(&b, "not found", strings.Join(sanitizeAll(p.Missing), ", "))
@@ -148,8 +149,8 @@ func (r *Replay) dryRun() string {
 	b.WriteString(st.Section.Render("sample (redacted)") + "\n")
 	for _, t := range p.Sample {
 		payload := strings.Join(strings.Fields(t.Payload), " ") // one line: indented JSON starts with a bare "{"
-		b.WriteString(fmt.Sprintf("  %s  %s/%s  %s\n", triage.SanitizeLine(t.ID), t.Reason, orDash(triage.SanitizeLine(t.ReasonCode)),
-			triage.SanitizeLine(payload)))
+		b.WriteString(fmt.Sprintf("  %s  %s/%s  %s\n", sanitize.Line(t.ID), t.Reason, orDash(sanitize.Line(t.ReasonCode)),
+			sanitize.Line(payload)))
 	}
 	k := r.ctx.Keys
 	hint := fmt.Sprintf("%s starts the canary (asks first) • %s goes back, nothing sent", k.Open.Help().Key, k.Back.Help().Key)
@@ -166,7 +167,7 @@ func routeText(r triage.Route) string { return r.Exchange + ":" + r.RoutingKey }
 func sanitizeAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = triage.SanitizeLine(s)
+		out[i] = sanitize.Line(s)
 	}
 	return out
 }
@@ -188,7 +189,7 @@ func PhaseText(p triage.ReplayProgress, k KeyMap) string {
 	case triage.PhasePaused:
 		return fmt.Sprintf("PAUSED — %s resumes", k.Pause.Help().Key)
 	case triage.PhaseStopped:
-		return "STOPPED: " + triage.SanitizeLine(p.StoppedBecause)
+		return "STOPPED: " + sanitize.Line(p.StoppedBecause)
 	case triage.PhaseAborted:
 		return "ABORTED — nothing more is published"
 	case triage.PhaseDone:
@@ -203,9 +204,9 @@ func (r *Replay) gauge() string {
 	var b strings.Builder
 	dest := "original routes"
 	if len(p.Destinations) == 1 {
-		dest = triage.SanitizeLine(routeText(p.Destinations[0].Route))
+		dest = sanitize.Line(routeText(p.Destinations[0].Route))
 	}
-	b.WriteString(st.Title.Render(fmt.Sprintf("Replay %s: %s → %s", p.ID, triage.SanitizeLine(p.Queue), dest)) + "\n")
+	b.WriteString(st.Title.Render(fmt.Sprintf("Replay %s: %s → %s", p.ID, sanitize.Line(p.Queue), dest)) + "\n")
 	pr := triage.ReplayProgress{Total: len(p.Items), Remaining: len(p.Items), DestinationDepth: -1}
 	if r.prog != nil {
 		pr = *r.prog
@@ -216,7 +217,7 @@ func (r *Replay) gauge() string {
 	}
 	r.row(&b, "phase", st.Warn.Render(phase))
 	if pr.Blocked != "" {
-		r.row(&b, "blocked", st.Warn.Render("the broker blocked publishing: "+triage.SanitizeLine(pr.Blocked)))
+		r.row(&b, "blocked", st.Warn.Render("the broker blocked publishing: "+sanitize.Line(pr.Blocked)))
 	}
 	r.row(&b, "rate", fmt.Sprintf("target %s msg/s   achieved %s msg/s", rate(pr.TargetRate), rate(pr.AchievedRate)))
 	sparkW := max(min(60, r.width-replayLabel-1), 5)
@@ -266,9 +267,9 @@ func (r *Replay) endText() string {
 	case r.runErr != "":
 		return "FAILED: " + r.runErr
 	case res.StoppedBecause != "":
-		return "STOPPED: " + triage.SanitizeLine(res.StoppedBecause)
+		return "STOPPED: " + sanitize.Line(res.StoppedBecause)
 	case res.Aborted:
-		return "ABORTED — what was not published is still in " + triage.SanitizeLine(r.plan.Queue)
+		return "ABORTED — what was not published is still in " + sanitize.Line(r.plan.Queue)
 	}
 	return "FINISHED"
 }
@@ -278,9 +279,9 @@ func (r *Replay) outcome() string {
 	res := r.res
 	var b strings.Builder
 	b.WriteString(st.Section.Render("outcome") + "\n")
-	r.row(&b, "resolved", fmt.Sprintf("%d (confirmed at the destination, removed from %s)", res.Resolved, triage.SanitizeLine(r.plan.Queue)))
+	r.row(&b, "resolved", fmt.Sprintf("%d (confirmed at the destination, removed from %s)", res.Resolved, sanitize.Line(r.plan.Queue)))
 	r.row(&b, "failed again", fmt.Sprintf("%d (came back into a parking queue)", res.FailedAgain))
-	r.row(&b, "returned", fmt.Sprintf("%d (returned, nacked or unconfirmed: kept in %s)", res.Returned, triage.SanitizeLine(r.plan.Queue)))
+	r.row(&b, "returned", fmt.Sprintf("%d (returned, nacked or unconfirmed: kept in %s)", res.Returned, sanitize.Line(r.plan.Queue)))
 	r.row(&b, "untouched", fmt.Sprintf("%d (never published: kept)", res.Untouched))
 	dup := "Duplicates are possible only if a replay is interrupted (crash, kill) and resumed."
 	if r.resumed {

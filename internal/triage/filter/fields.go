@@ -1,4 +1,4 @@
-package triage
+package filter
 
 import (
 	"fmt"
@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// FilterField is one field a filter can test. The TUI lists them as help.
-type FilterField struct {
+// Field is one field a filter can test. The TUI lists them as help.
+type Field struct {
 	Name string
 	Help string
 	Ops  []string // operators it takes
@@ -18,7 +20,7 @@ type FilterField struct {
 	// values extracts the field's text ("" when the message has none).
 	values func(in *matchInput) []string
 	// at extracts the field's time (zero when unknown), for time fields.
-	at func(t *Triaged) time.Time
+	at func(t *triage.Triaged) time.Time
 }
 
 type fieldKind int
@@ -35,8 +37,8 @@ var (
 	versionOps = append(slices.Clone(textOps), orderOps...)
 )
 
-// FilterFields are the fields of a filter, in the order help lists them.
-var FilterFields = []FilterField{
+// Fields are the fields of a filter, in the order help lists them.
+var Fields = []Field{
 	{Name: "reason", Help: "why it is here: rejected, expired, maxlen, delivery_limit, published", Ops: textOps,
 		values: func(in *matchInput) []string { return []string{string(in.t.Reason)} }},
 	{Name: "reason_code", Help: "the application's stable failure code", Ops: textOps,
@@ -44,11 +46,11 @@ var FilterFields = []FilterField{
 	{Name: "event_type", Help: "the envelope's event_type", Ops: textOps,
 		values: func(in *matchInput) []string { return []string{in.t.Envelope.EventType} }},
 	{Name: "queue", Help: "the queue it died in (x-death[0], else x-first-death-queue)", Ops: textOps,
-		values: func(in *matchInput) []string { return []string{DiedIn(*in.t)} }},
+		values: func(in *matchInput) []string { return []string{triage.DiedIn(*in.t)} }},
 	{Name: "died", Help: "its latest death: a time (2026-11-30T10:00:00Z, 2026-11-30) or an age (90m, 2h, 3d)", Ops: orderOps,
-		kind: timeKind, at: func(t *Triaged) time.Time { return t.DiedAt }},
+		kind: timeKind, at: func(t *triage.Triaged) time.Time { return t.DiedAt }},
 	{Name: "first_died", Help: "its first death, like died", Ops: orderOps,
-		kind: timeKind, at: func(t *Triaged) time.Time { return FirstDied(*t) }},
+		kind: timeKind, at: func(t *triage.Triaged) time.Time { return triage.FirstDied(*t) }},
 	{Name: "schema_version", Help: "the envelope's schema_version; > < >= <= compare numbers", Ops: versionOps,
 		kind: versionKind, values: func(in *matchInput) []string { return []string{in.t.Envelope.SchemaVersion} }},
 	{Name: "consumer_version", Help: "failure.consumer_version of the envelope", Ops: textOps,
@@ -70,39 +72,10 @@ var FilterFields = []FilterField{
 		values: func(in *matchInput) []string { return []string{in.searchText()} }},
 }
 
-// DiedIn is the queue a message died in: the queue of x-death[0] (the
-// most recent death), else x-first-death-queue; "" for a message that
-// never died (published straight to a parking queue).
-func DiedIn(t Triaged) string {
-	if len(t.Deaths) > 0 && t.Deaths[0].Queue != "" {
-		return t.Deaths[0].Queue
-	}
-	return oneLine(headerString(t.Message.Headers, "x-first-death-queue"), maxName)
-}
-
-// FirstDied is the earliest known time a message died or failed: the
-// earliest x-death time or failure.first_failed_at, else DiedAt.
-func FirstDied(t Triaged) time.Time {
-	var first time.Time
-	earlier := func(at time.Time, ok bool) {
-		if ok && !at.IsZero() && (first.IsZero() || at.Before(first)) {
-			first = at
-		}
-	}
-	for _, d := range t.Deaths {
-		earlier(d.Time, true)
-	}
-	if f := t.Envelope.Failure; f != nil {
-		earlier(parseTime(f.FirstFailedAt))
-	}
-	earlier(t.DiedAt, true)
-	return first
-}
-
 // clause is one parsed expression.
 type clause struct {
 	src    string
-	field  *FilterField
+	field  *Field
 	op     string
 	values []string  // = and !=: any of; ~ and !~: one, lower-cased
 	at     time.Time // time fields
@@ -132,7 +105,7 @@ func parseClause(expr string, now time.Time) (clause, error) {
 	value := strings.TrimSpace(e[i+len(op):])
 	field := findField(name)
 	if field == nil {
-		return clause{}, fmt.Errorf("unknown field %q (fields: %s)", name, strings.Join(FilterFieldNames(), ", "))
+		return clause{}, fmt.Errorf("unknown field %q (fields: %s)", name, strings.Join(FieldNames(), ", "))
 	}
 	if !slices.Contains(field.Ops, op) {
 		return clause{}, fmt.Errorf("%s takes %s, not %s", name, strings.Join(field.Ops, " "), op)
@@ -263,26 +236,26 @@ func unquote(s string) string {
 	return s
 }
 
-func findField(name string) *FilterField {
-	for i := range FilterFields {
-		if FilterFields[i].Name == name {
-			return &FilterFields[i]
+func findField(name string) *Field {
+	for i := range Fields {
+		if Fields[i].Name == name {
+			return &Fields[i]
 		}
 	}
 	return nil
 }
 
-// FilterFieldNames lists the field names, for help and errors.
-func FilterFieldNames() []string {
-	out := make([]string, len(FilterFields))
-	for i, f := range FilterFields {
+// FieldNames lists the field names, for help and errors.
+func FieldNames() []string {
+	out := make([]string, len(Fields))
+	for i, f := range Fields {
 		out[i] = f.Name
 	}
 	return out
 }
 
 func reasonNames() []string {
-	return []string{string(ReasonRejected), string(ReasonExpired), string(ReasonMaxlen), string(ReasonDeliveryLimit), string(ReasonPublished)}
+	return []string{string(triage.ReasonRejected), string(triage.ReasonExpired), string(triage.ReasonMaxlen), string(triage.ReasonDeliveryLimit), string(triage.ReasonPublished)}
 }
 
 func knownReason(s string) bool { return slices.Contains(reasonNames(), s) }
@@ -314,7 +287,7 @@ func parseAge(s string) (time.Duration, bool) {
 
 // writeHeaderLines writes a header table as "key: value" lines, keys in
 // order, nested tables as "outer.inner: value".
-func writeHeaderLines(b *strings.Builder, prefix string, h Headers) {
+func writeHeaderLines(b *strings.Builder, prefix string, h triage.Headers) {
 	keys := make([]string, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
@@ -327,7 +300,7 @@ func writeHeaderLines(b *strings.Builder, prefix string, h Headers) {
 
 func writeHeaderValue(b *strings.Builder, key string, v any) {
 	switch x := v.(type) {
-	case Headers:
+	case triage.Headers:
 		writeHeaderLines(b, key+".", x)
 	case []any:
 		for _, e := range x {

@@ -1,4 +1,4 @@
-package triage
+package redact
 
 // validCard reports whether s (digits with optional spaces or dashes) looks
 // like a payment card number: 13 to 19 digits, a major-network first digit

@@ -1,9 +1,10 @@
-package triage
+package sanitize
 
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize/sanitizetest"
 )
 
 func TestSanitize(t *testing.T) {
@@ -35,11 +36,11 @@ func TestSanitize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Sanitize(tt.in)
+			got := Text(tt.in)
 			if got != tt.want {
-				t.Errorf("Sanitize(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+				t.Errorf("Text(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 			}
-			assertSafe(t, got, true)
+			sanitizetest.AssertSafe(t, got, true)
 		})
 	}
 }
@@ -58,44 +59,13 @@ func TestSanitizeLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := SanitizeLine(tt.in)
+			got := Line(tt.in)
 			if got != tt.want {
-				t.Errorf("SanitizeLine(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+				t.Errorf("Line(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 			}
-			assertSafe(t, got, false)
+			sanitizetest.AssertSafe(t, got, false)
 		})
 	}
-}
-
-// assertSafe fails when s holds anything that could drive a terminal.
-func assertSafe(t testing.TB, s string, newlineAllowed bool) {
-	t.Helper()
-	if msg := unsafeReason(s, newlineAllowed); msg != "" {
-		t.Fatalf("unsafe output %q: %s", s, msg)
-	}
-}
-
-func unsafeReason(s string, newlineAllowed bool) string {
-	if !utf8.ValidString(s) {
-		return "invalid UTF-8"
-	}
-	for _, r := range s {
-		switch {
-		case r == '\n' && newlineAllowed:
-		case r < 0x20:
-			return "C0 control"
-		case r == 0x7f:
-			return "DEL"
-		case r >= 0x80 && r <= 0x9f:
-			return "C1 control"
-		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
-			r == 0x200e, r == 0x200f, r == 0x061c:
-			return "bidi control"
-		case r == 0x2028 || r == 0x2029:
-			return "line/paragraph separator"
-		}
-	}
-	return ""
 }
 
 var sanitizeSeeds = []string{
@@ -109,9 +79,9 @@ func FuzzSanitize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := Sanitize(s)
-		assertSafe(t, got, true)
-		if Sanitize(got) != got {
+		got := Text(s)
+		sanitizetest.AssertSafe(t, got, true)
+		if Text(got) != got {
 			t.Fatalf("Sanitize is not idempotent on %q", s)
 		}
 	})
@@ -122,10 +92,10 @@ func FuzzSanitizeLine(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := SanitizeLine(s)
-		assertSafe(t, got, false)
+		got := Line(s)
+		sanitizetest.AssertSafe(t, got, false)
 		if strings.Contains(got, "\n") {
-			t.Fatalf("newline in SanitizeLine(%q)", s)
+			t.Fatalf("newline in Line(%q)", s)
 		}
 	})
 }
@@ -140,7 +110,7 @@ func BenchmarkSanitize(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
 			for b.Loop() {
-				Sanitize(s)
+				Text(s)
 			}
 		})
 	}

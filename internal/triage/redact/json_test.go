@@ -1,10 +1,12 @@
-package triage
+package redact
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage/redact/redacttest"
 )
 
 func TestRedactJSON(t *testing.T) {
@@ -32,7 +34,7 @@ func TestRedactJSON(t *testing.T) {
 		},
 		{
 			name: "shapes in values under harmless keys",
-			in:   `{"note":"Bearer ` + testJWT + `","contact":["jane@example.com"],"dsn":"amqp://u:p4ss@h/"}`,
+			in:   `{"note":"Bearer ` + redacttest.JWT + `","contact":["jane@example.com"],"dsn":"amqp://u:p4ss@h/"}`,
 			want: "{\n  \"note\": \"Bearer [REDACTED:jwt]\",\n  \"contact\": [\n    \"j***@example.com\"\n  ],\n  \"dsn\": \"amqp://u:[REDACTED:password]@h/\"\n}",
 			n:    3,
 		},
@@ -62,19 +64,19 @@ func TestRedactJSON(t *testing.T) {
 		},
 		{
 			name: "shapes deep in nested arrays",
-			in:   `{"a":[[{"b":{"c":["` + testGitHub + `",4111111111111111]}}]]}`,
+			in:   `{"a":[[{"b":{"c":["` + redacttest.GitHub + `",4111111111111111]}}]]}`,
 			want: "{\n  \"a\": [\n    [\n      {\n        \"b\": {\n          \"c\": [\n            \"[REDACTED:github-token]\",\n            \"[REDACTED:card ...1111]\"\n          ]\n        }\n      }\n    ]\n  ]\n}",
 			n:    2,
 		},
 		{
 			name: "private key block in a string with escaped newlines",
-			in:   `{"note":"` + strings.ReplaceAll(testPEM, "\n", `\n`) + `","ok":1}`,
+			in:   `{"note":"` + strings.ReplaceAll(redacttest.PEM, "\n", `\n`) + `","ok":1}`,
 			want: "{\n  \"note\": \"[REDACTED:private-key]\",\n  \"ok\": 1\n}",
 			n:    1,
 		},
 		{
 			name: "secret shapes used as keys",
-			in:   `{"jane@example.com":{"orders":2},"` + testAWSKey + `":true}`,
+			in:   `{"jane@example.com":{"orders":2},"` + redacttest.AWSKey + `":true}`,
 			want: "{\n  \"j***@example.com\": {\n    \"orders\": 2\n  },\n  \"[REDACTED:aws-key]\": true\n}",
 			n:    2,
 		},
@@ -91,15 +93,15 @@ func TestRedactJSON(t *testing.T) {
 			n:    0,
 		},
 	}
-	r := NewRedactor()
+	r := New()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, n, unread, err := redactJSON([]byte(tt.in), r, 0)
+			got, n, unread, err := r.JSON([]byte(tt.in), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != tt.want || n != tt.n || unread != 0 {
-				t.Errorf("redactJSON(%s)\n got %s (%d, unread %d)\nwant %s (%d)", tt.in, got, n, unread, tt.want, tt.n)
+				t.Errorf("JSON(%s)\n got %s (%d, unread %d)\nwant %s (%d)", tt.in, got, n, unread, tt.want, tt.n)
 			}
 			if !json.Valid([]byte(got)) {
 				t.Errorf("output is not valid JSON: %s", got)
@@ -111,7 +113,7 @@ func TestRedactJSON(t *testing.T) {
 // The pretty-printing itself must agree with encoding/json's indentation.
 func TestRedactJSONMatchesIndent(t *testing.T) {
 	in := `{"b":[1,2,{"c":"d"}],"a":{"x":[]},"n":-0.5e-3}`
-	got, _, _, err := redactJSON([]byte(in), nil, 0)
+	got, _, _, err := (*Redactor)(nil).JSON([]byte(in), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +128,7 @@ func TestRedactJSONMatchesIndent(t *testing.T) {
 
 func TestRedactJSONStopsAtBound(t *testing.T) {
 	in := "[" + strings.Repeat(`"aaaaaaaaaa",`, 1000) + `"end"]`
-	got, _, unread, err := redactJSON([]byte(in), nil, 1000)
+	got, _, unread, err := (*Redactor)(nil).JSON([]byte(in), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

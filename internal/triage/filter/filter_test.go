@@ -1,4 +1,4 @@
-package triage
+package filter
 
 import (
 	"encoding/json"
@@ -6,11 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // filterBatch is four parked messages that differ in every field a filter
 // reads, so each expression below must pick a known subset.
-func filterBatch(t *testing.T, red *Redactor) []Triaged {
+func filterBatch(t *testing.T, red *redact.Redactor) []triage.Triaged {
 	t.Helper()
 	t0 := mustTime("2026-11-30T10:00:00Z")
 	env := func(id, event, schema, code, version, tenant, extra string) []byte {
@@ -18,26 +21,26 @@ func filterBatch(t *testing.T, red *Redactor) []Triaged {
 			`,"customer":{"tenant_id":"` + tenant + `","card":"4111 1111 1111 1111"` + extra + `},` +
 			`"failure":{"reason_code":"` + code + `","consumer_version":"` + version + `"}}`)
 	}
-	msg := func(id, queue, reason string, at time.Time, body []byte, h Headers) Message {
-		x := Headers{"x-death": []any{xdeath(queue, reason, 1, at, "", queue)}, "x-first-death-queue": queue}
+	msg := func(id, queue, reason string, at time.Time, body []byte, h triage.Headers) triage.Message {
+		x := triage.Headers{"x-death": []any{xdeath(queue, reason, 1, at, "", queue)}, "x-first-death-queue": queue}
 		for k, v := range h {
 			x[k] = v
 		}
-		return Message{Queue: "nghia-dia", Exchange: "dlx", RoutingKey: queue, Body: body,
-			Properties: Properties{MessageID: id, ContentType: "application/json"}, Headers: x}
+		return triage.Message{Queue: "nghia-dia", Exchange: "dlx", RoutingKey: queue, Body: body,
+			Properties: triage.Properties{MessageID: id, ContentType: "application/json"}, Headers: x}
 	}
-	batch := Batch{Queue: "nghia-dia", Messages: []Message{
+	batch := triage.Batch{Queue: "nghia-dia", Messages: []triage.Message{
 		msg("m-1", "viec", "rejected", t0, env("m-1", "order.created", "2", "address_invalid", "1.4.0", "acme", ""),
-			Headers{"x-note": "Card DECLINED by issuer"}),
+			triage.Headers{"x-note": "Card DECLINED by issuer"}),
 		msg("m-2", "viec2", "expired", t0.Add(-2*time.Hour), env("m-2", "order.created", "3", "", "1.5.0", "globex", ""), nil),
 		msg("m-3", "viec", "rejected", t0.Add(-30*time.Minute), env("m-3", "customer.updated", `"4"`, "tax_profile_missing", "1.5.0", "acme", `,"client_secret":"declined-secret"`),
-			Headers{"authorization": "Bearer declinedtokendeclinedtoken"}),
-		{Queue: "nghia-dia", Body: []byte("plain text, no envelope"), Properties: Properties{MessageID: "m-4"}},
+			triage.Headers{"authorization": "Bearer declinedtokendeclinedtoken"}),
+		{Queue: "nghia-dia", Body: []byte("plain text, no envelope"), Properties: triage.Properties{MessageID: "m-4"}},
 	}}
-	return Analyze(batch, seed001Topology(), red)
+	return triage.Analyze(batch, parkingTopology(), red)
 }
 
-func ids(ts []Triaged) []string {
+func ids(ts []triage.Triaged) []string {
 	out := []string{}
 	for _, t := range ts {
 		out = append(out, t.ID)
@@ -47,8 +50,8 @@ func ids(ts []Triaged) []string {
 
 func TestEveryFilterFieldNarrowsTheMessages(t *testing.T) {
 	now := mustTime("2026-11-30T10:15:00Z")
-	opts := FilterOptions{TenantPath: "customer.tenant_id", Now: now}
-	ts := filterBatch(t, NewRedactor())
+	opts := Options{TenantPath: "customer.tenant_id", Now: now}
+	ts := filterBatch(t, redact.New())
 	tests := []struct {
 		exprs []string
 		want  []string
@@ -112,10 +115,10 @@ func TestEveryFilterFieldNarrowsTheMessages(t *testing.T) {
 // A search must never find what the screen masks: a secret key's value, a
 // bearer token, a card number or a configured path.
 func TestTextSearchNeverReadsWhatRedactionMasks(t *testing.T) {
-	red := NewRedactor().WithPaths([]PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: MaskFull}})
+	red := redact.New().WithPaths([]redact.PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: redact.MaskFull}})
 	ts := filterBatch(t, red)
 	for _, secret := range []string{"declined-secret", "declinedtokendeclinedtoken", "4111 1111 1111 1111", "4111"} {
-		f, err := ParseWhere([]string{"text~" + secret}, FilterOptions{Redactor: red})
+		f, err := ParseWhere([]string{"text~" + secret}, Options{Redactor: red})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +127,7 @@ func TestTextSearchNeverReadsWhatRedactionMasks(t *testing.T) {
 		}
 	}
 	// The tenant path is masked by a configured rule: tenant sees the mask too.
-	f, err := ParseWhere([]string{"tenant~acme"}, FilterOptions{Redactor: red, TenantPath: "customer.tenant_id"})
+	f, err := ParseWhere([]string{"tenant~acme"}, Options{Redactor: red, TenantPath: "customer.tenant_id"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,14 +136,14 @@ func TestTextSearchNeverReadsWhatRedactionMasks(t *testing.T) {
 	}
 	// The Triaged may have been rendered by the defaults (a discard's sweep);
 	// the filter's own redactor still decides what a search sees.
-	loose := filterBatch(t, NewRedactor())
+	loose := filterBatch(t, redact.New())
 	if got := f.Apply(loose); len(got) != 0 {
 		t.Errorf("tenant~acme found %v in a payload rendered with fewer rules", ids(got))
 	}
 }
 
 func TestFilterErrorsNameTheExpression(t *testing.T) {
-	opts := FilterOptions{TenantPath: "customer.tenant_id"}
+	opts := Options{TenantPath: "customer.tenant_id"}
 	tests := map[string]string{
 		"colour=red":             `unknown field "colour" (fields: reason, reason_code`,
 		"reason":                 "want FIELD OP VALUE",
@@ -165,17 +168,17 @@ func TestFilterErrorsNameTheExpression(t *testing.T) {
 			t.Errorf("%s: error spans lines: %q", expr, err)
 		}
 	}
-	if _, err := ParseWhere([]string{"tenant=acme"}, FilterOptions{}); err == nil || !strings.Contains(err.Error(), "filters.tenant_path") {
+	if _, err := ParseWhere([]string{"tenant=acme"}, Options{}); err == nil || !strings.Contains(err.Error(), "filters.tenant_path") {
 		t.Errorf("tenant without a tenant path: %v", err)
 	}
-	if _, err := ParseWhere(nil, FilterOptions{TenantPath: "customer..id"}); err == nil || !strings.Contains(err.Error(), "customer..id") {
+	if _, err := ParseWhere(nil, Options{TenantPath: "customer..id"}); err == nil || !strings.Contains(err.Error(), "customer..id") {
 		t.Errorf("a bad tenant path: %v", err)
 	}
 }
 
 func TestFilterLineSplitsOnSpacesAndSearchesBareWords(t *testing.T) {
-	ts := filterBatch(t, NewRedactor())
-	f, err := ParseFilterLine(` reason=rejected   "card declined" `, FilterOptions{})
+	ts := filterBatch(t, redact.New())
+	f, err := ParseLine(` reason=rejected   "card declined" `, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,27 +191,27 @@ func TestFilterLineSplitsOnSpacesAndSearchesBareWords(t *testing.T) {
 	if f.String() != `reason=rejected and text~"card declined"` {
 		t.Errorf("String() = %q", f.String())
 	}
-	empty, err := ParseFilterLine("   ", FilterOptions{})
+	empty, err := ParseLine("   ", Options{})
 	if err != nil || !empty.Empty() || len(empty.Apply(ts)) != len(ts) {
 		t.Errorf("a blank line must match everything: %v", err)
 	}
 }
 
 func TestSelectionWhereNarrowsAGroupOrSelectsAlone(t *testing.T) {
-	ts := filterBatch(t, NewRedactor())
-	f, err := ParseWhere([]string{"tenant=acme"}, FilterOptions{TenantPath: "$.customer.tenant_id"})
+	ts := filterBatch(t, redact.New())
+	f, err := ParseWhere([]string{"tenant=acme"}, Options{TenantPath: "$.customer.tenant_id"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := GroupKey{Reason: ReasonRejected, AnyCode: true}
-	narrowed := Selection{Group: &g, Where: &f}
+	g := triage.GroupKey{Reason: triage.ReasonRejected, AnyCode: true}
+	narrowed := triage.Selection{Group: &g, Where: &f}
 	if err := narrowed.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	if got := ids(narrowed.Apply(ts)); !slices.Equal(got, []string{"m-1", "m-3"}) {
 		t.Errorf("group rejected where tenant=acme: %v", got)
 	}
-	alone := Selection{Where: &f}
+	alone := triage.Selection{Where: &f}
 	if err := alone.Validate(); err != nil {
 		t.Fatalf("a filter alone is a selection: %v", err)
 	}
@@ -221,40 +224,31 @@ func TestSelectionWhereNarrowsAGroupOrSelectsAlone(t *testing.T) {
 	if s := narrowed.String(); s != "group rejected where tenant=acme" {
 		t.Errorf("String() = %q", s)
 	}
-	if err := (Selection{Where: &Filter{}}).Validate(); err == nil {
+	if err := (triage.Selection{Where: &Filter{}}).Validate(); err == nil {
 		t.Error("an empty filter alone selected every message")
 	}
-}
-
-func mustPath(t *testing.T, s string) JSONPath {
-	t.Helper()
-	p, err := ParseJSONPath(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // A cache gives the answers a fresh redaction gives, and never serves text
 // made by one redactor to a filter using another.
 func TestSearchCacheAgreesAndFollowsTheRedactor(t *testing.T) {
-	loose := NewRedactor()
+	loose := redact.New()
 	ts := filterBatch(t, loose)
 	cache := NewSearchCache()
 	for _, exprs := range [][]string{{"text~declined"}, {"tenant=acme"}, {"text~order.created", "tenant!=globex"}} {
-		plain, err := ParseWhere(exprs, FilterOptions{TenantPath: "customer.tenant_id", Redactor: loose})
+		plain, err := ParseWhere(exprs, Options{TenantPath: "customer.tenant_id", Redactor: loose})
 		if err != nil {
 			t.Fatal(err)
 		}
-		cached, _ := ParseWhere(exprs, FilterOptions{TenantPath: "customer.tenant_id", Redactor: loose, Cache: cache})
+		cached, _ := ParseWhere(exprs, Options{TenantPath: "customer.tenant_id", Redactor: loose, Cache: cache})
 		for range 2 { // the second pass reads the cache
 			if got, want := ids(cached.Apply(ts)), ids(plain.Apply(ts)); !slices.Equal(got, want) {
 				t.Errorf("%v: cached %v, fresh %v", exprs, got, want)
 			}
 		}
 	}
-	strict := NewRedactor().WithPaths([]PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: MaskFull}})
-	f, _ := ParseWhere([]string{"tenant=acme"}, FilterOptions{TenantPath: "customer.tenant_id", Redactor: strict, Cache: cache})
+	strict := redact.New().WithPaths([]redact.PathRule{{Path: mustPath(t, "customer.tenant_id"), Mask: redact.MaskFull}})
+	f, _ := ParseWhere([]string{"tenant=acme"}, Options{TenantPath: "customer.tenant_id", Redactor: strict, Cache: cache})
 	if got := f.Apply(ts); len(got) != 0 {
 		t.Errorf("a stricter redactor read the looser one's cache: %v", ids(got))
 	}
@@ -263,30 +257,35 @@ func TestSearchCacheAgreesAndFollowsTheRedactor(t *testing.T) {
 // A journalled plan keeps its filter as the expressions; read back, the
 // filter says what was selected but can select nothing by itself.
 func TestFilterJSONIsARecord(t *testing.T) {
-	f, err := ParseWhere([]string{"reason=rejected", "text~card declined"}, FilterOptions{})
+	f, err := ParseWhere([]string{"reason=rejected", "text~card declined"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := GroupKey{Reason: ReasonRejected, AnyCode: true}
-	raw, err := json.Marshal(Selection{Group: &g, Where: &f})
+	g := triage.GroupKey{Reason: triage.ReasonRejected, AnyCode: true}
+	raw, err := json.Marshal(triage.Selection{Group: &g, Where: &f})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(raw), `"where":["reason=rejected","text~card declined"]`) {
 		t.Errorf("selection JSON %s", raw)
 	}
-	var back Selection
+	var back triage.Selection
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.String() != "group rejected where reason=rejected and text~card declined" || back.Where.Empty() {
 		t.Errorf("read back: %q", back.String())
 	}
-	if got := back.Apply(filterBatch(t, NewRedactor())); len(got) != 0 {
+	if got := back.Apply(filterBatch(t, redact.New())); len(got) != 0 {
 		t.Errorf("a recorded filter selected %v", ids(got))
 	}
-	var none Selection
+	var none triage.Selection
 	if err := json.Unmarshal([]byte(`{"IDs":["a"],"Group":null}`), &none); err != nil || none.Where != nil {
 		t.Errorf("a plan journalled before filters: %v %+v", err, none)
+	}
+	var empty triage.Selection
+	if err := json.Unmarshal([]byte(`{"IDs":["a"],"where":[]}`), &empty); err != nil || empty.Where == nil ||
+		!empty.Where.Empty() || !empty.Where.Match(triage.Triaged{}) {
+		t.Errorf("an empty filter read back narrows nothing, as it did when parsed: %v %+v", err, empty)
 	}
 }

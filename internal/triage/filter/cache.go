@@ -1,6 +1,11 @@
-package triage
+package filter
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
+)
 
 // SearchCache keeps what text~ and tenant read of each message (its
 // redacted payload and headers), so a filter bar that parses a new Filter
@@ -9,7 +14,7 @@ import "sync"
 // It is safe for concurrent use.
 type SearchCache struct {
 	mu      sync.Mutex
-	red     *Redactor // the redactor the entries were made with
+	red     *redact.Redactor // the redactor the entries were made with
 	entries map[searchKey]*searchEntry
 }
 
@@ -30,7 +35,7 @@ func NewSearchCache() *SearchCache { return &SearchCache{} }
 // entry returns the cached views of t as red renders them, making them on
 // first use. A cache used with another redactor starts afresh, so an entry
 // never holds text that a stricter rule set would mask.
-func (c *SearchCache) entry(t Triaged, red *Redactor, build func() *searchEntry) *searchEntry {
+func (c *SearchCache) entry(t triage.Triaged, red *redact.Redactor, build func() *searchEntry) *searchEntry {
 	key := searchKey{t.Message.Queue, t.ID, len(t.Message.Body)}
 	c.mu.Lock()
 	if c.red != red || c.entries == nil {

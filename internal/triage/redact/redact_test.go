@@ -1,23 +1,11 @@
-package triage
+package redact
 
 import (
 	"regexp"
 	"strings"
 	"testing"
-)
 
-const (
-	testJWT     = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
-	testPEM     = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1c2J0ZXN0a2V5\nbm90cmVhbA==\n-----END RSA PRIVATE KEY-----"
-	testGitHub  = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-	testSlack   = "xoxb-" + "123456789012-abcdefghijkl"
-	testGoogle  = "AIza" + "SyD-1234567890abcdefghijklmnopqrstu"
-	testStripe  = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
-	testAWSKey  = "AKIA" + "IOSFODNN7EXAMPLE"
-	testBasic   = "dXNlcjpodW50ZXIy" // user:hunter2
-	testOpaque  = "mF_9.B5f-4.1JqM8xZ2kLpQrStUv"
-	testVisa    = "4111 1111 1111 1111"
-	testVisaRaw = "4111111111111111"
+	"github.com/dlqt/dlqt/internal/triage/redact/redacttest"
 )
 
 func TestRedactTextByShape(t *testing.T) {
@@ -25,33 +13,33 @@ func TestRedactTextByShape(t *testing.T) {
 		name, in, want string
 		n              int
 	}{
-		{"jwt", "token " + testJWT + " used", "token [REDACTED:jwt] used", 1},
-		{"bearer jwt is named as a jwt", "Bearer " + testJWT, "Bearer [REDACTED:jwt]", 1},
-		{"bearer opaque token", "sent Bearer " + testOpaque + " upstream", "sent Bearer [REDACTED:bearer] upstream", 1},
-		{"basic credentials", "auth header was Basic " + testBasic, "auth header was Basic [REDACTED:basic]", 1},
-		{"card with spaces keeps last 4", "paid with " + testVisa + " today", "paid with [REDACTED:card ...1111] today", 1},
+		{"jwt", "token " + redacttest.JWT + " used", "token [REDACTED:jwt] used", 1},
+		{"bearer jwt is named as a jwt", "Bearer " + redacttest.JWT, "Bearer [REDACTED:jwt]", 1},
+		{"bearer opaque token", "sent Bearer " + redacttest.Opaque + " upstream", "sent Bearer [REDACTED:bearer] upstream", 1},
+		{"basic credentials", "auth header was Basic " + redacttest.Basic, "auth header was Basic [REDACTED:basic]", 1},
+		{"card with spaces keeps last 4", "paid with " + redacttest.Visa + " today", "paid with [REDACTED:card ...1111] today", 1},
 		{"card with dashes", "card 5555-5555-5555-4444.", "card [REDACTED:card ...4444].", 1},
-		{"card digits only", "pan=" + testVisaRaw, "pan=[REDACTED:card ...1111]", 1},
+		{"card digits only", "pan=" + redacttest.VisaRaw, "pan=[REDACTED:card ...1111]", 1},
 		{"amex 15 digits", "378282246310005", "[REDACTED:card ...0005]", 1},
-		{"pem private key", "key:\n" + testPEM + "\nend", "key:\n[REDACTED:private-key]\nend", 1},
+		{"pem private key", "key:\n" + redacttest.PEM + "\nend", "key:\n[REDACTED:private-key]\nend", 1},
 		{"truncated pem", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAA", "[REDACTED:private-key]", 1},
 		{"openssh key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----", "[REDACTED:private-key]", 1},
-		{"aws access key id", "id " + testAWSKey + " in us-east-1", "id [REDACTED:aws-key] in us-east-1", 1},
+		{"aws access key id", "id " + redacttest.AWSKey + " in us-east-1", "id [REDACTED:aws-key] in us-east-1", 1},
 		{"aws session key id", "ASIA" + "Y34FZKBOKMUTVV7A", "[REDACTED:aws-key]", 1},
-		{"google api key", "key " + testGoogle, "key [REDACTED:google-key]", 1},
-		{"github token", "push with " + testGitHub, "push with [REDACTED:github-token]", 1},
+		{"google api key", "key " + redacttest.Google, "key [REDACTED:google-key]", 1},
+		{"github token", "push with " + redacttest.GitHub, "push with [REDACTED:github-token]", 1},
 		{"github fine-grained token", "github_pat_" + "11ABCDEFG0abcdefghijkl_mnopqrstuvwxyz0123456789", "[REDACTED:github-token]", 1},
-		{"slack token", "slack " + testSlack, "slack [REDACTED:slack-token]", 1},
-		{"stripe key", testStripe, "[REDACTED:stripe-key]", 1},
+		{"slack token", "slack " + redacttest.Slack, "slack [REDACTED:slack-token]", 1},
+		{"stripe key", redacttest.Stripe, "[REDACTED:stripe-key]", 1},
 		{"url password", "dial amqp://orders:s3cr3t@rabbit.internal:5672/prod", "dial amqp://orders:[REDACTED:password]@rabbit.internal:5672/prod", 1},
 		{"url password with an unencoded @", "amqp://u:p@ss@h/v?to=a@b.co", "amqp://u:[REDACTED:password]@h/v?to=a***@b.co", 2},
-		{"jwt glued to a word", "jwt_" + testJWT, "jwt_[REDACTED:jwt]", 1},
+		{"jwt glued to a word", "jwt_" + redacttest.JWT, "jwt_[REDACTED:jwt]", 1},
 		{"url password, https", "https://bob:pa55@example.com/x", "https://bob:[REDACTED:password]@example.com/x", 1},
 		{"email partly masked", "customer jane.doe@example.com complained", "customer j***@example.com complained", 1},
 		{"two emails", "from a@b.io to zed@mail.example.org", "from a***@b.io to z***@mail.example.org", 2},
-		{"several kinds at once", testAWSKey + " " + testVisa + " x@y.com", "[REDACTED:aws-key] [REDACTED:card ...1111] x***@y.com", 3},
+		{"several kinds at once", redacttest.AWSKey + " " + redacttest.Visa + " x@y.com", "[REDACTED:aws-key] [REDACTED:card ...1111] x***@y.com", 3},
 	}
-	r := NewRedactor()
+	r := New()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, n := r.Text(tt.in)
@@ -80,7 +68,7 @@ func TestRedactTextKeyValueForms(t *testing.T) {
 		{"harmless keys stay", "author: Jane\ndiscard=true\ncardinality: 12\ntokenizer_version: 3", "author: Jane\ndiscard=true\ncardinality: 12\ntokenizer_version: 3", 0},
 		{"url scheme is not a key", "see https://example.com/a", "see https://example.com/a", 0},
 	}
-	r := NewRedactor()
+	r := New()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, n := r.Text(tt.in)
@@ -108,7 +96,7 @@ func TestRedactTextLeavesNonSecrets(t *testing.T) {
 		"amqp://rabbit.internal:5672/vhost", // no userinfo
 		"user@localhost",                    // no TLD: not an address we mask
 	}
-	r := NewRedactor()
+	r := New()
 	for _, s := range keep {
 		if got, n := r.Text(s); got != s || n != 0 {
 			t.Errorf("Text(%q) = %q (%d), want it unchanged", s, got, n)
@@ -135,7 +123,7 @@ func TestSecretKey(t *testing.T) {
 		"session_timeout", "routing_key", "idempotency_key", "partition_key", "keyboard",
 		"passenger", "bypass", "secretary", "pinned", "message_id", "",
 	}
-	r := NewRedactor()
+	r := New()
 	for _, k := range secret {
 		if !r.SecretKey(k) {
 			t.Errorf("SecretKey(%q) = false, want true", k)
@@ -177,7 +165,7 @@ func TestEmailPartialMask(t *testing.T) {
 		"j@example.com":                 "j***@example.com",
 		"first.last+tag@sub.corp.co.uk": "f***@sub.corp.co.uk",
 	}
-	r := NewRedactor()
+	r := New()
 	for in, want := range tests {
 		if got, n := r.Text(in); got != want || n != 1 {
 			t.Errorf("Text(%q) = %q (%d), want %q (1)", in, got, n, want)
@@ -187,15 +175,15 @@ func TestEmailPartialMask(t *testing.T) {
 
 func TestNilRedactorRedactsNothing(t *testing.T) {
 	var r *Redactor
-	in := "password=hunter2 " + testJWT
+	in := "password=hunter2 " + redacttest.JWT
 	if got, n := r.Text(in); got != in || n != 0 {
 		t.Errorf("nil Text changed %q to %q (%d)", in, got, n)
 	}
 }
 
 func TestMasksArePlainASCII(t *testing.T) {
-	r := NewRedactor()
-	in := strings.Join([]string{testJWT, testPEM, testGitHub, testVisa, "a@b.co", "password=x"}, " ")
+	r := New()
+	in := strings.Join([]string{redacttest.JWT, redacttest.PEM, redacttest.GitHub, redacttest.Visa, "a@b.co", "password=x"}, " ")
 	got, _ := r.Text(in)
 	for i := 0; i < len(got); i++ {
 		if got[i] >= 0x80 {

@@ -1,15 +1,20 @@
-package triage
+// Package filter is the filter language of the headless --where and the
+// TUI's filter bar: FIELD OP VALUE expressions over what triage derives
+// from a message, with text and tenant read only from the redacted views.
+package filter
 
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // Filter narrows messages by what dlqt derived from them. It is written as
-// expressions FIELD OP VALUE (see FilterFields), all of which must hold:
+// expressions FIELD OP VALUE (see Fields), all of which must hold:
 //
 //	reason=expired,rejected     one of a comma-separated list
 //	reason_code!=               has a reason_code ("" is none)
@@ -22,22 +27,23 @@ import (
 // immutable; its zero value matches everything.
 type Filter struct {
 	clauses []clause
-	red     *Redactor
-	tenant  JSONPath
+	red     *redact.Redactor
+	tenant  redact.JSONPath
 	cache   *SearchCache
-	// recorded holds the expressions of a filter read back from JSON (a
-	// journalled plan): evidence of what was selected, not a live filter.
-	recorded []string
 }
 
-// FilterOptions is what a filter needs besides its expressions.
-type FilterOptions struct {
+// A Filter is what a triage.Selection narrows by; read back from a journal
+// it becomes a triage.RecordedFilter.
+var _ triage.Matcher = Filter{}
+
+// Options is what a filter needs besides its expressions.
+type Options struct {
 	// TenantPath is the JSON path of the tenant in a payload
 	// (filters.tenant_path in the config); without it tenant is refused.
 	TenantPath string
 	// Redactor masks what text~ searches and what tenant reads, so that a
-	// search never sees more than the screen does. nil means NewRedactor().
-	Redactor *Redactor
+	// search never sees more than the screen does. nil means redact.New().
+	Redactor *redact.Redactor
 	// Now anchors durations (died<1h); zero means the time of parsing.
 	Now time.Time
 	// Cache, when set, keeps each message's redacted text between filters
@@ -48,16 +54,16 @@ type FilterOptions struct {
 // ParseWhere parses expressions, each one FIELD OP VALUE; all must hold.
 // An unknown field, an operator the field does not take, or a value that
 // cannot be read is an error naming the expression.
-func ParseWhere(exprs []string, opts FilterOptions) (Filter, error) {
+func ParseWhere(exprs []string, opts Options) (Filter, error) {
 	f := Filter{red: opts.Redactor, cache: opts.Cache}
 	if f.red == nil {
-		f.red = NewRedactor()
+		f.red = redact.New()
 	}
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
 	if strings.TrimSpace(opts.TenantPath) != "" {
-		p, err := ParseJSONPath(opts.TenantPath)
+		p, err := redact.ParseJSONPath(opts.TenantPath)
 		if err != nil {
 			return Filter{}, fmt.Errorf("tenant path: %w", err)
 		}
@@ -77,15 +83,12 @@ func ParseWhere(exprs []string, opts FilterOptions) (Filter, error) {
 }
 
 // Empty reports a filter with no expressions: it matches everything.
-func (f Filter) Empty() bool { return len(f.clauses) == 0 && len(f.recorded) == 0 }
+func (f Filter) Empty() bool { return len(f.clauses) == 0 }
 
 // Match reports whether t satisfies every expression.
-func (f Filter) Match(t Triaged) bool { return f.match(&t) }
+func (f Filter) Match(t triage.Triaged) bool { return f.match(&t) }
 
-func (f *Filter) match(t *Triaged) bool {
-	if len(f.recorded) > 0 {
-		return false // read back from a record: it lacks the options to be evaluated
-	}
+func (f *Filter) match(t *triage.Triaged) bool {
 	if len(f.clauses) == 0 {
 		return true
 	}
@@ -99,11 +102,11 @@ func (f *Filter) match(t *Triaged) bool {
 }
 
 // Apply returns the messages that match, in their order.
-func (f Filter) Apply(ts []Triaged) []Triaged {
+func (f Filter) Apply(ts []triage.Triaged) []triage.Triaged {
 	if f.Empty() {
 		return ts
 	}
-	var out []Triaged
+	var out []triage.Triaged
 	for i := range ts {
 		if f.match(&ts[i]) {
 			out = append(out, ts[i])
@@ -114,9 +117,6 @@ func (f Filter) Apply(ts []Triaged) []Triaged {
 
 // Exprs are the expressions as written, for a plan or a journal entry.
 func (f Filter) Exprs() []string {
-	if len(f.recorded) > 0 {
-		return slices.Clone(f.recorded)
-	}
 	out := make([]string, len(f.clauses))
 	for i, c := range f.clauses {
 		out[i] = c.src
@@ -124,34 +124,18 @@ func (f Filter) Exprs() []string {
 	return out
 }
 
-// String is the expressions joined by " and ", sanitised for a terminal.
-func (f Filter) String() string {
-	if f.Empty() {
-		return "(no filter)"
-	}
-	return SanitizeLine(strings.Join(f.Exprs(), " and "))
-}
+// String is the expressions joined by " and ", sanitised for a terminal:
+// as its record, read back from a journal, prints.
+func (f Filter) String() string { return triage.RecordedFilter(f.Exprs()).String() }
 
 // MarshalJSON records a filter as its expressions, so a journalled plan
-// says what was selected.
+// says what was selected (read back, see triage.Selection.UnmarshalJSON).
 func (f Filter) MarshalJSON() ([]byte, error) { return json.Marshal(f.Exprs()) }
-
-// UnmarshalJSON reads the expressions back as a record: such a filter
-// prints and compares like the original but matches nothing, since its
-// redactor and tenant path were not recorded. Re-parse Exprs to use it.
-func (f *Filter) UnmarshalJSON(data []byte) error {
-	var exprs []string
-	if err := json.Unmarshal(data, &exprs); err != nil {
-		return fmt.Errorf("filter: %w", err)
-	}
-	*f = Filter{recorded: exprs}
-	return nil
-}
 
 // matchInput is one message under test, with the costly views of it
 // (redacted payload and headers) made at most once.
 type matchInput struct {
-	t    *Triaged
+	t    *triage.Triaged
 	f    *Filter
 	seen *searchEntry
 }
@@ -177,9 +161,9 @@ func (in *matchInput) searched() *searchEntry {
 func (in *matchInput) render() *searchEntry {
 	p := in.t.Payload
 	if len(in.t.Message.Body) > 0 {
-		p = RenderPayload(in.t.Message.Body, in.t.Message.Properties.ContentType, in.f.red).Text
+		p = triage.RenderPayload(in.t.Message.Body, in.t.Message.Properties.ContentType, in.f.red).Text
 	}
-	h, _ := RedactHeaders(in.t.Message.Headers, in.f.red)
+	h, _ := redact.Headers(in.t.Message.Headers, in.f.red)
 	var b strings.Builder
 	writeHeaderLines(&b, "", h)
 	b.WriteString(p)

@@ -1,4 +1,4 @@
-package triage
+package redact
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // errOutputFull stops a JSON walk whose output reached its bound.
@@ -33,10 +35,11 @@ type jsonPrinter struct {
 	paths bool
 }
 
-// redactJSON pretty-prints a JSON document with secrets masked. When the
-// output would pass limit bytes it stops there and reports how many input
-// bytes it did not reach.
-func redactJSON(data []byte, r *Redactor, limit int) (out string, redactions, unread int, err error) {
+// JSON pretty-prints a JSON document with secrets masked (a nil r masks
+// nothing). When the output would pass limit bytes it stops there and
+// reports how many input bytes it did not reach. A document that is not
+// valid JSON is an error, for the caller to redact as free text instead.
+func (r *Redactor) JSON(data []byte, limit int) (out string, redactions, unread int, err error) {
 	if !json.Valid(data) {
 		return "", 0, 0, errors.New("invalid JSON")
 	}
@@ -301,7 +304,7 @@ func isDigits(s string) bool {
 
 // writeJSONString writes s as a JSON string. Unlike encoding/json it also
 // escapes DEL, C1 controls, bidi controls and the line separators as \uXXXX,
-// so the result is valid JSON that Sanitize leaves alone, and shows any of
+// so the result is valid JSON that sanitize.Text leaves alone, and shows any of
 // them visibly. It does not escape <, > and & (this is not for HTML).
 func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
@@ -340,7 +343,7 @@ func writeJSONString(b *bytes.Buffer, s string) {
 			start = i
 			continue
 		}
-		if unsafeRune(r) {
+		if sanitize.UnsafeRune(r) {
 			b.WriteString(s[start:i])
 			writeJSONEscape(b, r)
 			start = i + size
@@ -350,6 +353,8 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	b.WriteString(s[start:])
 	b.WriteByte('"')
 }
+
+const hexDigits = "0123456789abcdef"
 
 func writeJSONEscape(b *bytes.Buffer, r rune) {
 	b.WriteString(`\u`)

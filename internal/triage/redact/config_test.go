@@ -1,4 +1,4 @@
-package triage
+package redact
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ func configured(t *testing.T, m Mask) *Redactor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewRedactor().
+	return New().
 		With([]KeyRule{{Name: "national_id", Match: MatchExact, Mask: m}}, []ValueRule{ticket}).
 		WithPaths([]PathRule{{Path: mustPath(t, "customer.tax_id"), Mask: m}})
 }
@@ -54,7 +54,7 @@ func TestDefaultDetectorsStayOnWithConfiguredRules(t *testing.T) {
 	for _, m := range []Mask{MaskFull, MaskPartial, MaskHash} {
 		red := configured(t, m)
 		for name, body := range secrets {
-			p := RenderPayload([]byte(body), "application/json", red)
+			p := renderJSON(t, []byte(body), red)
 			if strings.Contains(p.Text, hidden[name]) || p.Redactions == 0 {
 				t.Errorf("%s (custom rules %s): %q shows %q", name, m, p.Text, hidden[name])
 			}
@@ -71,7 +71,7 @@ func TestConfiguredRulesOfEachKindAndMask(t *testing.T) {
 		`"billing":{"tax_id":"stays-visible"}},"note":"see TCK-123456","tax_id":"also-visible"}`
 	for _, m := range []Mask{MaskFull, MaskPartial, MaskHash} {
 		t.Run(m.String(), func(t *testing.T) {
-			p := RenderPayload([]byte(body), "application/json", configured(t, m))
+			p := renderJSON(t, []byte(body), configured(t, m))
 			var doc struct {
 				Customer struct {
 					NationalID string `json:"national_id"`
@@ -115,9 +115,9 @@ func TestConfiguredRulesOfEachKindAndMask(t *testing.T) {
 	}
 	// Equal secrets hash alike, different ones do not.
 	red := configured(t, MaskHash)
-	a := RenderPayload([]byte(`{"national_id":"A-1"}`), "", red).Text
-	b := RenderPayload([]byte(`{"national_id":"A-1"}`), "", red).Text
-	c := RenderPayload([]byte(`{"national_id":"A-2"}`), "", red).Text
+	a := renderJSON(t, []byte(`{"national_id":"A-1"}`), red).Text
+	b := renderJSON(t, []byte(`{"national_id":"A-1"}`), red).Text
+	c := renderJSON(t, []byte(`{"national_id":"A-2"}`), red).Text
 	if a != b || a == c {
 		t.Errorf("hash masks: %s / %s / %s", a, b, c)
 	}
@@ -129,7 +129,7 @@ func TestConfiguredRulesInTextAndHeaders(t *testing.T) {
 	if got != "national_id=[REDACTED] ref [REDACTED:internal-ticket]" || n != 2 {
 		t.Errorf("text: %q (%d)", got, n)
 	}
-	h, n := RedactHeaders(Headers{"National-Id": "880101-1234567", "x-ticket": "TCK-111111"}, red)
+	h, n := Headers(headers{"National-Id": "880101-1234567", "x-ticket": "TCK-111111"}, red)
 	if h["National-Id"] != "[REDACTED]" || h["x-ticket"] != "[REDACTED:internal-ticket]" || n != 2 {
 		t.Errorf("headers: %v (%d)", h, n)
 	}
@@ -144,7 +144,7 @@ func TestPathRulesMaskSubtreesArraysAndKeepNull(t *testing.T) {
 	})
 	body := `{"items":[{"pan":"5500-0000","owner":"a"},{"pan":"5500-0001","owner":"b"},{"pan":null}],` +
 		`"profile":{"dob":"1990-01-01","kids":[1,2]},"codes":["x1","x2"]}`
-	p := RenderPayload([]byte(body), "", red)
+	p := renderJSON(t, []byte(body), red)
 	for _, secret := range []string{"5500-0000", "5500-0001", `"a"`, "1990-01-01", "x1", "x2"} {
 		if strings.Contains(p.Text, secret) {
 			t.Errorf("%s shows in %s", secret, p.Text)
@@ -195,4 +195,29 @@ func TestPartialMaskOfAShortSecretShowsNothing(t *testing.T) {
 	if got, _ := red.Text("pin=12345678"); got != "pin=[REDACTED ...5678]" {
 		t.Errorf("got %q", got)
 	}
+}
+
+func mustPath(t *testing.T, s string) JSONPath {
+	t.Helper()
+	p, err := ParseJSONPath(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// payload is what a JSON body renders to: what core triage's RenderPayload
+// shows for one (it sanitises too, which leaves this output as it is).
+type payload struct {
+	Text       string
+	Redactions int
+}
+
+func renderJSON(t *testing.T, body []byte, red *Redactor) payload {
+	t.Helper()
+	text, n, unread, err := red.JSON(body, 0)
+	if err != nil || unread != 0 {
+		t.Fatalf("JSON(%s): %v (unread %d)", body, err, unread)
+	}
+	return payload{Text: text, Redactions: n}
 }

@@ -1,4 +1,6 @@
-package triage
+// Package sanitize makes broker text safe for a terminal and tells text from
+// binary bodies. It is a leaf: redaction, analysis and every screen use it.
+package sanitize
 
 import (
 	"strings"
@@ -17,15 +19,15 @@ import (
 // tabWidth is the tab stop used when expanding tabs into spaces.
 const tabWidth = 8
 
-// Sanitize makes multi-line broker text safe for a terminal: newlines stay,
+// Text makes multi-line broker text safe for a terminal: newlines stay,
 // tabs become spaces up to the next tab stop, CRLF becomes a newline, and
 // every other control, bidi control, line/paragraph separator or invalid
 // UTF-8 byte is replaced by its escaped text form.
-func Sanitize(s string) string { return sanitize(s, true) }
+func Text(s string) string { return sanitize(s, true) }
 
-// SanitizeLine is Sanitize for one-line fields (names, header values): a
-// newline is escaped too, so the field cannot break the layout.
-func SanitizeLine(s string) string { return sanitize(s, false) }
+// Line is Text for one-line fields (names, header values): a newline is
+// escaped too, so the field cannot break the layout.
+func Line(s string) string { return sanitize(s, false) }
 
 func sanitize(s string, keepNewline bool) string {
 	i := firstUnsafe(s, keepNewline)
@@ -62,7 +64,7 @@ func sanitize(s string, keepNewline bool) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			col += writeEscapedByte(&b, c)
-		case unsafeRune(r):
+		case UnsafeRune(r):
 			col += writeEscapedRune(&b, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -90,7 +92,7 @@ func firstUnsafe(s string, keepNewline bool) int {
 			return i
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || unsafeRune(r) {
+		if (r == utf8.RuneError && size == 1) || UnsafeRune(r) {
 			return i
 		}
 		i += size
@@ -98,10 +100,11 @@ func firstUnsafe(s string, keepNewline bool) int {
 	return -1
 }
 
-// unsafeRune reports a non-ASCII rune that must not reach a terminal: C1
+// UnsafeRune reports a non-ASCII rune that must not reach a terminal: C1
 // controls (0x9b alone is a CSI), bidi controls that reorder what is shown
-// (Trojan Source), and the Unicode line and paragraph separators.
-func unsafeRune(r rune) bool {
+// (Trojan Source), and the Unicode line and paragraph separators. Encoders
+// that must leave text Text would not change (JSON output) escape these.
+func UnsafeRune(r rune) bool {
 	switch {
 	case r >= 0x80 && r <= 0x9f:
 		return true

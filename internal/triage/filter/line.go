@@ -1,13 +1,15 @@
-package triage
+package filter
 
-import "strings"
+import (
+	"strings"
+)
 
-// ParseFilterLine reads a filter typed on one line, as in the TUI's filter
+// ParseLine reads a filter typed on one line, as in the TUI's filter
 // bar: expressions separated by spaces (a value with spaces in quotes:
 // text~"card declined"), all of which must hold. A word with no operator
 // is a free-text search: `declined` is text~declined.
-func ParseFilterLine(line string, opts FilterOptions) (Filter, error) {
-	words := splitFilterLine(line)
+func ParseLine(line string, opts Options) (Filter, error) {
+	words := splitLine(line)
 	for i, w := range words {
 		if !strings.ContainsAny(w, "=!~<>") {
 			words[i] = "text~" + w
@@ -16,9 +18,9 @@ func ParseFilterLine(line string, opts FilterOptions) (Filter, error) {
 	return ParseWhere(words, opts)
 }
 
-// splitFilterLine splits on spaces outside double or single quotes; the
+// splitLine splits on spaces outside double or single quotes; the
 // quotes stay for the value parser to drop.
-func splitFilterLine(line string) []string {
+func splitLine(line string) []string {
 	var words []string
 	var cur strings.Builder
 	var quote rune

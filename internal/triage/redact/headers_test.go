@@ -1,14 +1,21 @@
-package triage
+package redact
 
 import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage/redact/redacttest"
+	"github.com/dlqt/dlqt/internal/triage/sanitize/sanitizetest"
 )
+
+// headers is a named table type like triage.Headers: Headers must hand back
+// nested tables as the caller's type, whatever type they came in as.
+type headers map[string]any
 
 func TestRedactHeaders(t *testing.T) {
 	when := time.Date(2026, 11, 30, 9, 41, 0, 0, time.UTC)
-	h := Headers{
+	h := headers{
 		"authorization":  "Bearer abc",
 		"X-Api-Key":      []byte("k-123"),
 		"cookie":         "session=abc",
@@ -22,17 +29,17 @@ func TestRedactHeaders(t *testing.T) {
 		"x-blob":         []byte{0x00, 0x01, 0xff},
 		"x-text-bytes":   []byte("card 4111 1111 1111 1111"),
 		"q\x1b[2J":       "name\u202e",
-		"x-death": []any{Headers{
+		"x-death": []any{headers{
 			"queue": "orders", "count": int64(2), "time": when,
 			"routing-keys": []any{"orders.created", "jane@example.com"},
 		}},
 		"x-ctx":    map[string]any{"token": "t-1", "user": "bob"},
-		"x-secret": Headers{"a": "b"},
+		"x-secret": headers{"a": "b"},
 	}
 	orig := deepCopyHeaders(h)
 
-	got, n := RedactHeaders(h, NewRedactor())
-	want := Headers{
+	got, n := Headers(h, New())
+	want := headers{
 		"authorization":  "[REDACTED]",
 		"X-Api-Key":      "[REDACTED]",
 		"cookie":         "[REDACTED]",
@@ -46,11 +53,11 @@ func TestRedactHeaders(t *testing.T) {
 		"x-blob":         "0x0001ff",
 		"x-text-bytes":   "card [REDACTED:card ...1111]",
 		`q\x1b[2J`:       `name\u202e`,
-		"x-death": []any{Headers{
+		"x-death": []any{headers{
 			"queue": "orders", "count": int64(2), "time": when,
 			"routing-keys": []any{"orders.created", "j***@example.com"},
 		}},
-		"x-ctx":    Headers{"token": "[REDACTED]", "user": "bob"},
+		"x-ctx":    headers{"token": "[REDACTED]", "user": "bob"},
 		"x-secret": "[REDACTED]",
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -60,16 +67,16 @@ func TestRedactHeaders(t *testing.T) {
 		t.Errorf("redactions = %d, want 8", n)
 	}
 	if !reflect.DeepEqual(h, orig) {
-		t.Errorf("RedactHeaders changed its input:\n%#v", h)
+		t.Errorf("Headers changed its input:\n%#v", h)
 	}
 	assertHeadersSafe(t, got)
 }
 
 func TestRedactHeadersNil(t *testing.T) {
-	if got, n := RedactHeaders(nil, NewRedactor()); got != nil || n != 0 {
+	if got, n := Headers(headers(nil), New()); got != nil || n != 0 {
 		t.Errorf("got %v, %d", got, n)
 	}
-	got, n := RedactHeaders(Headers{"authorization": "x\x1b"}, nil)
+	got, n := Headers(headers{"authorization": "x\x1b"}, nil)
 	if got["authorization"] != `x\x1b` || n != 0 {
 		t.Errorf("nil redactor: got %v, %d", got, n)
 	}
@@ -77,34 +84,34 @@ func TestRedactHeadersNil(t *testing.T) {
 
 func TestRedactHeadersOtherTypes(t *testing.T) {
 	type table map[string]any // what an amqp.Table would be
-	h := Headers{"t": table{"password": "x"}, "i": int32(7), "l": []string{"a\x1b"}, "s": struct{ A string }{"\x1b"}}
-	got, n := RedactHeaders(h, NewRedactor())
-	want := Headers{"t": Headers{"password": "[REDACTED]"}, "i": int32(7), "l": []any{`a\x1b`}, "s": `{\x1b}`}
+	h := headers{"t": table{"password": "x"}, "i": int32(7), "l": []string{"a\x1b"}, "s": struct{ A string }{"\x1b"}}
+	got, n := Headers(h, New())
+	want := headers{"t": headers{"password": "[REDACTED]"}, "i": int32(7), "l": []any{`a\x1b`}, "s": `{\x1b}`}
 	if !reflect.DeepEqual(got, want) || n != 1 {
 		t.Errorf("got %#v (%d), want %#v", got, n, want)
 	}
 }
 
 func TestRedactHeadersKeepsKeysThatCollideOnceSanitised(t *testing.T) {
-	h := Headers{"a\x1b": "esc", `a\x1b`: "text", "a\x1b\x1b": "two"}
-	got, _ := RedactHeaders(h, nil)
-	want := Headers{`a\x1b`: "text", `a\x1b (dup)`: "esc", `a\x1b\x1b`: "two"}
+	h := headers{"a\x1b": "esc", `a\x1b`: "text", "a\x1b\x1b": "two"}
+	got, _ := Headers(h, nil)
+	want := headers{`a\x1b`: "text", `a\x1b (dup)`: "esc", `a\x1b\x1b`: "two"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %#v, want %#v", got, want)
 	}
 }
 
 func TestRedactHeadersMasksSecretKeys(t *testing.T) {
-	h := Headers{"jane@example.com": "1", "john@example.com": "2", "x-ok": "3"}
-	got, n := RedactHeaders(h, NewRedactor())
-	want := Headers{"j***@example.com": "1", "j***@example.com (dup)": "2", "x-ok": "3"} // sorted: jane before john
+	h := headers{"jane@example.com": "1", "john@example.com": "2", "x-ok": "3"}
+	got, n := Headers(h, New())
+	want := headers{"j***@example.com": "1", "j***@example.com (dup)": "2", "x-ok": "3"} // sorted: jane before john
 	if !reflect.DeepEqual(got, want) || n != 2 {
 		t.Errorf("got %#v (%d), want %#v (2)", got, n, want)
 	}
 }
 
-func deepCopyHeaders(h Headers) Headers {
-	out := Headers{}
+func deepCopyHeaders(h headers) headers {
+	out := headers{}
 	for k, v := range h {
 		out[k] = deepCopyValue(v)
 	}
@@ -113,7 +120,7 @@ func deepCopyHeaders(h Headers) Headers {
 
 func deepCopyValue(v any) any {
 	switch t := v.(type) {
-	case Headers:
+	case headers:
 		return deepCopyHeaders(t)
 	case map[string]any:
 		m := map[string]any{}
@@ -138,10 +145,10 @@ func deepCopyValue(v any) any {
 
 // assertHeadersSafe fails if any key or string of h could drive a terminal
 // or if a raw []byte survived.
-func assertHeadersSafe(t testing.TB, h Headers) {
+func assertHeadersSafe(t testing.TB, h headers) {
 	t.Helper()
 	for k, v := range h {
-		assertSafe(t, k, false)
+		sanitizetest.AssertSafe(t, k, false)
 		assertValueSafe(t, v)
 	}
 }
@@ -150,10 +157,10 @@ func assertValueSafe(t testing.TB, v any) {
 	t.Helper()
 	switch x := v.(type) {
 	case string:
-		assertSafe(t, x, false)
+		sanitizetest.AssertSafe(t, x, false)
 	case []byte:
 		t.Fatalf("raw []byte %q left in redacted headers", x)
-	case Headers:
+	case headers:
 		assertHeadersSafe(t, x)
 	case []any:
 		for _, e := range x {
@@ -163,27 +170,27 @@ func assertValueSafe(t testing.TB, v any) {
 }
 
 func FuzzRedactHeaders(f *testing.F) {
-	f.Add("authorization", "Bearer "+testJWT, []byte("x"), "nested", "jane@example.com")
+	f.Add("authorization", "Bearer "+redacttest.JWT, []byte("x"), "nested", "jane@example.com")
 	f.Add("q\x1b[2J", "\u202e\r\n", []byte{0xff, 0x00}, "password", "hunter2")
 	f.Add("", "", []byte(nil), "", "")
-	r := NewRedactor()
+	r := New()
 	f.Fuzz(func(t *testing.T, k1, v1 string, b []byte, k2, v2 string) {
-		h := Headers{
+		h := headers{
 			k1:       v1,
 			"bytes":  b,
-			"nested": Headers{k2: v2, "list": []any{v1, b, int64(1)}},
+			"nested": headers{k2: v2, "list": []any{v1, b, int64(1)}},
 			"map":    map[string]any{k2: []any{v2}},
 		}
 		orig := deepCopyHeaders(h)
 		for _, red := range []*Redactor{r, nil} {
-			got, n := RedactHeaders(h, red)
+			got, n := Headers(h, red)
 			if n < 0 || (red == nil && n != 0) {
 				t.Fatalf("redactions = %d", n)
 			}
 			assertHeadersSafe(t, got)
 		}
 		if !reflect.DeepEqual(h, orig) {
-			t.Fatalf("RedactHeaders changed its input:\n%#v\n%#v", h, orig)
+			t.Fatalf("Headers changed its input:\n%#v\n%#v", h, orig)
 		}
 	})
 }

@@ -1,4 +1,7 @@
-package triage
+// Package redact finds secrets in broker text (by key, by shape, by JSON
+// path) and masks them before anything is shown, printed or searched. It is
+// a leaf under triage: core triage renders payloads with a *Redactor.
+package redact
 
 import (
 	"crypto/sha256"
@@ -67,9 +70,9 @@ type Redactor struct {
 	paths  []PathRule // JSON payloads only
 }
 
-// NewRedactor returns the default redactor: the rules of DefaultKeyRules and
+// New returns the default redactor: the rules of DefaultKeyRules and
 // DefaultValueRules.
-func NewRedactor() *Redactor {
+func New() *Redactor {
 	return (&Redactor{}).With(DefaultKeyRules(), DefaultValueRules())
 }
 

@@ -1,9 +1,12 @@
-package triage
+package filter
 
 import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // A filter bar re-filters on every key press: these measure one pass over
@@ -11,16 +14,16 @@ import (
 // payload and headers redacted again).
 func BenchmarkFilterApply10k(b *testing.B) {
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	msgs := make([]Message, 10000)
+	msgs := make([]triage.Message, 10000)
 	for i := range msgs {
 		body := fmt.Sprintf(`{"message_id":"m-%d","event_type":"order.created","schema_version":%d,"customer":{"tenant_id":"t-%d","email":"user%d@example.com"},"items":[{"sku":"SKU-%d","qty":2}],"failure":{"reason_code":"code_%d","consumer_version":"1.%d.0"}}`,
 			i, i%4, i%50, i, i, i%7, i%3)
-		msgs[i] = Message{Queue: "nghia-dia", Exchange: "dlx", Body: []byte(body),
-			Properties: Properties{ContentType: "application/json"},
-			Headers:    Headers{"x-death": []any{xdeath("viec", "rejected", 1, t0.Add(time.Duration(i)*time.Second), "", "viec")}, "x-trace": "abc"}}
+		msgs[i] = triage.Message{Queue: "nghia-dia", Exchange: "dlx", Body: []byte(body),
+			Properties: triage.Properties{ContentType: "application/json"},
+			Headers:    triage.Headers{"x-death": []any{xdeath("viec", "rejected", 1, t0.Add(time.Duration(i)*time.Second), "", "viec")}, "x-trace": "abc"}}
 	}
-	ts := Analyze(Batch{Queue: "nghia-dia", Messages: msgs}, seed001Topology(), NewRedactor())
-	red := NewRedactor()
+	ts := triage.Analyze(triage.Batch{Queue: "nghia-dia", Messages: msgs}, parkingTopology(), redact.New())
+	red := redact.New()
 	for _, exprs := range [][]string{
 		{"reason_code=code_3", "schema_version>=2"},
 		{"died<2026-11-30T11:00:00Z"},
@@ -28,7 +31,7 @@ func BenchmarkFilterApply10k(b *testing.B) {
 		{"tenant=t-7"},
 	} {
 		for _, cache := range []*SearchCache{nil, NewSearchCache()} {
-			f, err := ParseWhere(exprs, FilterOptions{TenantPath: "customer.tenant_id", Redactor: red, Cache: cache})
+			f, err := ParseWhere(exprs, Options{TenantPath: "customer.tenant_id", Redactor: red, Cache: cache})
 			if err != nil {
 				b.Fatal(err)
 			}

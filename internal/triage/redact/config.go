@@ -1,9 +1,11 @@
-package triage
+package redact
 
 import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Names of masks and key matches as a config file writes them.
@@ -63,5 +65,5 @@ func PatternRule(name, expr string, m Mask) (ValueRule, error) {
 	if re.MatchString("") {
 		return ValueRule{}, fmt.Errorf("pattern %q: regex %q matches the empty string", name, expr)
 	}
-	return ValueRule{Kind: SanitizeLine(name), Pattern: re, Mask: m}, nil
+	return ValueRule{Kind: sanitize.Line(name), Pattern: re, Mask: m}, nil
 }

@@ -1,4 +1,4 @@
-package triage
+package redact
 
 import (
 	"encoding/hex"
@@ -7,23 +7,27 @@ import (
 	"sort"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // maxHeaderBinary bounds how many bytes of a binary header value are shown.
 const maxHeaderBinary = 64
 
-// RedactHeaders returns a copy of h with secrets masked and strings sanitised.
-// h itself is never changed: reading a message must not alter it. Secret
-// header names (authorization, x-api-key, cookie, ...) mask their whole
-// value; other strings, and []byte that holds text, are redacted by shape.
-// Every key and string goes through SanitizeLine. In the copy, []byte becomes
-// a string (its text, or "0x" and its hex when binary) so no raw bytes reach
-// a screen; numbers, booleans, times and nil are kept as they are.
-func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
+// Headers returns a copy of a header table h with secrets masked and strings
+// sanitised. h itself is never changed: reading a message must not alter it.
+// Secret header names (authorization, x-api-key, cookie, ...) mask their
+// whole value; other strings, and []byte that holds text, are redacted by
+// shape. Every key and string goes through sanitize.Line. In the copy,
+// []byte becomes a string (its text, or "0x" and its hex when binary) so no
+// raw bytes reach a screen; numbers, booleans, times and nil are kept as
+// they are. Nested tables come back as H too, so a caller's own table type
+// (triage.Headers) holds all the way down.
+func Headers[H ~map[string]any](h H, r *Redactor) (H, int) {
 	if h == nil {
 		return nil, 0
 	}
-	out := make(Headers, len(h))
+	out := make(H, len(h))
 	n := 0
 	var changed []string
 	for k, v := range h {
@@ -31,7 +35,7 @@ func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
 			changed = append(changed, k)
 			continue
 		}
-		val, c := redactHeader(k, v, r)
+		val, c := redactHeader[H](k, v, r)
 		out[k] = val
 		n += c
 	}
@@ -47,7 +51,7 @@ func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
 			}
 			key += " (dup)"
 		}
-		val, c := redactHeader(k, h[k], r)
+		val, c := redactHeader[H](k, h[k], r)
 		out[key] = val
 		n += c
 	}
@@ -58,52 +62,52 @@ func RedactHeaders(h Headers, r *Redactor) (Headers, int) {
 // address, a token) is masked like any other string, then sanitised.
 func headerKey(k string, r *Redactor) (string, int) {
 	key, n := r.Text(k)
-	return SanitizeLine(key), n
+	return sanitize.Line(key), n
 }
 
 // redactHeader redacts the value of one named field of a table.
-func redactHeader(key string, v any, r *Redactor) (any, int) {
+func redactHeader[H ~map[string]any](key string, v any, r *Redactor) (any, int) {
 	if rule, ok := r.keyRule(key); ok && !revealsNothing(v) {
 		return maskKeyed(headerSecret(v), rule.Mask), 1
 	}
-	return redactHeaderValue(v, r)
+	return redactHeaderValue[H](v, r)
 }
 
-func redactHeaderValue(v any, r *Redactor) (any, int) {
+func redactHeaderValue[H ~map[string]any](v any, r *Redactor) (any, int) {
 	switch t := v.(type) {
 	case nil, bool, int64, float64, time.Time:
 		return t, 0
 	case string:
 		s, n := r.Text(t)
-		return SanitizeLine(s), n
+		return sanitize.Line(s), n
 	case []byte:
-		if utf8.Valid(t) && !isBinary(t, "") {
+		if utf8.Valid(t) && !sanitize.IsBinary(t, "") {
 			s, n := r.Text(string(t))
-			return SanitizeLine(s), n
+			return sanitize.Line(s), n
 		}
 		return binaryHeader(t), 0
-	case Headers:
-		return RedactHeaders(t, r)
+	case H:
+		return Headers(t, r)
 	case map[string]any:
-		return RedactHeaders(Headers(t), r)
+		return Headers(H(t), r)
 	case []any:
 		out := make([]any, len(t))
 		n := 0
 		for i, e := range t {
 			var c int
-			out[i], c = redactHeaderValue(e, r)
+			out[i], c = redactHeaderValue[H](e, r)
 			n += c
 		}
 		return out, n
 	}
-	return redactOtherValue(v, r)
+	return redactOtherValue[H](v, r)
 }
 
-// redactOtherValue handles what the Headers contract does not promise but a
+// redactOtherValue handles what the header table contract does not promise but a
 // careless converter might pass: other number types are kept, tables and
 // lists of other named types are walked, anything else becomes its
 // sanitised text.
-func redactOtherValue(v any, r *Redactor) (any, int) {
+func redactOtherValue[H ~map[string]any](v any, r *Redactor) (any, int) {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -112,21 +116,21 @@ func redactOtherValue(v any, r *Redactor) (any, int) {
 		return v, 0
 	case reflect.Map:
 		if rv.Type().Key().Kind() == reflect.String {
-			h := make(Headers, rv.Len())
+			h := make(H, rv.Len())
 			for it := rv.MapRange(); it.Next(); {
 				h[it.Key().String()] = it.Value().Interface()
 			}
-			return RedactHeaders(h, r)
+			return Headers(h, r)
 		}
 	case reflect.Slice, reflect.Array:
 		list := make([]any, rv.Len())
 		for i := range list {
 			list[i] = rv.Index(i).Interface()
 		}
-		return redactHeaderValue(list, r)
+		return redactHeaderValue[H](list, r)
 	}
 	s, n := r.Text(fmt.Sprint(v))
-	return SanitizeLine(s), n
+	return sanitize.Line(s), n
 }
 
 // revealsNothing lists values a secret key keeps: they say whether a
