@@ -24,7 +24,7 @@ type Entry struct {
 	Time       time.Time      `json:"time"`
 	Actor      string         `json:"actor"`
 	Host       string         `json:"host"`
-	Action     string         `json:"action"`
+	Action     triage.Action  `json:"action"`
 	Vhost      string         `json:"vhost"`
 	Queue      string         `json:"queue"`
 	MessageIDs []string       `json:"message_ids"`
@@ -33,29 +33,6 @@ type Entry struct {
 	PrevHash   string         `json:"prev_hash"`
 	Hash       string         `json:"hash"`
 }
-
-// Actions written by the read path.
-const (
-	ActionTag   = "tag"
-	ActionUntag = "untag"
-	// ActionReveal is written before the TUI shows a message unredacted:
-	// no entry, no reveal.
-	ActionReveal = "reveal"
-)
-
-// Actions written by a replay; triage names them, the journal reads them back
-// to tell an interrupted replay (replay.go).
-const (
-	ActionReplayPlan    = triage.ActionReplayPlan
-	ActionReplayStart   = triage.ActionReplayStart
-	ActionReplayPause   = triage.ActionReplayPause
-	ActionReplayResume  = triage.ActionReplayResume
-	ActionReplayRamp    = triage.ActionReplayRamp
-	ActionReplayStop    = triage.ActionReplayStop
-	ActionReplayAbort   = triage.ActionReplayAbort
-	ActionReplayFinish  = triage.ActionReplayFinish
-	ActionReplayOutcome = triage.ActionReplayOutcome
-)
 
 // ErrLocked means another process holds the journal file.
 var ErrLocked = errors.New("journal is in use by another dlqt")
@@ -203,7 +180,7 @@ func (j *Journal) Tags(vhost, queue string, ids []string) (map[string][]string, 
 // applyTags keeps the per-message tag index in step with tag/untag entries;
 // the tag is the entry's Reason.
 func applyTags(b *bolt.Bucket, e Entry) error {
-	if e.Action != ActionTag && e.Action != ActionUntag {
+	if e.Action != triage.ActionTag && e.Action != triage.ActionUntag {
 		return nil
 	}
 	if e.Reason == "" {
@@ -219,10 +196,10 @@ func applyTags(b *bolt.Bucket, e Entry) error {
 		}
 		i := slices.Index(tags, e.Reason)
 		switch {
-		case e.Action == ActionTag && i < 0:
+		case e.Action == triage.ActionTag && i < 0:
 			tags = append(tags, e.Reason)
 			slices.Sort(tags)
-		case e.Action == ActionUntag && i >= 0:
+		case e.Action == triage.ActionUntag && i >= 0:
 			tags = slices.Delete(tags, i, i+1)
 		}
 		data, err := json.Marshal(tags)

@@ -21,7 +21,7 @@ type ReplayState struct {
 	// Status is the last lifecycle action: replay-plan, replay-start,
 	// replay-pause, replay-resume, replay-ramp, replay-stop, replay-abort or
 	// replay-finish.
-	Status string
+	Status triage.Action
 	// Outcomes holds each message's latest journalled outcome: confirmed
 	// (its source may not be acked yet), failed-again, returned, untouched.
 	Outcomes     map[string]triage.ReplayOutcome
@@ -106,7 +106,7 @@ func (j *Journal) replays() ([]ReplayState, error) {
 	var order []string
 	for _, e := range es {
 		id, _ := e.Details["replay_id"].(string)
-		if id == "" || !isReplayAction(e.Action) {
+		if id == "" || !e.Action.IsReplay() {
 			continue
 		}
 		s := byID[id]
@@ -126,19 +126,10 @@ func (j *Journal) replays() ([]ReplayState, error) {
 	return out, nil
 }
 
-func isReplayAction(a string) bool {
-	switch a {
-	case ActionReplayPlan, ActionReplayStart, ActionReplayPause, ActionReplayResume, ActionReplayRamp,
-		ActionReplayStop, ActionReplayAbort, ActionReplayFinish, ActionReplayOutcome:
-		return true
-	}
-	return false
-}
-
 func (s *ReplayState) apply(e Entry) error {
 	s.LastAt = e.Time
 	switch e.Action {
-	case ActionReplayPlan:
+	case triage.ActionReplayPlan:
 		raw, err := json.Marshal(e.Details["plan"])
 		if err != nil {
 			return err
@@ -146,18 +137,18 @@ func (s *ReplayState) apply(e Entry) error {
 		if err := json.Unmarshal(raw, &s.Plan); err != nil {
 			return fmt.Errorf("replay plan: %w", err)
 		}
-	case ActionReplayStart:
+	case triage.ActionReplayStart:
 		if s.StartedAt.IsZero() {
 			s.StartedAt = e.Time
 		}
 		s.Ended = false // a resumed replay runs again
-	case ActionReplayRamp:
+	case triage.ActionReplayRamp:
 		if passed, _ := e.Details["canary_passed"].(bool); passed {
 			s.CanaryPassed = true
 		}
-	case ActionReplayFinish:
+	case triage.ActionReplayFinish:
 		s.Ended = true
-	case ActionReplayOutcome:
+	case triage.ActionReplayOutcome:
 		o := triage.ReplayOutcome(e.Reason)
 		for _, id := range e.MessageIDs {
 			// failed-again is final, whatever the order of the entries;
@@ -169,7 +160,7 @@ func (s *ReplayState) apply(e Entry) error {
 		}
 		return nil
 	}
-	if e.Action != ActionReplayOutcome {
+	if e.Action != triage.ActionReplayOutcome {
 		s.Status = e.Action
 	}
 	return nil

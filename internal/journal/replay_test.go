@@ -22,7 +22,7 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 		Items:   []triage.ReplayItem{{ID: "a", Route: to, Original: true}, {ID: "b", Route: to}, {ID: "c", Route: to}, {ID: "d", Route: to}},
 		Options: triage.ReplayOptions{Rate: 50, Canary: 2, Observe: 3 * time.Second, Allow: []string{"orders:*"}},
 	}
-	write := func(action, reason string, ids []string, details map[string]any) {
+	write := func(action triage.Action, reason string, ids []string, details map[string]any) {
 		t.Helper()
 		d := map[string]any{"replay_id": "rp-1"}
 		for k, v := range details {
@@ -32,13 +32,13 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(ActionReplayPlan, "", plan.IDs(), map[string]any{"plan": plan})
-	write(ActionReplayStart, "", nil, nil)
-	write(ActionReplayOutcome, string(triage.OutcomeConfirmed), []string{"a", "b"}, nil)
-	write(ActionReplayOutcome, string(triage.OutcomeFailedAgain), []string{"b"}, nil)
-	write(ActionReplayRamp, "", nil, map[string]any{"rate": 50, "canary_passed": true})
-	write(ActionReplayOutcome, string(triage.OutcomeReturned), []string{"c"}, map[string]any{"why": map[string]any{"c": "NO_ROUTE"}})
-	if _, err := j.Append(Entry{Action: ActionTag, Reason: "poison", MessageIDs: []string{"a"}}); err != nil {
+	write(triage.ActionReplayPlan, "", plan.IDs(), map[string]any{"plan": plan})
+	write(triage.ActionReplayStart, "", nil, nil)
+	write(triage.ActionReplayOutcome, string(triage.OutcomeConfirmed), []string{"a", "b"}, nil)
+	write(triage.ActionReplayOutcome, string(triage.OutcomeFailedAgain), []string{"b"}, nil)
+	write(triage.ActionReplayRamp, "", nil, map[string]any{"rate": 50, "canary_passed": true})
+	write(triage.ActionReplayOutcome, string(triage.OutcomeReturned), []string{"c"}, map[string]any{"why": map[string]any{"c": "NO_ROUTE"}})
+	if _, err := j.Append(Entry{Action: triage.ActionTag, Reason: "poison", MessageIDs: []string{"a"}}); err != nil {
 		t.Fatal(err) // other actions in between are not part of the replay
 	}
 
@@ -47,7 +47,7 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 		t.Fatalf("interrupted = %+v, %v", open, err)
 	}
 	s := open[0]
-	if s.ID != "rp-1" || s.Queue != "orders.parking" || s.Vhost != "v" || s.Actor != "ops@bastion" || !s.CanaryPassed || s.Status != ActionReplayRamp {
+	if s.ID != "rp-1" || s.Queue != "orders.parking" || s.Vhost != "v" || s.Actor != "ops@bastion" || !s.CanaryPassed || s.Status != triage.ActionReplayRamp {
 		t.Errorf("state %+v", s)
 	}
 	if s.Plan.Options.Observe != 3*time.Second || s.Plan.Items[0].Route != to || !s.Plan.Items[0].Original || len(s.Plan.Options.Allow) != 1 {
@@ -61,7 +61,7 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 		t.Errorf("settled %v", p.Prior.Settled)
 	}
 
-	write(ActionReplayFinish, "done", nil, nil)
+	write(triage.ActionReplayFinish, "done", nil, nil)
 	if open, _ := j.InterruptedReplays(); len(open) != 0 {
 		t.Errorf("finished replay still interrupted: %+v", open)
 	}

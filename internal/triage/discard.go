@@ -8,10 +8,6 @@ import (
 	"strings"
 )
 
-// ActionDiscard names discard records in the journal: one for the decision,
-// written before the broker is touched, one for the outcome.
-const ActionDiscard = "discard"
-
 // Sweeper is one pass over a queue: hold up to limit messages, let choose
 // pick positions, ack exactly those, requeue every other one.
 type Sweeper interface {

@@ -3,7 +3,7 @@ package triage
 // Record is one action for the audit journal, as the use cases describe it;
 // the journal adds sequence, time, actor, host and the hash chain.
 type Record struct {
-	Action     string
+	Action     Action
 	Vhost      string
 	Queue      string
 	MessageIDs []string

@@ -13,20 +13,6 @@ import (
 // not returned, and the replay's state is journalled so that a crash can be
 // resumed: nothing is lost, a duplicate is possible (at-least-once).
 
-// Journal actions of a replay. Outcome entries carry the outcome in Reason
-// and the message ids; "confirmed" is written before the sources are acked.
-const (
-	ActionReplayPlan    = "replay-plan"
-	ActionReplayStart   = "replay-start"
-	ActionReplayPause   = "replay-pause"
-	ActionReplayResume  = "replay-resume"
-	ActionReplayRamp    = "replay-ramp"
-	ActionReplayStop    = "replay-stop" // a threshold tripped
-	ActionReplayAbort   = "replay-abort"
-	ActionReplayFinish  = "replay-finish"
-	ActionReplayOutcome = "replay-outcome"
-)
-
 // Defaults of ReplayOptions.
 const (
 	DefaultReplayRate     = 10.0 // msg/s ceiling

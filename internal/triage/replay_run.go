@@ -102,7 +102,7 @@ func newReplayRun(plan ReplayPlan, port ReplayPort, rec Recorder, progress func(
 	return r
 }
 
-func (r *replayRun) record(action, reason string, ids []string, details map[string]any) error {
+func (r *replayRun) record(action Action, reason string, ids []string, details map[string]any) error {
 	d := map[string]any{"replay_id": r.plan.ID}
 	for k, v := range details {
 		d[k] = v

@@ -17,7 +17,7 @@ func (j *journalSpy) Record(r Record) error {
 func (j *journalSpy) actions() []string {
 	var out []string
 	for _, r := range j.records {
-		out = append(out, r.Action)
+		out = append(out, string(r.Action))
 	}
 	return out
 }
@@ -77,7 +77,7 @@ func TestRampUpAfterTheCanaryDoublesToTheCeiling(t *testing.T) {
 		t.Errorf("phase %s after ramping", r.phase)
 	}
 	// Four ramps changed the rate; the fifth, at the ceiling, journals nothing.
-	if n := strings.Count(strings.Join(spy.actions(), " "), ActionReplayRamp); n != 4 {
+	if n := strings.Count(strings.Join(spy.actions(), " "), string(ActionReplayRamp)); n != 4 {
 		t.Errorf("%d ramp records, want 4: %v", n, spy.actions())
 	}
 	if r.untilToken() <= 0 {

@@ -648,7 +648,7 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 			insp := m.groups.Inspection()
 			return tagCmd(m.opts.Journal, journal.Entry{
-				Actor: m.opts.Actor, Host: m.opts.Host, Action: journal.ActionTag,
+				Actor: m.opts.Actor, Host: m.opts.Host, Action: triage.ActionTag,
 				Vhost: m.vhost(insp), Queue: d.queue, MessageIDs: []string{d.messageID}, Reason: tag,
 			})
 		}

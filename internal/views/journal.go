@@ -67,7 +67,7 @@ func (j *Journal) SetEntries(entries []journal.Entry, verifyErr error) {
 			strconv.FormatUint(e.Seq, 10),
 			e.Time.UTC().Format("01-02 15:04:05"),
 			orDash(triage.SanitizeLine(e.Actor)),
-			triage.SanitizeLine(e.Action),
+			triage.SanitizeLine(string(e.Action)),
 			orDash(triage.SanitizeLine(e.Queue)),
 			strconv.Itoa(entryCount(e)),
 			orDash(triage.SanitizeLine(e.Reason)),
@@ -171,7 +171,7 @@ func (j *Journal) entryView() string {
 	p.field("time", stamp(e.Time))
 	p.field("actor", triage.SanitizeLine(e.Actor))
 	p.field("host", triage.SanitizeLine(e.Host))
-	p.field("action", triage.SanitizeLine(e.Action))
+	p.field("action", triage.SanitizeLine(string(e.Action)))
 	p.field("vhost", triage.SanitizeLine(e.Vhost))
 	p.field("queue", orDash(triage.SanitizeLine(e.Queue)))
 	p.field("reason", orDash(triage.SanitizeLine(e.Reason)))
