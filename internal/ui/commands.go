@@ -8,6 +8,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 )
 
 // Every broker and journal call runs in one of these commands, never in
@@ -34,7 +35,7 @@ func triageEngine() engine {
 type parkingMsg struct {
 	id       int
 	queues   []triage.ParkingQueue
-	findings []triage.Finding
+	findings []doctor.Finding
 	at       time.Time // when it was read, for the ingress between polls
 	err      error
 }
@@ -45,7 +46,7 @@ func listCmd(ctx context.Context, e engine, r triage.Reader, patterns []string, 
 		if err != nil {
 			return parkingMsg{id: id, err: err}
 		}
-		return parkingMsg{id: id, queues: qs, findings: triage.Diagnose(top, qs), at: now()}
+		return parkingMsg{id: id, queues: qs, findings: doctor.Diagnose(top, qs), at: now()}
 	}
 }
 
