@@ -141,6 +141,22 @@ func (j *Journal) Entries() ([]Entry, error) {
 	return out, nil
 }
 
+// Records reads every entry back as the record it was written from, in
+// order: what the use cases rebuild their state from (a replay's resume).
+func (j *Journal) Records() ([]triage.Recorded, error) {
+	es, err := j.Entries()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]triage.Recorded, len(es))
+	for i, e := range es {
+		out[i] = triage.Recorded{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Host: e.Host, Record: triage.Record{
+			Action: e.Action, Vhost: e.Vhost, Queue: e.Queue, MessageIDs: e.MessageIDs, Reason: e.Reason, Details: e.Details,
+		}}
+	}
+	return out, nil
+}
+
 // Verify recomputes the whole chain of the file.
 func (j *Journal) Verify() error {
 	es, err := j.Entries()

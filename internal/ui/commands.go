@@ -9,6 +9,7 @@ import (
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 // Every broker and journal call runs in one of these commands, never in
@@ -22,11 +23,11 @@ type engine struct {
 	listParking func(context.Context, triage.Reader, []string) ([]triage.ParkingQueue, triage.Topology, error)
 	inspect     func(context.Context, triage.Reader, string, triage.BrowseOptions, *triage.Redactor) (triage.Inspection, error)
 	discard     func(context.Context, triage.Sweeper, triage.Topology, triage.Recorder, triage.DiscardRequest) (triage.DiscardResult, error)
-	runReplay   func(context.Context, triage.ReplayPlan, triage.ReplayPort, triage.Recorder, <-chan triage.ReplayCommand, func(triage.ReplayProgress)) (triage.ReplayResult, error)
+	runReplay   func(context.Context, replay.Plan, replay.Port, triage.Recorder, <-chan replay.Command, func(replay.Progress)) (replay.Result, error)
 }
 
 func triageEngine() engine {
-	return engine{listParking: triage.ListParking, inspect: triage.Inspect, discard: triage.Discard, runReplay: triage.RunReplay}
+	return engine{listParking: triage.ListParking, inspect: triage.Inspect, discard: triage.Discard, runReplay: replay.Run}
 }
 
 // parkingMsg answers a queue list request.

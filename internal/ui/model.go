@@ -18,6 +18,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -114,12 +115,12 @@ type Model struct {
 	discardReq     int // discard awaited, 0 when none
 	journalReq     int // journal read awaited
 	interruptedReq int // interrupted replays awaited
-	interrupted    []journal.ReplayState
+	interrupted    []replay.State
 
 	run             *replayRun // the replay in flight, nil when none
 	replaySel       triage.Selection
 	replayWhat      string
-	replayOpts      triage.ReplayOptions
+	replayOpts      replay.Options
 	quitAfterReplay bool
 	fixedReplayID   string // tests: a plan id that does not change
 }

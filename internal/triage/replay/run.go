@@ -1,4 +1,4 @@
-package triage
+package replay
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // Timings of a running replay.
@@ -20,27 +22,27 @@ const (
 	maxTail       = 5 * time.Second        // watch after the last publish, at most
 )
 
-// RunReplay carries out a plan: records it, holds the sources through port,
+// Run carries out a plan: records it, holds the sources through port,
 // publishes the canary at CanaryRate, observes for Observe, then waits for
-// ReplayRampUp (or, with AutoRamp, goes on at Rate), publishes the rest
+// RampUp (or, with AutoRamp, goes on at Rate), publishes the rest
 // paced by a token bucket, and watches the last copies for up to 5 s (never
 // longer than Observe) before it reports. ctl takes pause, resume, ramp-up
 // and abort at any time; progress (may be nil) is called at least every 250 ms from
-// RunReplay's goroutine. A threshold (a failed-again copy, a return or nack,
+// Run's goroutine. A threshold (a failed-again copy, a return or nack,
 // destination backlog over MaxBacklog, a lost connection) stops it with
 // Result.StoppedBecause set and a nil error; an error means the journal
 // failed (the replay stops rather than act unrecorded) or the sources could
-// not be held. A cancelled ctx aborts like ReplayAbort. Every item ends with
+// not be held. A cancelled ctx aborts like Abort. Every item ends with
 // one outcome; unpublished sources are requeued.
-func RunReplay(ctx context.Context, plan ReplayPlan, port ReplayPort, rec Recorder, ctl <-chan ReplayCommand, progress func(ReplayProgress)) (ReplayResult, error) {
+func Run(ctx context.Context, plan Plan, port Port, rec triage.Recorder, ctl <-chan Command, progress func(Progress)) (Result, error) {
 	if err := plan.Runnable(); err != nil {
-		return ReplayResult{ID: plan.ID}, err
+		return Result{ID: plan.ID}, err
 	}
-	r := newReplayRun(plan, port, rec, progress)
+	r := newRun(plan, port, rec, progress)
 	if err := r.begin(ctx); err != nil {
 		r.settleAll(ctx, "not published: "+err.Error())
 		if r.started { // else a replay that never ran would read as interrupted
-			_ = r.record(ActionReplayFinish, "failed to start: "+err.Error(), nil, nil)
+			_ = r.record(triage.ActionReplayFinish, "failed to start: "+err.Error(), nil, nil)
 		}
 		return r.result(), err
 	}
@@ -48,19 +50,19 @@ func RunReplay(ctx context.Context, plan ReplayPlan, port ReplayPort, rec Record
 	return r.result(), err
 }
 
-// replayRun is the state of one RunReplay; only its goroutine touches it,
+// run is the state of one Run; only its goroutine touches it,
 // except the confirm waiter, which talks through channels.
-type replayRun struct {
-	plan     ReplayPlan
-	opts     ReplayOptions
-	port     ReplayPort
-	rec      Recorder
-	progress func(ReplayProgress)
+type run struct {
+	plan     Plan
+	opts     Options
+	port     Port
+	rec      triage.Recorder
+	progress func(Progress)
 
-	items    map[string]ReplayItem
-	held     map[string]Message // still held, not yet acked or requeued
-	queue    []string           // ids still to publish, in order
-	outcome  map[string]ReplayOutcome
+	items    map[string]Item
+	held     map[string]triage.Message // still held, not yet acked or requeued
+	queue    []string                  // ids still to publish, in order
+	outcome  map[string]Outcome
 	why      map[string]string
 	inFlight int
 
@@ -68,7 +70,7 @@ type replayRun struct {
 	toConfirm, toFail, toReturn []string
 
 	started    bool
-	phase      ReplayPhase
+	phase      Phase
 	paused     bool
 	canaryLeft int // canary messages still to publish
 	observeEnd time.Time
@@ -89,11 +91,11 @@ type replayRun struct {
 	depth, baseDepth                            int
 }
 
-func newReplayRun(plan ReplayPlan, port ReplayPort, rec Recorder, progress func(ReplayProgress)) *replayRun {
-	r := &replayRun{
+func newRun(plan Plan, port Port, rec triage.Recorder, progress func(Progress)) *run {
+	r := &run{
 		plan: plan, opts: plan.Options.withDefaults(), port: port, rec: rec, progress: progress,
-		items: map[string]ReplayItem{}, held: map[string]Message{},
-		outcome: map[string]ReplayOutcome{}, why: map[string]string{},
+		items: map[string]Item{}, held: map[string]triage.Message{},
+		outcome: map[string]Outcome{}, why: map[string]string{},
 		phase: PhaseHolding, depth: -1, baseDepth: -1, start: time.Now(),
 	}
 	for _, it := range plan.Items {
@@ -102,12 +104,12 @@ func newReplayRun(plan ReplayPlan, port ReplayPort, rec Recorder, progress func(
 	return r
 }
 
-func (r *replayRun) record(action Action, reason string, ids []string, details map[string]any) error {
+func (r *run) record(action triage.Action, reason string, ids []string, details map[string]any) error {
 	d := map[string]any{"replay_id": r.plan.ID}
 	for k, v := range details {
 		d[k] = v
 	}
-	if err := r.rec.Record(Record{Action: action, Vhost: r.plan.Vhost, Queue: r.plan.Queue, MessageIDs: ids, Reason: reason, Details: d}); err != nil {
+	if err := r.rec.Record(triage.Record{Action: action, Vhost: r.plan.Vhost, Queue: r.plan.Queue, MessageIDs: ids, Reason: reason, Details: d}); err != nil {
 		return fmt.Errorf("replay %s: the journal did not take %s, so the replay stops here: %w", r.plan.ID, action, err)
 	}
 	return nil
@@ -115,15 +117,15 @@ func (r *replayRun) record(action Action, reason string, ids []string, details m
 
 // begin journals the plan, holds the sources and settles what a previous,
 // interrupted run already did.
-func (r *replayRun) begin(ctx context.Context) error {
+func (r *run) begin(ctx context.Context) error {
 	prior := r.plan.Prior
 	if prior == nil {
-		if err := r.record(ActionReplayPlan, "", r.plan.IDs(), map[string]any{"plan": r.plan}); err != nil {
+		if err := r.record(triage.ActionReplayPlan, "", r.plan.IDs(), map[string]any{"plan": r.plan}); err != nil {
 			return err
 		}
-		prior = &ReplayPrior{}
+		prior = &Prior{}
 	}
-	if err := r.record(ActionReplayStart, "", nil, map[string]any{"resumed": r.plan.Prior != nil}); err != nil {
+	if err := r.record(triage.ActionReplayStart, "", nil, map[string]any{"resumed": r.plan.Prior != nil}); err != nil {
 		return err
 	}
 	r.started = true
@@ -148,7 +150,7 @@ func (r *replayRun) begin(ctx context.Context) error {
 		switch _, ours := r.items[h.ID]; {
 		case !ours:
 		case h.Copy: // failed again before the interruption, not yet journalled
-			r.signal(ReplaySignal{Kind: SignalFailedAgain, ID: h.ID, Reason: "found back in " + r.plan.Queue})
+			r.signal(Signal{Kind: SignalFailedAgain, ID: h.ID, Reason: "found back in " + r.plan.Queue})
 		default:
 			r.held[h.ID] = h.Message
 		}
@@ -184,7 +186,7 @@ func (r *replayRun) begin(ctx context.Context) error {
 			r.outcome[id] = OutcomeUntouched
 			r.why[id] = "no longer in " + r.plan.Queue
 		}
-		if err := r.record(ActionReplayOutcome, string(OutcomeUntouched), gone, map[string]any{"why": "no longer in the queue"}); err != nil {
+		if err := r.record(triage.ActionReplayOutcome, string(OutcomeUntouched), gone, map[string]any{"why": "no longer in the queue"}); err != nil {
 			return err
 		}
 	}
@@ -204,7 +206,7 @@ func (r *replayRun) begin(ctx context.Context) error {
 // setRate paces publishing at perSecond from now on. The bucket holds up
 // to 50 ms of tokens, so a late timer is caught up without a burst above
 // the rate, and starts empty, so a phase never opens with a burst.
-func (r *replayRun) setRate(perSecond float64) {
+func (r *run) setRate(perSecond float64) {
 	r.target = perSecond
 	burst := max(1, int(perSecond/20))
 	r.lim = rate.NewLimiter(rate.Limit(perSecond), burst)
@@ -222,7 +224,7 @@ type pending struct {
 	at time.Time // when it was published: the confirm timeout runs from here
 }
 
-func (r *replayRun) loop(ctx context.Context, ctl <-chan ReplayCommand) error {
+func (r *run) loop(ctx context.Context, ctl <-chan Command) error {
 	pend := make(chan pending, maxInFlight)
 	results := make(chan confirmResult, maxInFlight)
 	waitCtx, stopWaiting := context.WithCancel(context.WithoutCancel(ctx))
@@ -259,7 +261,7 @@ func (r *replayRun) loop(ctx context.Context, ctl <-chan ReplayCommand) error {
 		case <-done:
 			r.aborted = true
 			done = nil
-			if err := r.record(ActionReplayAbort, "interrupted", nil, nil); err != nil {
+			if err := r.record(triage.ActionReplayAbort, "interrupted", nil, nil); err != nil {
 				return r.wrapUp(ctx, err)
 			}
 		case cmd := <-ctl:
@@ -295,7 +297,7 @@ func (r *replayRun) loop(ctx context.Context, ctl <-chan ReplayCommand) error {
 // finished reports that nothing more will happen: no publishing left to do
 // (stopped, aborted or all sent), no confirm pending, and no observation
 // window open.
-func (r *replayRun) finished() bool {
+func (r *run) finished() bool {
 	if r.inFlight > 0 {
 		return false
 	}
@@ -312,12 +314,12 @@ func (r *replayRun) finished() bool {
 }
 
 // tailing reports the short watch after the last paced publish.
-func (r *replayRun) tailing() bool {
+func (r *run) tailing() bool {
 	return !r.tailEnd.IsZero() && time.Now().Before(r.tailEnd)
 }
 
 // armPublish sets the timer for the next token, or idles it.
-func (r *replayRun) armPublish(t *time.Timer) {
+func (r *run) armPublish(t *time.Timer) {
 	t.Stop()
 	if !r.mayPublish() {
 		return
@@ -325,7 +327,7 @@ func (r *replayRun) armPublish(t *time.Timer) {
 	t.Reset(r.untilToken())
 }
 
-func (r *replayRun) mayPublish() bool {
+func (r *run) mayPublish() bool {
 	if r.paused || r.stopped != "" || r.aborted || r.blocked != "" || len(r.queue) == 0 || r.inFlight >= maxInFlight {
 		return false
 	}
@@ -338,7 +340,7 @@ func (r *replayRun) mayPublish() bool {
 	return false
 }
 
-func (r *replayRun) untilToken() time.Duration {
+func (r *run) untilToken() time.Duration {
 	missing := 1 - r.lim.Tokens()
 	if missing <= 0 {
 		return 0
@@ -347,16 +349,14 @@ func (r *replayRun) untilToken() time.Duration {
 }
 
 // publishDue publishes every message the bucket has a token for.
-func (r *replayRun) publishDue(ctx context.Context, pend chan<- pending) {
+func (r *run) publishDue(ctx context.Context, pend chan<- pending) {
 	for r.mayPublish() && r.lim.Allow() {
 		id := r.queue[0]
 		r.queue = r.queue[1:]
 		m := r.held[id]
-		env := DecodeEnvelope(m.Body)
-		attempts := bestAttempts(m.Headers, env, ParseDeaths(m.Headers), false)
 		out := m
-		out.Headers = ReplayHeaders(m, id, r.plan.ID, attempts, time.Now())
-		pc, err := r.port.Publish(ctx, ReplayPublishing{ItemID: id, Route: r.items[id].Route, Message: out})
+		out.Headers = CopyHeaders(m, id, r.plan.ID, triage.AttemptsOf(m), time.Now())
+		pc, err := r.port.Publish(ctx, Publishing{ItemID: id, Route: r.items[id].Route, Message: out})
 		now := time.Now()
 		r.published++
 		r.notePublish(now)
@@ -377,14 +377,14 @@ func (r *replayRun) publishDue(ctx context.Context, pend chan<- pending) {
 	}
 }
 
-func (r *replayRun) notePublish(now time.Time) {
+func (r *run) notePublish(now time.Time) {
 	r.recent = append(r.recent, now)
 	r.rollHistory(now)
 	r.history[historySlots-1]++
 }
 
 // rollHistory shifts the per-second history up to now.
-func (r *replayRun) rollHistory(now time.Time) {
+func (r *run) rollHistory(now time.Time) {
 	sec := now.Unix()
 	if r.historyAt == 0 {
 		r.historyAt = sec
@@ -399,7 +399,7 @@ func (r *replayRun) rollHistory(now time.Time) {
 
 // settled takes one publish's answer: confirmed sources wait for the next
 // flush (journal, then ack); the rest is requeued there.
-func (r *replayRun) settled(c confirmResult) {
+func (r *run) settled(c confirmResult) {
 	if c.res.Confirmed {
 		r.confirmed++
 		// A copy rejected at once can come back through the watch before its
@@ -417,7 +417,7 @@ func (r *replayRun) settled(c confirmResult) {
 	r.toReturn = append(r.toReturn, c.id)
 }
 
-func (r *replayRun) signal(s ReplaySignal) {
+func (r *run) signal(s Signal) {
 	switch s.Kind {
 	case SignalFailedAgain:
 		if _, ours := r.items[s.ID]; !ours || r.outcome[s.ID] == OutcomeFailedAgain {
@@ -441,38 +441,38 @@ func (r *replayRun) signal(s ReplaySignal) {
 	}
 }
 
-func (r *replayRun) command(c ReplayCommand) error {
+func (r *run) command(c Command) error {
 	switch c {
-	case ReplayPause:
+	case Pause:
 		if r.paused || r.ended() {
 			return nil
 		}
 		r.paused = true
-		return r.record(ActionReplayPause, "", nil, map[string]any{"published": r.published})
-	case ReplayResume:
+		return r.record(triage.ActionReplayPause, "", nil, map[string]any{"published": r.published})
+	case Resume:
 		if !r.paused || r.ended() {
 			return nil
 		}
 		r.paused = false
 		r.setRate(r.target) // a paused bucket must not have saved up a burst
-		return r.record(ActionReplayResume, "", nil, map[string]any{"published": r.published})
-	case ReplayRampUp:
+		return r.record(triage.ActionReplayResume, "", nil, map[string]any{"published": r.published})
+	case RampUp:
 		return r.rampUp()
-	case ReplayAbort:
+	case Abort:
 		if r.ended() {
 			return nil
 		}
 		r.aborted = true
-		return r.record(ActionReplayAbort, "by the operator", nil, map[string]any{"published": r.published})
+		return r.record(triage.ActionReplayAbort, "by the operator", nil, map[string]any{"published": r.published})
 	}
 	return nil
 }
 
-func (r *replayRun) ended() bool { return r.aborted || r.stopped != "" }
+func (r *run) ended() bool { return r.aborted || r.stopped != "" }
 
 // rampUp leaves the wait after the canary at twice the canary rate, and
 // doubles a running rate, never above the ceiling.
-func (r *replayRun) rampUp() error {
+func (r *run) rampUp() error {
 	switch {
 	case r.ended():
 		return nil
@@ -484,12 +484,12 @@ func (r *replayRun) rampUp() error {
 	default:
 		return nil
 	}
-	return r.record(ActionReplayRamp, "", nil, map[string]any{"rate": r.target, "canary_passed": true})
+	return r.record(triage.ActionReplayRamp, "", nil, map[string]any{"rate": r.target, "canary_passed": true})
 }
 
 // advance moves the phases on with time: the canary, once all sent and
 // answered, opens the observation window; a clean window ends it.
-func (r *replayRun) advance() {
+func (r *run) advance() {
 	if r.ended() {
 		return
 	}
@@ -509,13 +509,13 @@ func (r *replayRun) advance() {
 		if !time.Now().Before(r.observeEnd) {
 			r.afterObservation()
 			if r.phase == PhaseRunning {
-				_ = r.record(ActionReplayRamp, "", nil, map[string]any{"rate": r.target, "canary_passed": true, "auto": true})
+				_ = r.record(triage.ActionReplayRamp, "", nil, map[string]any{"rate": r.target, "canary_passed": true, "auto": true})
 			}
 		}
 	}
 }
 
-func (r *replayRun) afterObservation() {
+func (r *run) afterObservation() {
 	if r.opts.AutoRamp {
 		r.phase = PhaseRunning
 		r.setRate(r.opts.Rate)
@@ -526,17 +526,17 @@ func (r *replayRun) afterObservation() {
 }
 
 // trip stops the replay when a threshold is crossed.
-func (r *replayRun) trip() {
+func (r *run) trip() {
 	if r.ended() || (r.failedAgain == 0 && r.returned == 0 && r.opts.MaxBacklog == 0) {
 		return
 	}
-	if why := ReplayThreshold(r.opts, r.tally()); why != "" {
+	if why := Threshold(r.opts, r.tally()); why != "" {
 		r.stopped = why
 	}
 }
 
-// ReplayTally is what thresholds are decided on.
-type ReplayTally struct {
+// Tally is what thresholds are decided on.
+type Tally struct {
 	FailedAgain, Returned int
 	FailedIDs             []string
 	ReturnWhy             string
@@ -544,8 +544,8 @@ type ReplayTally struct {
 	BaseDepth             int // depth when the replay started; -1 unknown
 }
 
-func (r *replayRun) tally() ReplayTally {
-	t := ReplayTally{FailedAgain: r.failedAgain, Returned: r.returned, DestinationDepth: r.depth, BaseDepth: r.baseDepth}
+func (r *run) tally() Tally {
+	t := Tally{FailedAgain: r.failedAgain, Returned: r.returned, DestinationDepth: r.depth, BaseDepth: r.baseDepth}
 	for _, id := range r.plan.IDs() {
 		switch r.outcome[id] {
 		case OutcomeFailedAgain:
@@ -559,10 +559,10 @@ func (r *replayRun) tally() ReplayTally {
 	return t
 }
 
-// ReplayThreshold says why a replay must stop, or "": any message failed
+// Threshold says why a replay must stop, or "": any message failed
 // again, any return or nack, or the destination depth grown by more than
 // MaxBacklog since the start.
-func ReplayThreshold(opts ReplayOptions, t ReplayTally) string {
+func Threshold(opts Options, t Tally) string {
 	switch {
 	case t.FailedAgain > 0:
 		return fmt.Sprintf("%d replayed message(s) failed again and are back in a parking queue (%s)", t.FailedAgain, joinFirst(t.FailedIDs, 5))
@@ -589,10 +589,10 @@ func joinFirst(ids []string, n int) string {
 // confirmed sources and requeues the returned ones: "confirmed" is in the
 // journal before any source is acked, so a resume after a crash acks
 // instead of publishing again.
-func (r *replayRun) flush(ctx context.Context) error {
+func (r *run) flush(ctx context.Context) error {
 	if len(r.toConfirm) > 0 {
 		ids := r.toConfirm
-		if err := r.record(ActionReplayOutcome, string(OutcomeConfirmed), ids, nil); err != nil {
+		if err := r.record(triage.ActionReplayOutcome, string(OutcomeConfirmed), ids, nil); err != nil {
 			return err
 		}
 		r.toConfirm = nil
@@ -612,7 +612,7 @@ func (r *replayRun) flush(ctx context.Context) error {
 		for _, id := range ids {
 			why[id] = r.why[id]
 		}
-		if err := r.record(ActionReplayOutcome, string(OutcomeReturned), ids, map[string]any{"why": why}); err != nil {
+		if err := r.record(triage.ActionReplayOutcome, string(OutcomeReturned), ids, map[string]any{"why": why}); err != nil {
 			return err
 		}
 		r.toReturn = nil
@@ -623,7 +623,7 @@ func (r *replayRun) flush(ctx context.Context) error {
 		}
 	}
 	if len(r.toFail) > 0 {
-		if err := r.record(ActionReplayOutcome, string(OutcomeFailedAgain), r.toFail, nil); err != nil {
+		if err := r.record(triage.ActionReplayOutcome, string(OutcomeFailedAgain), r.toFail, nil); err != nil {
 			return err
 		}
 		r.toFail = nil
@@ -633,18 +633,18 @@ func (r *replayRun) flush(ctx context.Context) error {
 
 // wrapUp waits for the confirms still pending (bounded by the confirm
 // timeout), flushes, requeues every unpublished source and journals the end.
-func (r *replayRun) wrapUp(ctx context.Context, cause error) error {
+func (r *run) wrapUp(ctx context.Context, cause error) error {
 	if cause != nil && r.stopped == "" {
 		r.stopped = cause.Error()
 	}
 	r.emit()
 	flushErr := r.flush(context.WithoutCancel(ctx))
 	r.settleAll(ctx, "not published")
-	action, reason := ActionReplayFinish, "done"
+	action, reason := triage.ActionReplayFinish, "done"
 	switch {
 	case r.stopped != "":
 		reason = "stopped: " + r.stopped
-		if err := r.record(ActionReplayStop, r.stopped, nil, nil); err != nil && cause == nil {
+		if err := r.record(triage.ActionReplayStop, r.stopped, nil, nil); err != nil && cause == nil {
 			cause = err
 		}
 	case r.aborted:
@@ -661,7 +661,7 @@ func (r *replayRun) wrapUp(ctx context.Context, cause error) error {
 }
 
 // settleAll requeues every source still held and marks it untouched.
-func (r *replayRun) settleAll(ctx context.Context, why string) {
+func (r *run) settleAll(ctx context.Context, why string) {
 	var ids []string
 	for _, it := range r.plan.Items {
 		if _, ok := r.held[it.ID]; ok {
@@ -682,12 +682,12 @@ func (r *replayRun) settleAll(ctx context.Context, why string) {
 		}
 	}
 	if len(untouched) > 0 {
-		_ = r.record(ActionReplayOutcome, string(OutcomeUntouched), untouched, map[string]any{"why": why})
+		_ = r.record(triage.ActionReplayOutcome, string(OutcomeUntouched), untouched, map[string]any{"why": why})
 	}
 	r.queue = nil
 }
 
-func (r *replayRun) pollDepth(ctx context.Context, out chan<- int) {
+func (r *run) pollDepth(ctx context.Context, out chan<- int) {
 	t := time.NewTicker(depthEvery)
 	defer t.Stop()
 	for {
@@ -709,13 +709,13 @@ func (r *replayRun) pollDepth(ctx context.Context, out chan<- int) {
 	}
 }
 
-func (r *replayRun) emit() {
+func (r *run) emit() {
 	if r.progress != nil {
 		r.progress(r.snapshot())
 	}
 }
 
-func (r *replayRun) snapshot() ReplayProgress {
+func (r *run) snapshot() Progress {
 	now := time.Now()
 	cut := now.Add(-rateWindow)
 	i := 0
@@ -729,7 +729,7 @@ func (r *replayRun) snapshot() ReplayProgress {
 		achieved = float64(len(r.recent)) / window.Seconds()
 	}
 	r.rollHistory(now)
-	p := ReplayProgress{
+	p := Progress{
 		ReplayID: r.plan.ID, Phase: r.phase, TargetRate: r.target, AchievedRate: achieved,
 		Total: len(r.plan.Items), Published: r.published, Confirmed: r.confirmed, Returned: r.returned,
 		FailedAgain: r.failedAgain, Remaining: len(r.queue), InFlight: r.inFlight,
@@ -765,8 +765,8 @@ func (r *replayRun) snapshot() ReplayProgress {
 	return p
 }
 
-func (r *replayRun) result() ReplayResult {
-	res := ReplayResult{ID: r.plan.ID, Outcomes: map[string]ReplayOutcome{}, Why: map[string]string{},
+func (r *run) result() Result {
+	res := Result{ID: r.plan.ID, Outcomes: map[string]Outcome{}, Why: map[string]string{},
 		Published: r.published, StoppedBecause: r.stopped, Aborted: r.aborted && r.stopped == "",
 		PacedPublished: r.pacedCount}
 	if r.pacedCount > 1 {

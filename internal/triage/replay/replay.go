@@ -1,8 +1,14 @@
-package triage
+// Package replay sends selected parking-queue messages back to a route:
+// the plan (dry run), the allowlist, the headers of a replayed copy, the
+// paced run behind its ports, and a replay's state read back from the
+// journal for a resume.
+package replay
 
 import (
 	"context"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // A replay sends selected parking-queue messages back to a route, guided:
@@ -13,18 +19,18 @@ import (
 // not returned, and the replay's state is journalled so that a crash can be
 // resumed: nothing is lost, a duplicate is possible (at-least-once).
 
-// Defaults of ReplayOptions.
+// Defaults of Options.
 const (
-	DefaultReplayRate     = 10.0 // msg/s ceiling
+	DefaultRate           = 10.0 // msg/s ceiling
 	DefaultCanary         = 5
 	DefaultCanaryRate     = 1.0 // msg/s, capped by the ceiling
 	DefaultObserve        = 30 * time.Second
 	DefaultConfirmTimeout = 30 * time.Second
 )
 
-// ReplayOptions steer one replay. Zero values take the defaults above.
-type ReplayOptions struct {
-	To         *Route        `json:"to,omitempty"`    // nil: each message's original route
+// Options steer one replay. Zero values take the defaults above.
+type Options struct {
+	To         *triage.Route `json:"to,omitempty"`    // nil: each message's original route
 	Rate       float64       `json:"rate"`            // ceiling, msg/s
 	Canary     int           `json:"canary"`          // messages in the canary
 	CanaryRate float64       `json:"canary_rate"`     // msg/s during the canary
@@ -32,100 +38,100 @@ type ReplayOptions struct {
 	MaxBacklog int           `json:"max_backlog"`     // stop when the destination depth grows by more; 0 = no limit
 	Allow      []string      `json:"allow,omitempty"` // replay.allow globs over EXCHANGE:ROUTING_KEY
 	// AutoRamp is the headless policy: after a clean observation go on at
-	// Rate. Without it the replay waits for ReplayRampUp in PhaseAwaitingRamp.
+	// Rate. Without it the replay waits for RampUp in PhaseAwaitingRamp.
 	AutoRamp       bool          `json:"auto_ramp,omitempty"`
 	ConfirmTimeout time.Duration `json:"confirm_timeout"` // a publish unconfirmed this long counts as returned
 }
 
-// ReplayItem is one message of a plan and where it goes.
-type ReplayItem struct {
-	ID       string `json:"id"`
-	Route    Route  `json:"route"`
-	Original bool   `json:"original"` // Route is the message's own original route
+// Item is one message of a plan and where it goes.
+type Item struct {
+	ID       string       `json:"id"`
+	Route    triage.Route `json:"route"`
+	Original bool         `json:"original"` // Route is the message's own original route
 }
 
-// ReplayDestination is one distinct route of a plan, for the dry run.
-type ReplayDestination struct {
-	Route    Route    `json:"route"`
-	Count    int      `json:"count"`
-	Original bool     `json:"original"` // every message sent there came from there
-	Allowed  bool     `json:"allowed"`  // original, or matched by replay.allow
-	Queues   []string `json:"queues"`   // what the route reaches in the topology
+// Destination is one distinct route of a plan, for the dry run.
+type Destination struct {
+	Route    triage.Route `json:"route"`
+	Count    int          `json:"count"`
+	Original bool         `json:"original"` // every message sent there came from there
+	Allowed  bool         `json:"allowed"`  // original, or matched by replay.allow
+	Queues   []string     `json:"queues"`   // what the route reaches in the topology
 }
 
-// ReplayPlan is a dry run: what would be replayed, where to, and whether it
+// Plan is a dry run: what would be replayed, where to, and whether it
 // may run. Problems empty means it may.
-type ReplayPlan struct {
-	ID           string              `json:"id"`
-	Vhost        string              `json:"vhost"`
-	Queue        string              `json:"queue"`
-	Selection    Selection           `json:"selection"`
-	Items        []ReplayItem        `json:"items"`
-	Destinations []ReplayDestination `json:"destinations"`
+type Plan struct {
+	ID           string           `json:"id"`
+	Vhost        string           `json:"vhost"`
+	Queue        string           `json:"queue"`
+	Selection    triage.Selection `json:"selection"`
+	Items        []Item           `json:"items"`
+	Destinations []Destination    `json:"destinations"`
 	// DestinationQueues are all queues the plan's routes reach: their depth
 	// is the destination backlog.
-	DestinationQueues []string      `json:"destination_queues"`
-	Allowed           bool          `json:"allowed"`    // every destination allowed
-	Disallowed        []Route       `json:"disallowed"` // destinations replay.allow does not match
-	Unroutable        []string      `json:"unroutable"` // ids with no known original route (need To)
-	Missing           []string      `json:"missing"`    // selected ids not in the inspection
-	Problems          []string      `json:"problems"`   // why it may not run
-	Options           ReplayOptions `json:"options"`
-	Sample            []Triaged     `json:"-"` // a few selected messages, redacted, for the dry run
+	DestinationQueues []string         `json:"destination_queues"`
+	Allowed           bool             `json:"allowed"`    // every destination allowed
+	Disallowed        []triage.Route   `json:"disallowed"` // destinations replay.allow does not match
+	Unroutable        []string         `json:"unroutable"` // ids with no known original route (need To)
+	Missing           []string         `json:"missing"`    // selected ids not in the inspection
+	Problems          []string         `json:"problems"`   // why it may not run
+	Options           Options          `json:"options"`
+	Sample            []triage.Triaged `json:"-"` // a few selected messages, redacted, for the dry run
 	// Prior is set when resuming an interrupted replay from the journal.
-	Prior *ReplayPrior `json:"-"`
+	Prior *Prior `json:"-"`
 }
 
-// ReplayPrior is what an interrupted replay already did, from the journal.
-type ReplayPrior struct {
-	Confirmed    []string                 // confirmed at the destination: ack, never publish again
-	Settled      map[string]ReplayOutcome // final outcomes: leave alone
-	CanaryPassed bool                     // the observation window passed cleanly
+// Prior is what an interrupted replay already did, from the journal.
+type Prior struct {
+	Confirmed    []string           // confirmed at the destination: ack, never publish again
+	Settled      map[string]Outcome // final outcomes: leave alone
+	CanaryPassed bool               // the observation window passed cleanly
 }
 
-// ReplayOutcome is how a message's replay ended.
-type ReplayOutcome string
+// Outcome is how a message's replay ended.
+type Outcome string
 
 const (
-	OutcomeResolved    ReplayOutcome = "resolved"     // confirmed at the destination, source acked
-	OutcomeFailedAgain ReplayOutcome = "failed-again" // came back into a parking queue
-	OutcomeReturned    ReplayOutcome = "returned"     // returned, nacked or unconfirmed: source kept
-	OutcomeUntouched   ReplayOutcome = "untouched"    // never published: source kept
+	OutcomeResolved    Outcome = "resolved"     // confirmed at the destination, source acked
+	OutcomeFailedAgain Outcome = "failed-again" // came back into a parking queue
+	OutcomeReturned    Outcome = "returned"     // returned, nacked or unconfirmed: source kept
+	OutcomeUntouched   Outcome = "untouched"    // never published: source kept
 	// OutcomeConfirmed is journalled before a source is acked; it becomes
 	// resolved once acked (or, on resume, is acked without a new publish).
-	OutcomeConfirmed ReplayOutcome = "confirmed"
+	OutcomeConfirmed Outcome = "confirmed"
 )
 
-// ReplayPhase is where a running replay is.
-type ReplayPhase string
+// Phase is where a running replay is.
+type Phase string
 
 const (
-	PhaseHolding      ReplayPhase = "holding"       // taking the selected messages
-	PhaseCanary       ReplayPhase = "canary"        // publishing the canary slowly
-	PhaseObserving    ReplayPhase = "observing"     // watching the canary's fate
-	PhaseAwaitingRamp ReplayPhase = "awaiting-ramp" // canary passed: ramp up or abort
-	PhaseRunning      ReplayPhase = "running"       // publishing the rest, paced
-	PhasePaused       ReplayPhase = "paused"
-	PhaseStopped      ReplayPhase = "stopped" // a threshold tripped; see StoppedBecause
-	PhaseAborted      ReplayPhase = "aborted"
-	PhaseDone         ReplayPhase = "done"
+	PhaseHolding      Phase = "holding"       // taking the selected messages
+	PhaseCanary       Phase = "canary"        // publishing the canary slowly
+	PhaseObserving    Phase = "observing"     // watching the canary's fate
+	PhaseAwaitingRamp Phase = "awaiting-ramp" // canary passed: ramp up or abort
+	PhaseRunning      Phase = "running"       // publishing the rest, paced
+	PhasePaused       Phase = "paused"
+	PhaseStopped      Phase = "stopped" // a threshold tripped; see StoppedBecause
+	PhaseAborted      Phase = "aborted"
+	PhaseDone         Phase = "done"
 )
 
-// ReplayCommand is what the operator (keys) or a headless policy sends.
-type ReplayCommand int
+// Command is what the operator (keys) or a headless policy sends.
+type Command int
 
 const (
-	ReplayPause  ReplayCommand = iota + 1 // stop publishing, keep holding
-	ReplayResume                          // publish again at the rate before the pause
-	ReplayRampUp                          // double the rate, up to the ceiling (first ramp ends the wait after the canary)
-	ReplayAbort                           // publish nothing more; unpublished messages stay parked
+	Pause  Command = iota + 1 // stop publishing, keep holding
+	Resume                    // publish again at the rate before the pause
+	RampUp                    // double the rate, up to the ceiling (first ramp ends the wait after the canary)
+	Abort                     // publish nothing more; unpublished messages stay parked
 )
 
-// ReplayProgress is what the gauge shows; RunReplay emits it at least every
+// Progress is what the gauge shows; Run emits it at least every
 // 250 ms and on every phase change.
-type ReplayProgress struct {
+type Progress struct {
 	ReplayID     string
-	Phase        ReplayPhase
+	Phase        Phase
 	TargetRate   float64 // msg/s the bucket allows now
 	AchievedRate float64 // msg/s published over the last few seconds
 	Total        int
@@ -147,10 +153,10 @@ type ReplayProgress struct {
 	Elapsed        time.Duration
 }
 
-// ReplayResult is how a replay ended. Every item has one outcome.
-type ReplayResult struct {
+// Result is how a replay ended. Every item has one outcome.
+type Result struct {
 	ID             string
-	Outcomes       map[string]ReplayOutcome
+	Outcomes       map[string]Outcome
 	Why            map[string]string // per returned id: return text, nack or timeout
 	Resolved       int
 	FailedAgain    int
@@ -166,7 +172,7 @@ type ReplayResult struct {
 }
 
 // PacedRate is the achieved rate of the paced phase, msg/s.
-func (r ReplayResult) PacedRate() float64 {
+func (r Result) PacedRate() float64 {
 	if r.PacedElapsed <= 0 {
 		return 0
 	}
@@ -178,16 +184,16 @@ func (r ReplayResult) PacedRate() float64 {
 // again before an interruption): reported, never held.
 type HeldMessage struct {
 	ID      string
-	Message Message
+	Message triage.Message
 	Copy    bool
 }
 
-// ReplayPublishing is one message to publish: the original message with
-// dlqt's replay headers (ReplayHeaders), and the item it belongs to.
-type ReplayPublishing struct {
+// Publishing is one message to publish: the original message with
+// dlqt's replay headers (CopyHeaders), and the item it belongs to.
+type Publishing struct {
 	ItemID  string
-	Route   Route
-	Message Message
+	Route   triage.Route
+	Message triage.Message
 }
 
 // PublishResult is the broker's answer to one publish.
@@ -203,26 +209,26 @@ type PendingConfirm interface {
 	Wait(ctx context.Context) PublishResult
 }
 
-// ReplaySignalKind names what the port reports on its own.
-type ReplaySignalKind int
+// SignalKind names what the port reports on its own.
+type SignalKind int
 
 const (
-	SignalFailedAgain ReplaySignalKind = iota + 1 // a replayed message came back to a parking queue
-	SignalBlocked                                 // the broker blocked the publishing connection
+	SignalFailedAgain SignalKind = iota + 1 // a replayed message came back to a parking queue
+	SignalBlocked                           // the broker blocked the publishing connection
 	SignalUnblocked
 	SignalLost // a connection or channel closed under the replay
 )
 
-// ReplaySignal is one report from the port. ID is the item id for
+// Signal is one report from the port. ID is the item id for
 // SignalFailedAgain; Reason the broker's text.
-type ReplaySignal struct {
-	Kind   ReplaySignalKind
+type Signal struct {
+	Kind   SignalKind
 	ID     string
 	Reason string
 }
 
-// ReplayPort is the broker side of a replay (internal/broker implements it).
-type ReplayPort interface {
+// Port is the broker side of a replay (internal/broker implements it).
+type Port interface {
 	// Hold takes the messages with these ids out of circulation without
 	// removing them: each stays unacked until Ack or Requeue (or the port
 	// closes, which requeues). Every other message is put back. Copies that
@@ -231,13 +237,13 @@ type ReplayPort interface {
 	Hold(ctx context.Context, queue string, ids []string, replayID string) ([]HeldMessage, error)
 	// Publish sends one message with mandatory on a confirm channel of its
 	// own connection; it returns once sent.
-	Publish(ctx context.Context, p ReplayPublishing) (PendingConfirm, error)
+	Publish(ctx context.Context, p Publishing) (PendingConfirm, error)
 	// Ack removes held sources (after their copy was confirmed); Requeue
 	// puts held sources back.
 	Ack(ctx context.Context, ids []string) error
 	Requeue(ctx context.Context, ids []string) error
 	// Signals reports failed-again copies, blocked connections and losses.
-	Signals() <-chan ReplaySignal
+	Signals() <-chan Signal
 	// DestinationDepth is the ready messages of these queues together.
 	DestinationDepth(ctx context.Context, queues []string) (int, error)
 	// Close requeues whatever is still held and releases the connections.
