@@ -49,7 +49,7 @@ func runFor(opts Options, items int) (*run, *journalSpy) {
 		plan.Items = append(plan.Items, Item{ID: id})
 	}
 	spy := &journalSpy{}
-	r := newRun(plan, nil, spy, nil)
+	r := newRun(plan, Runner{Journal: spy})
 	for _, it := range plan.Items {
 		r.queue = append(r.queue, it.ID)
 	}
