@@ -31,25 +31,41 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 		p.Vhost = in.Topology.Vhost
 	}
 	chosen := sel.Apply(in.Messages)
-	if len(sel.IDs) > 0 {
-		found := map[string]bool{}
-		for _, t := range chosen {
-			found[t.ID] = true
-		}
-		for _, id := range sel.IDs {
-			if !found[id] && !slices.Contains(p.Missing, id) {
-				p.Missing = append(p.Missing, id)
-			}
+	p.Missing = missingIDs(sel.IDs, chosen)
+	dests, order := p.route(chosen, in.Topology)
+	if err := p.judge(dests, order); err != nil {
+		return Plan{}, err
+	}
+	p.Problems = planProblems(p, in.Topology)
+	return p, nil
+}
+
+// missingIDs are the selected ids the inspection did not find.
+func missingIDs(ids []string, chosen []triage.Triaged) []string {
+	found := map[string]bool{}
+	for _, t := range chosen {
+		found[t.ID] = true
+	}
+	var missing []string
+	for _, id := range ids {
+		if !found[id] && !slices.Contains(missing, id) {
+			missing = append(missing, id)
 		}
 	}
+	return missing
+}
+
+// route gives each chosen message its item and destination (in the order
+// first met); a message with nowhere to go is unroutable.
+func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.Route]*Destination, []triage.Route) {
 	dests := map[triage.Route]*Destination{}
 	var order []triage.Route
 	for _, t := range chosen {
 		orig, known := OriginalRoute(t)
 		item := Item{ID: t.ID}
-		switch {
-		case opts.To != nil:
-			item.Route, item.Original = *opts.To, known && orig == *opts.To
+		switch to := p.Options.To; {
+		case to != nil:
+			item.Route, item.Original = *to, known && orig == *to
 		case known:
 			item.Route, item.Original = orig, true
 		default:
@@ -59,7 +75,7 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 		p.Items = append(p.Items, item)
 		d := dests[item.Route]
 		if d == nil {
-			d = &Destination{Route: item.Route, Original: true, Queues: in.Topology.Routes(item.Route.Exchange, item.Route.RoutingKey, t.Message.Headers)}
+			d = &Destination{Route: item.Route, Original: true, Queues: top.Routes(item.Route.Exchange, item.Route.RoutingKey, t.Message.Headers)}
 			dests[item.Route] = d
 			order = append(order, item.Route)
 		}
@@ -69,14 +85,20 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 			p.Sample = append(p.Sample, t)
 		}
 	}
+	return dests, order
+}
+
+// judge decides which destinations are allowed (a message's own original
+// route always is) and gathers the queues they reach.
+func (p *Plan) judge(dests map[triage.Route]*Destination, order []triage.Route) error {
 	reach := map[string]bool{}
 	for _, r := range order {
 		d := dests[r]
 		d.Allowed = d.Original
 		if !d.Allowed {
-			ok, err := Allowed(r, opts.Allow)
+			ok, err := Allowed(r, p.Options.Allow)
 			if err != nil {
-				return Plan{}, err
+				return err
 			}
 			d.Allowed = ok
 		}
@@ -93,8 +115,7 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 		p.DestinationQueues = append(p.DestinationQueues, q)
 	}
 	slices.Sort(p.DestinationQueues)
-	p.Problems = planProblems(p, in.Topology)
-	return p, nil
+	return nil
 }
 
 // planProblems says why a plan may not run, one line each.
