@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -49,14 +49,14 @@ included), 1 when at least one is, or when the topology could not be read
 				return err
 			}
 			defer done()
-			findings, top, err := triage.Doctor(cmd.Context(), r, a.patterns)
+			findings, top, err := doctor.Run(cmd.Context(), r, a.patterns)
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				if findings == nil {
-					findings = []triage.Finding{}
+					findings = []doctor.Finding{}
 				}
 				err = writeJSON(out, findings)
 			} else {
@@ -65,7 +65,7 @@ included), 1 when at least one is, or when the topology could not be read
 			if err != nil {
 				return err
 			}
-			if n := countSeverity(findings, triage.SeverityError); n > 0 {
+			if n := countSeverity(findings, doctor.SeverityError); n > 0 {
 				return fmt.Errorf("doctor found %d error-severity finding(s) in vhost %s", n, sanitize.Line(top.Vhost))
 			}
 			return nil
@@ -75,7 +75,7 @@ included), 1 when at least one is, or when the topology could not be read
 	return cmd
 }
 
-func countSeverity(fs []triage.Finding, severity string) int {
+func countSeverity(fs []doctor.Finding, severity string) int {
 	n := 0
 	for _, f := range fs {
 		if f.Severity == severity {
@@ -87,14 +87,14 @@ func countSeverity(fs []triage.Finding, severity string) int {
 
 // printFindings writes one block per finding, severity word first, the
 // detail and the fix wrapped for an 80-column terminal.
-func printFindings(w io.Writer, vhost string, fs []triage.Finding) error {
+func printFindings(w io.Writer, vhost string, fs []doctor.Finding) error {
 	vhost = sanitize.Line(vhost)
 	if len(fs) == 0 {
 		_, err := fmt.Fprintf(w, "vhost %s: no findings. Every dead letter has somewhere to go and parking queues keep what they get.\n", vhost)
 		return err
 	}
 	fmt.Fprintf(w, "vhost %s: %d finding(s): %d error, %d warning, %d advisory\n", vhost, len(fs),
-		countSeverity(fs, triage.SeverityError), countSeverity(fs, triage.SeverityWarning), countSeverity(fs, triage.SeverityAdvisory))
+		countSeverity(fs, doctor.SeverityError), countSeverity(fs, doctor.SeverityWarning), countSeverity(fs, doctor.SeverityAdvisory))
 	for _, f := range fs {
 		head := strings.ToUpper(f.Severity) + "  " + f.Kind
 		if f.Queue != "" {

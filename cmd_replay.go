@@ -13,6 +13,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -70,9 +71,9 @@ interruption may be delivered twice.`,
 	fl.StringArrayVar(&f.ids, "id", nil, "message id to replay (repeatable)")
 	fl.StringVar(&f.group, "group", "", "replay a group: REASON, REASON/CODE, or REASON/ for no code")
 	fl.StringVar(&f.to, "to", "", "destination EXCHANGE:ROUTING_KEY instead of each message's original route")
-	fl.Float64Var(&f.rate, "rate", triage.DefaultReplayRate, "ceiling in messages per second")
-	fl.IntVar(&f.canary, "canary", triage.DefaultCanary, "messages in the canary")
-	fl.DurationVar(&f.observe, "observe", triage.DefaultObserve, "how long to watch the canary")
+	fl.Float64Var(&f.rate, "rate", replay.DefaultRate, "ceiling in messages per second")
+	fl.IntVar(&f.canary, "canary", replay.DefaultCanary, "messages in the canary")
+	fl.DurationVar(&f.observe, "observe", replay.DefaultObserve, "how long to watch the canary")
 	fl.IntVar(&f.maxBacklog, "max-backlog", 0, "stop when the destination queues grow by more than this many messages (0: no limit)")
 	fl.BoolVar(&f.yes, "yes", false, "replay for real (without it the plan is only printed)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing, even with --yes")
@@ -81,8 +82,8 @@ interruption may be delivered twice.`,
 	return cmd
 }
 
-func (f replayFlags) options(allow []string) (triage.ReplayOptions, error) {
-	o := triage.ReplayOptions{Rate: f.rate, Canary: f.canary, Observe: f.observe, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
+func (f replayFlags) options(allow []string) (replay.Options, error) {
+	o := replay.Options{Rate: f.rate, Canary: f.canary, Observe: f.observe, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
 	switch {
 	case f.rate <= 0:
 		return o, usageError{fmt.Errorf("--rate must be positive, got %g", f.rate)}
@@ -146,7 +147,7 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err != nil {
 		return err
 	}
-	plan, err := triage.PlanReplay(in, sel, opts)
+	plan, err := replay.NewPlan(in, sel, opts)
 	if err != nil {
 		return usageError{err}
 	}
@@ -167,7 +168,7 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 	if err != nil {
 		return err
 	}
-	st, err := j.Replay(f.resume)
+	st, err := replay.Find(j, f.resume)
 	j.Close() // runReplay opens it again; keep the lock short
 	if err != nil {
 		return err
@@ -184,14 +185,14 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 	c := st.Counts()
 	fmt.Fprintf(cmd.OutOrStdout(), "resuming replay %s of %s: %d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n"+
 		"A message published but not yet confirmed when dlqt stopped is published again: it may be delivered twice.\n",
-		st.ID, st.Queue, c[triage.OutcomeConfirmed], c[triage.OutcomeFailedAgain], c[triage.OutcomeReturned],
-		len(plan.Items)-c[triage.OutcomeConfirmed]-c[triage.OutcomeFailedAgain]-c[triage.OutcomeReturned])
+		st.ID, st.Queue, c[replay.OutcomeConfirmed], c[replay.OutcomeFailedAgain], c[replay.OutcomeReturned],
+		len(plan.Items)-c[replay.OutcomeConfirmed]-c[replay.OutcomeFailedAgain]-c[replay.OutcomeReturned])
 	return a.runReplay(cmd.Context(), cmd, plan)
 }
 
 // runReplay carries out a plan headless: progress on stderr, the result on
 // stdout, a non-zero exit when a threshold stopped it.
-func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan triage.ReplayPlan) error {
+func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Plan) error {
 	j, err := a.openJournal()
 	if err != nil {
 		return err
@@ -213,7 +214,7 @@ func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan triage.Rep
 	for _, n := range port.Notes() {
 		fmt.Fprintln(errw, "dlqt: note:", n)
 	}
-	res, err := triage.RunReplay(ctx, plan, port, journal.NewRecorder(j, a.actor, a.host), nil, progressLines(errw))
+	res, err := replay.Run(ctx, plan, port, journal.NewRecorder(j, a.actor, a.host), nil, progressLines(errw))
 	printResult(cmd.OutOrStdout(), res)
 	switch {
 	case err != nil:
@@ -227,10 +228,10 @@ func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan triage.Rep
 }
 
 // progressLines writes a line per second and one per phase change.
-func progressLines(w io.Writer) func(triage.ReplayProgress) {
+func progressLines(w io.Writer) func(replay.Progress) {
 	var last time.Time
-	var phase triage.ReplayPhase
-	return func(p triage.ReplayProgress) {
+	var phase replay.Phase
+	return func(p replay.Progress) {
 		if p.Phase == phase && time.Since(last) < time.Second {
 			return
 		}
@@ -253,7 +254,7 @@ func progressLines(w io.Writer) func(triage.ReplayProgress) {
 	}
 }
 
-func printPlan(w io.Writer, p triage.ReplayPlan, in triage.Inspection) {
+func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", p.ID, len(p.Items), sanitize.Line(p.Queue), p.Selection, sanitize.Line(p.Vhost))
 	if in.Batch.Truncated() {
 		fmt.Fprintf(w, "  only the first %d of %d messages were read (--limit): a group covers those\n", len(in.Batch.Messages), in.Batch.Depth)
@@ -292,7 +293,7 @@ func printPlan(w io.Writer, p triage.ReplayPlan, in triage.Inspection) {
 		p.Options.Canary, p.Options.CanaryRate, p.Options.Observe, p.Options.Rate)
 }
 
-func printResult(w io.Writer, r triage.ReplayResult) {
+func printResult(w io.Writer, r replay.Result) {
 	fmt.Fprintf(w, "replay %s: resolved %d, failed again %d, returned %d, untouched %d (published %d)\n",
 		r.ID, r.Resolved, r.FailedAgain, r.Returned, r.Untouched, r.Published)
 	if r.PacedPublished > 0 {

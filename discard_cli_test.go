@@ -15,6 +15,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
 	"github.com/dlqt/dlqt/internal/demo"
 	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // discardVhost is a vhost of the test's own with the scenarios loaded: a
@@ -207,7 +208,7 @@ func TestDiscardRemovesExactlyTheSelectionAndJournalsIt(t *testing.T) {
 			t.Fatalf("%d entries, want decision and outcome of two discards: %+v", len(es), es)
 		}
 		for _, e := range es {
-			if e.Action != journal.ActionDiscard || e.Actor != "ana@bastion" || e.Vhost != cfg.Vhost || e.Queue != p.Queue || e.Host == "" {
+			if e.Action != triage.ActionDiscard || e.Actor != "ana@bastion" || e.Vhost != cfg.Vhost || e.Queue != p.Queue || e.Host == "" {
 				t.Errorf("entry %d = %+v", e.Seq, e)
 			}
 		}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 )
 
 // plantedQueue is one queue of a doctor test topology. policy, when set, is
@@ -143,17 +143,17 @@ func waitConsumers(t *testing.T, cfg broker.Config, queue string, want int) {
 
 // doctorJSON runs dlqt doctor --json and decodes its findings, whatever
 // the exit status (1 when a finding is an error).
-func doctorJSON(t *testing.T, env []string, args ...string) ([]triage.Finding, result) {
+func doctorJSON(t *testing.T, env []string, args ...string) ([]doctor.Finding, result) {
 	t.Helper()
 	r := runDlqt(t, env, append([]string{"doctor", "--json"}, args...)...)
-	var fs []triage.Finding
+	var fs []doctor.Finding
 	if err := json.Unmarshal([]byte(r.stdout), &fs); err != nil {
 		t.Fatalf("doctor --json printed no JSON array (exit %d): %v\nstdout: %s\nstderr: %s", r.code, err, r.stdout, r.stderr)
 	}
 	return fs, r
 }
 
-func findingSummary(fs []triage.Finding) []string {
+func findingSummary(fs []doctor.Finding) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.Severity + " " + f.Kind + " " + f.Queue
@@ -316,11 +316,11 @@ func TestDoctorOnTheScenariosFindsNoCycleAndNoError(t *testing.T) {
 		}
 		sawParking := false
 		for _, f := range fs {
-			if f.Severity == triage.SeverityError || f.Kind == triage.KindCycleInfinite || f.Kind == triage.KindCycleSilentDrop {
+			if f.Severity == doctor.SeverityError || f.Kind == doctor.KindCycleInfinite || f.Kind == doctor.KindCycleSilentDrop {
 				t.Errorf("%s: unexpected finding %+v", src.name, f)
 			}
 			// payments.parking is a quorum queue with a delivery limit: browsing it costs.
-			sawParking = sawParking || (f.Kind == triage.KindParkingLoses && f.Queue == "payments.parking")
+			sawParking = sawParking || (f.Kind == doctor.KindParkingLoses && f.Queue == "payments.parking")
 		}
 		if !sawParking {
 			t.Errorf("%s: no parking-loses-messages for payments.parking in %q", src.name, findingSummary(fs))
@@ -336,9 +336,9 @@ func TestDoctorHelpListsEveryKindAndTheExitStatus(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	for _, want := range []string{
-		triage.KindCycleSilentDrop, triage.KindCycleInfinite, triage.KindMissingExchange, triage.KindUnroutable,
-		triage.KindMaxlenWithoutDLX, triage.KindRetryRouteMismatch, triage.KindParkingConsumers, triage.KindParkingLoses,
-		triage.KindDLXByArgument,
+		doctor.KindCycleSilentDrop, doctor.KindCycleInfinite, doctor.KindMissingExchange, doctor.KindUnroutable,
+		doctor.KindMaxlenWithoutDLX, doctor.KindRetryRouteMismatch, doctor.KindParkingConsumers, doctor.KindParkingLoses,
+		doctor.KindDLXByArgument,
 		"Exit status: 0 when no finding is an error", "1 when at least one is",
 	} {
 		if !strings.Contains(r.stdout, want) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 // End-to-end actions from the keyboard: the built binary in tmux, the real
@@ -150,7 +151,7 @@ func TestTUIRunsACanaryReplayAndShowsTheGauge(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	j := b.verifyJournal()
-	if open, err := j.InterruptedReplays(); err != nil || len(open) != 0 {
+	if open, err := replay.Interrupted(j); err != nil || len(open) != 0 {
 		t.Errorf("interrupted replays after a finished one: %v, %v", open, err)
 	}
 }
@@ -216,7 +217,7 @@ func TestTUIBannerResumesAKilledReplay(t *testing.T) {
 	b.waitDepth(bedParking, 0)
 	assertNoneLost(t, ids, b.read(bedOrders), nil)
 	j := b.verifyJournal()
-	if open, err := j.InterruptedReplays(); err != nil || len(open) != 0 {
+	if open, err := replay.Interrupted(j); err != nil || len(open) != 0 {
 		t.Errorf("still interrupted after the resume in the TUI: %+v, %v", open, err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/demo"
-	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // openLeg0005 walks the demo to the legacy log line that carries a password
@@ -59,7 +59,7 @@ func TestTUIRevealJournalsThenShowsAndHidesOnLeaving(t *testing.T) {
 	es := journalEntries(t, journalPath)
 	var found bool
 	for _, e := range es {
-		if e.Action == journal.ActionReveal {
+		if e.Action == triage.ActionReveal {
 			found = true
 			if e.Actor != "ana@bastion" || e.Queue != "legacy.events.failed" || len(e.MessageIDs) != 1 || e.MessageIDs[0] != "leg-0005" {
 				t.Errorf("reveal entry %+v", e)

@@ -14,6 +14,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
 	"github.com/dlqt/dlqt/internal/demo"
 	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // End-to-end: the built binary in a real terminal (tmux) against the real
@@ -90,7 +91,7 @@ func TestTUIWalksTheFourScreensAndTagsIntoTheJournal(t *testing.T) {
 		t.Fatalf("journal has %d entries, want the one tag: %+v", len(entries), entries)
 	}
 	e := entries[0]
-	if e.Action != journal.ActionTag || e.Reason != "poison-import" || e.Actor != "ana@bastion" ||
+	if e.Action != triage.ActionTag || e.Reason != "poison-import" || e.Actor != "ana@bastion" ||
 		e.Vhost != cfg.Vhost || e.Queue != "legacy.events.failed" || len(e.MessageIDs) != 1 || e.MessageIDs[0] != "leg-0005" {
 		t.Errorf("journal entry = %+v", e)
 	}

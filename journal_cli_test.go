@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // seededJournal writes n entries, one an hour apart ending now, and returns
@@ -25,7 +26,7 @@ func seededJournal(t *testing.T, n int) (env []string, path string) {
 	for i := range n {
 		_, err := j.Append(journal.Entry{
 			Time: now.Add(time.Duration(i-n+1) * time.Hour), Actor: "ana@bastion", Host: "bastion",
-			Action: journal.ActionDiscard, Vhost: "prod", Queue: "orders.parking",
+			Action: triage.ActionDiscard, Vhost: "prod", Queue: "orders.parking",
 			MessageIDs: []string{"m-" + itoa(i), "m;x"}, Reason: "entry " + itoa(i) + `, with "quotes"`,
 			Details: map[string]any{"step": "outcome", "n": i},
 		})
@@ -70,7 +71,7 @@ func TestJournalExportJSONLVerifiesAndAnEditFailsOnThatEntry(t *testing.T) {
 		t.Fatalf("database: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
 	es := journalEntries(t, path)
-	if x := es[5]; x.Action != journal.ActionExport || x.Actor != "auditor" || x.Details["count"] != float64(5) || x.Details["format"] != "jsonl" {
+	if x := es[5]; x.Action != triage.ActionExport || x.Actor != "auditor" || x.Details["count"] != float64(5) || x.Details["format"] != "jsonl" {
 		t.Errorf("export entry = %+v", x)
 	}
 

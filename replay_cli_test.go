@@ -21,6 +21,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
 	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 // replayBed is one test's vhost with a small retry topology: exchange
@@ -278,7 +279,7 @@ func TestReplayDeliversExactlyTheParkedIDsAtThePacedRate(t *testing.T) {
 	t.Logf("paced phase: %d messages, %.1f msg/s reported, %.1f msg/s seen at the destination", n, reported, seen)
 
 	j := b.verifyJournal()
-	if open, err := j.InterruptedReplays(); err != nil || len(open) != 0 {
+	if open, err := replay.Interrupted(j); err != nil || len(open) != 0 {
 		t.Errorf("interrupted replays after a clean run: %v, %v", open, err)
 	}
 }
@@ -344,7 +345,7 @@ func TestReplayKilledMidwayResumesWithoutLosingAMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := j.InterruptedReplays()
+	open, err := replay.Interrupted(j)
 	j.Close()
 	if err != nil || len(open) != 1 || open[0].ID != replayID {
 		t.Fatalf("interrupted replays = %+v, %v; want %s", open, err, replayID)
@@ -364,7 +365,7 @@ func TestReplayKilledMidwayResumesWithoutLosingAMessage(t *testing.T) {
 	}
 	t.Logf("killed after %d at the destination; after resume %d copies for 1000 ids (%d duplicates)", afterKill, len(dest), len(dest)-1000)
 	jj := b.verifyJournal()
-	if open, _ := jj.InterruptedReplays(); len(open) != 0 {
+	if open, _ := replay.Interrupted(jj); len(open) != 0 {
 		t.Errorf("still interrupted after the resume: %+v", open)
 	}
 }
@@ -500,7 +501,7 @@ func TestReplayInterruptedByCtrlCPutsTheRestBackAndSaysSo(t *testing.T) {
 	if b.depth(bedParking) != 18 {
 		t.Errorf("parking queue holds %d, want the 18 never published", b.depth(bedParking))
 	}
-	if open, _ := b.verifyJournal().InterruptedReplays(); len(open) != 0 {
+	if open, _ := replay.Interrupted(b.verifyJournal()); len(open) != 0 {
 		t.Errorf("a replay stopped with Ctrl-C reads as interrupted: %+v", open)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/ui"
 )
 
@@ -82,7 +83,7 @@ func (a *app) runTUI(ctx context.Context) error {
 func (a *app) liveActions(live *broker.Live) *ui.Actions {
 	return &ui.Actions{
 		Sweeper: live,
-		OpenReplay: func(ctx context.Context, replayID, queue string, acceptCost bool) (triage.ReplayPort, error) {
+		OpenReplay: func(ctx context.Context, replayID, queue string, acceptCost bool) (replay.Port, error) {
 			port, err := live.OpenReplay(ctx, replayID, queue)
 			if err != nil {
 				return nil, err

@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 )
 
 // TestDoctorOnTheBroker reads a topology whose settings come from policies
@@ -109,7 +110,7 @@ func TestDoctorOnTheBroker(t *testing.T) {
 		}
 	}
 	var got []string
-	for _, fd := range triage.Diagnose(top, triage.FindParkingQueues(top, nil)) {
+	for _, fd := range doctor.Diagnose(top, triage.FindParkingQueues(top, nil)) {
 		got = append(got, fd.Severity+" "+fd.Kind+" "+fd.Queue)
 	}
 	want := []string{

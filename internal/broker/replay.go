@@ -8,10 +8,10 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
-// Replay is the broker side of one replay (triage.ReplayPort). It works on
+// Replay is the broker side of one replay (replay.Port). It works on
 // two connections of its own (docs/ARCHITECTURE.md): one holds the source
 // messages and watches the parking queue, the other publishes (confirm mode,
 // mandatory), so a broker that blocks publishers never stalls the acks and
@@ -34,7 +34,7 @@ type Replay struct {
 	pubMu   sync.Mutex // one publish at a time: deferred confirms need ordered writes
 
 	held    *heldSources
-	signals chan triage.ReplaySignal
+	signals chan replay.Signal
 	returns chan amqp.Return
 
 	retMu    sync.Mutex
@@ -48,7 +48,7 @@ type Replay struct {
 	done  chan struct{}
 }
 
-var _ triage.ReplayPort = (*Replay)(nil)
+var _ replay.Port = (*Replay)(nil)
 
 // OpenReplay prepares replay replayID of queue: the two connections and the
 // watch queue bound like the parking queue (same exchanges, keys and
@@ -63,7 +63,7 @@ func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay,
 	}
 	r := &Replay{
 		live: l, replayID: replayID, queue: queue,
-		signals:   make(chan triage.ReplaySignal, 1024),
+		signals:   make(chan replay.Signal, 1024),
 		returns:   make(chan amqp.Return, 4096),
 		returned:  map[string]string{},
 		unblocked: make(chan struct{}),
@@ -111,7 +111,7 @@ func (r *Replay) watchClose(closed <-chan *amqp.Error, what string) {
 		select {
 		case e, ok := <-closed:
 			if ok && e != nil {
-				r.signal(triage.ReplaySignal{Kind: triage.SignalLost, Reason: what + " closed by the broker (held messages went back to the queue): " + e.Reason})
+				r.signal(replay.Signal{Kind: replay.SignalLost, Reason: what + " closed by the broker (held messages went back to the queue): " + e.Reason})
 			}
 		case <-r.done:
 		}
@@ -122,12 +122,12 @@ func (r *Replay) watchClose(closed <-chan *amqp.Error, what string) {
 // through the default exchange has no binding to copy.
 func (r *Replay) Notes() []string { return r.notes }
 
-// Signals implements triage.ReplayPort.
-func (r *Replay) Signals() <-chan triage.ReplaySignal { return r.signals }
+// Signals implements replay.Port.
+func (r *Replay) Signals() <-chan replay.Signal { return r.signals }
 
 // signal reports without ever blocking the connection's reader: a full
 // channel drops the report, which only the watch could overflow.
-func (r *Replay) signal(s triage.ReplaySignal) {
+func (r *Replay) signal(s replay.Signal) {
 	select {
 	case r.signals <- s:
 	case <-r.done:
@@ -135,7 +135,7 @@ func (r *Replay) signal(s triage.ReplaySignal) {
 	}
 }
 
-// Close implements triage.ReplayPort: closing the hold connection requeues
+// Close implements replay.Port: closing the hold connection requeues
 // every source not acked.
 func (r *Replay) Close() error {
 	var err error
@@ -158,7 +158,7 @@ func ignoreClosed(err error) error {
 	return err
 }
 
-// DestinationDepth implements triage.ReplayPort with passive declares.
+// DestinationDepth implements replay.Port with passive declares.
 func (r *Replay) DestinationDepth(ctx context.Context, queues []string) (int, error) {
 	total := 0
 	for _, q := range queues {

@@ -9,6 +9,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 // heldSources are the source messages a replay holds unacked on its hold
@@ -19,10 +20,10 @@ type heldSources struct {
 	tags map[string]uint64
 }
 
-// Hold implements triage.ReplayPort. It consumes the queue with manual ack
-// and no prefetch bound (never a basic.get loop; docs/ARCHITECTURE.md),
-// cancels the consumer once it has read the depth it found, at most
-// HoldLimit (or the broker goes quiet),
+// Hold implements replay.Port. It consumes the queue with manual ack
+// and no prefetch bound (never a basic.get loop; docs/ARCHITECTURE.md), cancels the
+// consumer once it has read the depth it found, at most HoldLimit (or the
+// broker goes quiet),
 // and keeps the wanted messages unacked; every other one is requeued on its
 // own, back to its place. Identities are computed as the read path does
 // (triage.Identify), over the messages that are not copies of this replay,
@@ -31,7 +32,7 @@ type heldSources struct {
 // The held messages stay unacked until Ack, Requeue or Close; a replay that
 // outlives the broker's consumer timeout (30 min by default) loses its hold
 // and the broker requeues them: nothing is lost, the replay stops.
-func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID string) ([]triage.HeldMessage, error) {
+func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID string) ([]replay.HeldMessage, error) {
 	if r.held != nil {
 		return nil, fmt.Errorf("replay %s already holds its messages", r.replayID)
 	}
@@ -74,12 +75,12 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 
 	var own []amqp.Delivery // not copies of this replay
 	var put []uint64        // delivery tags to requeue
-	var out []triage.HeldMessage
+	var out []replay.HeldMessage
 	for _, d := range ds {
 		if id, _ := d.Headers[triage.HeaderReplayID].(string); id == replayID {
 			put = append(put, d.DeliveryTag)
 			item, _ := d.Headers[triage.HeaderReplayItem].(string)
-			out = append(out, triage.HeldMessage{ID: item, Message: toMessage(d, queue, -1), Copy: true})
+			out = append(out, replay.HeldMessage{ID: item, Message: toMessage(d, queue, -1), Copy: true})
 			continue
 		}
 		own = append(own, d)
@@ -96,7 +97,7 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	}
 	for i, id := range triage.Identify(msgs, envs) {
 		if want[id] {
-			out = append(out, triage.HeldMessage{ID: id, Message: msgs[i]})
+			out = append(out, replay.HeldMessage{ID: id, Message: msgs[i]})
 			r.held.tags[id] = own[i].DeliveryTag
 			continue
 		}
@@ -163,12 +164,12 @@ read:
 	}
 }
 
-// Ack implements triage.ReplayPort: each source on its own, never multiple.
+// Ack implements replay.Port: each source on its own, never multiple.
 func (r *Replay) Ack(_ context.Context, ids []string) error {
 	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error { return ch.Ack(tag, false) })
 }
 
-// Requeue implements triage.ReplayPort.
+// Requeue implements replay.Port.
 func (r *Replay) Requeue(_ context.Context, ids []string) error {
 	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error { return ch.Nack(tag, false, true) })
 }
@@ -245,7 +246,7 @@ func (r *Replay) watch(top triage.Topology) error {
 			if item == "" {
 				item = d.MessageId
 			}
-			r.signal(triage.ReplaySignal{Kind: triage.SignalFailedAgain, ID: item, Reason: failedWhy(d)})
+			r.signal(replay.Signal{Kind: replay.SignalFailedAgain, ID: item, Reason: failedWhy(d)})
 		}
 	}()
 	return nil

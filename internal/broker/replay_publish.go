@@ -7,6 +7,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 // openPublishing puts the publishing channel in confirm mode and keeps
@@ -39,7 +40,7 @@ func (r *Replay) openPublishing() error {
 					continue
 				}
 				if e != nil { // a close we did not ask for: 404 exchange, access, broker gone
-					r.signal(triage.ReplaySignal{Kind: triage.SignalLost, Reason: "publishing channel closed: " + e.Reason})
+					r.signal(replay.Signal{Kind: replay.SignalLost, Reason: "publishing channel closed: " + e.Reason})
 				}
 				r.setBlocked(amqp.Blocking{Active: false})
 			case <-r.done:
@@ -59,12 +60,12 @@ func (r *Replay) setBlocked(b amqp.Blocking) {
 	case <-r.unblocked:
 		if b.Active {
 			r.unblocked = make(chan struct{})
-			r.signal(triage.ReplaySignal{Kind: triage.SignalBlocked, Reason: b.Reason})
+			r.signal(replay.Signal{Kind: replay.SignalBlocked, Reason: b.Reason})
 		}
 	default:
 		if !b.Active {
 			close(r.unblocked)
-			r.signal(triage.ReplaySignal{Kind: triage.SignalUnblocked})
+			r.signal(replay.Signal{Kind: replay.SignalUnblocked})
 		}
 	}
 }
@@ -75,9 +76,9 @@ func (r *Replay) gate() <-chan struct{} {
 	return r.unblocked
 }
 
-// Publish implements triage.ReplayPort: mandatory, on the confirm channel,
+// Publish implements replay.Port: mandatory, on the confirm channel,
 // with every property and header of the message as given.
-func (r *Replay) Publish(ctx context.Context, p triage.ReplayPublishing) (triage.PendingConfirm, error) {
+func (r *Replay) Publish(ctx context.Context, p replay.Publishing) (replay.PendingConfirm, error) {
 	select {
 	case <-r.gate():
 	case <-ctx.Done():
@@ -115,12 +116,12 @@ type pendingConfirm struct {
 	dc *amqp.DeferredConfirmation
 }
 
-// Wait implements triage.PendingConfirm. The broker sends a mandatory
+// Wait implements replay.PendingConfirm. The broker sends a mandatory
 // return before the ack of the same publish, and amqp091-go hands it to the
 // returns channel before it reads the ack, so draining that channel once the
 // confirm is in sees every return of this publish. Returns carry no
 // delivery tag: they are matched by dlqt-replay-item (else message_id).
-func (p *pendingConfirm) Wait(ctx context.Context) triage.PublishResult {
+func (p *pendingConfirm) Wait(ctx context.Context) replay.PublishResult {
 	for {
 		select {
 		case ret := <-p.r.returns:
@@ -128,14 +129,14 @@ func (p *pendingConfirm) Wait(ctx context.Context) triage.PublishResult {
 		case <-p.dc.Done():
 			p.r.drainReturns()
 			if why, ok := p.r.takeReturn(p.id); ok {
-				return triage.PublishResult{Why: why}
+				return replay.PublishResult{Why: why}
 			}
 			if !p.dc.Acked() {
-				return triage.PublishResult{Why: "nacked by the broker (or its channel closed)"}
+				return replay.PublishResult{Why: "nacked by the broker (or its channel closed)"}
 			}
-			return triage.PublishResult{Confirmed: true}
+			return replay.PublishResult{Confirmed: true}
 		case <-ctx.Done():
-			return triage.PublishResult{Why: "no confirm from the broker in time: it may or may not have the copy"}
+			return replay.PublishResult{Why: "no confirm from the broker in time: it may or may not have the copy"}
 		}
 	}
 }

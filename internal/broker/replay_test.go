@@ -14,12 +14,13 @@ import (
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 // replayInto parks n messages an application published into "parked" (no
 // x-death; x-original-* name the route), plans a replay of ids to their
 // original route and runs it headless with a short canary.
-func replayInto(t *testing.T, f *fixture, ids []string, opts triage.ReplayOptions) (triage.ReplayResult, *journal.Journal) {
+func replayInto(t *testing.T, f *fixture, ids []string, opts replay.Options) (replay.Result, *journal.Journal) {
 	t.Helper()
 	ctx := context.Background()
 	live := f.live()
@@ -28,7 +29,7 @@ func replayInto(t *testing.T, f *fixture, ids []string, opts triage.ReplayOption
 		t.Fatal(err)
 	}
 	opts.AutoRamp = true
-	plan, err := triage.PlanReplay(in, triage.Selection{IDs: ids}, opts)
+	plan, err := replay.NewPlan(in, triage.Selection{IDs: ids}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func replayInto(t *testing.T, f *fixture, ids []string, opts triage.ReplayOption
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	res, err := triage.RunReplay(ctx, plan, port, journal.NewRecorder(j, "test", "host"), nil, nil)
+	res, err := replay.Run(ctx, plan, port, journal.NewRecorder(j, "test", "host"), nil, nil)
 	if err != nil {
 		t.Fatalf("RunReplay: %v", err)
 	}
@@ -99,7 +100,7 @@ func TestReplayTakesOnlyTheSelectedAndKeepsTheRestInOrder(t *testing.T) {
 	all := parkPublished(t, f, "ledger", "entry.posted", 10)
 	pick := []string{all[1], all[4], all[8]}
 
-	res, j := replayInto(t, f, pick, triage.ReplayOptions{Rate: 100, Canary: 1, CanaryRate: 50, Observe: 100 * time.Millisecond})
+	res, j := replayInto(t, f, pick, replay.Options{Rate: 100, Canary: 1, CanaryRate: 50, Observe: 100 * time.Millisecond})
 	if res.Resolved != 3 || res.StoppedBecause != "" {
 		t.Fatalf("result %+v", res)
 	}
@@ -128,7 +129,7 @@ func TestReplayReturnedByTheBrokerStopsAndKeepsTheSource(t *testing.T) {
 	}
 	all := parkPublished(t, f, "void", "nothing", 6)
 
-	res, j := replayInto(t, f, all, triage.ReplayOptions{Rate: 100, Canary: 2, CanaryRate: 50, Observe: time.Second})
+	res, j := replayInto(t, f, all, replay.Options{Rate: 100, Canary: 2, CanaryRate: 50, Observe: time.Second})
 	if !strings.Contains(res.StoppedBecause, "did not take 1") || !strings.Contains(res.StoppedBecause, "NO_ROUTE") {
 		t.Errorf("stopped because %q", res.StoppedBecause)
 	}
@@ -138,8 +139,8 @@ func TestReplayReturnedByTheBrokerStopsAndKeepsTheSource(t *testing.T) {
 	if got := ids(f.drain("parked")); !slices.Equal(got, all) {
 		t.Errorf("parking queue holds %v, want all of %v in order", got, all)
 	}
-	st, err := j.Replay(res.ID)
-	if err != nil || st.Interrupted() || st.Counts()[triage.OutcomeReturned] != 1 {
+	st, err := replay.Find(j, res.ID)
+	if err != nil || st.Interrupted() || st.Counts()[replay.OutcomeReturned] != 1 {
 		t.Errorf("journal state %+v, %v", st, err)
 	}
 }
@@ -167,7 +168,7 @@ func TestReplayNackedByAFullDestinationStopsAndKeepsTheSource(t *testing.T) {
 	}
 	all := parkPublished(t, f, "ledger", "entry.posted", 4)
 
-	res, _ := replayInto(t, f, all, triage.ReplayOptions{Rate: 100, Canary: 4, CanaryRate: 50, Observe: time.Second})
+	res, _ := replayInto(t, f, all, replay.Options{Rate: 100, Canary: 4, CanaryRate: 50, Observe: time.Second})
 	if res.Resolved != 1 || res.Returned != 1 || res.Untouched != 2 || !strings.Contains(res.StoppedBecause, "nack") {
 		t.Fatalf("result %+v", res)
 	}
@@ -190,7 +191,7 @@ func TestReplayStopsWhenTheDestinationBacklogGrows(t *testing.T) {
 	}
 	all := parkPublished(t, f, "ledger", "entry.posted", 20)
 
-	res, _ := replayInto(t, f, all, triage.ReplayOptions{Rate: 100, Canary: 6, CanaryRate: 100, Observe: 10 * time.Second, MaxBacklog: 3})
+	res, _ := replayInto(t, f, all, replay.Options{Rate: 100, Canary: 6, CanaryRate: 100, Observe: 10 * time.Second, MaxBacklog: 3})
 	if !strings.Contains(res.StoppedBecause, "backlog grew by 6") || res.Resolved != 6 || res.Untouched != 14 {
 		t.Fatalf("result %+v", res)
 	}

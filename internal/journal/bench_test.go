@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // BenchmarkAppend is one durable, chained entry per op: what a tag or a
@@ -14,7 +16,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer j.Close()
-	e := Entry{Actor: "ana@bastion", Action: ActionTag, Vhost: "/", Queue: "orders.dlq.q", MessageIDs: []string{"msg-1"}, Reason: "poison"}
+	e := Entry{Actor: "ana@bastion", Action: triage.ActionTag, Vhost: "/", Queue: "orders.dlq.q", MessageIDs: []string{"msg-1"}, Reason: "poison"}
 	for b.Loop() {
 		if _, err := j.Append(e); err != nil {
 			b.Fatal(err)

@@ -12,9 +12,6 @@ import (
 	"time"
 )
 
-// ActionExport is the entry an export leaves behind: format, since, count.
-const ActionExport = "export"
-
 // Export formats.
 const (
 	FormatJSONL = "jsonl"
@@ -76,7 +73,7 @@ func writeCSV(w io.Writer, es []Entry) (int, error) {
 			details = string(raw)
 		}
 		row := []string{
-			strconv.FormatUint(e.Seq, 10), e.Time.UTC().Format(time.RFC3339Nano), e.Actor, e.Host, e.Action,
+			strconv.FormatUint(e.Seq, 10), e.Time.UTC().Format(time.RFC3339Nano), e.Actor, e.Host, string(e.Action),
 			e.Vhost, e.Queue, strings.Join(e.MessageIDs, ";"), e.Reason, details, e.PrevHash, e.Hash,
 		}
 		if err := cw.Write(row); err != nil {

@@ -21,13 +21,13 @@ func filled(t *testing.T) *Journal {
 	t.Helper()
 	j := open(t)
 	entries := []Entry{
-		{Time: t0, Actor: "ana@bastion", Host: "bastion", Action: ActionTag, Vhost: "/", Queue: "orders.dlq",
+		{Time: t0, Actor: "ana@bastion", Host: "bastion", Action: triage.ActionTag, Vhost: "/", Queue: "orders.dlq",
 			MessageIDs: []string{"m-1", "m;2"}, Reason: "needs-fix"},
-		{Time: t0.Add(time.Minute), Actor: "ana@bastion", Host: "bastion", Action: ActionDiscard, Vhost: "prod", Queue: "pay.parking",
+		{Time: t0.Add(time.Minute), Actor: "ana@bastion", Host: "bastion", Action: triage.ActionDiscard, Vhost: "prod", Queue: "pay.parking",
 			MessageIDs: []string{"sha256:00ff"}, Reason: "customer <fixed> & retried, \"ok\" — ✓",
 			Details: map[string]any{"step": "outcome", "held": 10000, "ratio": 0.25, "big": int64(1) << 52, "missing": []string{"x"}, "nested": map[string]any{"a": []any{1, "b", nil, true}}}},
 		{Time: t0.Add(2 * time.Minute), Actor: "bo", Host: "h2", Action: "note", Reason: "line\nbreak"},
-		{Time: t0.Add(3 * time.Minute), Actor: "bo", Host: "h2", Action: ActionUntag, Queue: "orders.dlq", MessageIDs: []string{"m-1"}, Reason: "needs-fix"},
+		{Time: t0.Add(3 * time.Minute), Actor: "bo", Host: "h2", Action: triage.ActionUntag, Queue: "orders.dlq", MessageIDs: []string{"m-1"}, Reason: "needs-fix"},
 	}
 	for _, e := range entries {
 		if _, err := j.Append(e); err != nil {
@@ -178,7 +178,7 @@ func TestReadJSONLNamesTheBadLine(t *testing.T) {
 func TestRecorderWritesEntriesAndExportLeavesOne(t *testing.T) {
 	j := open(t)
 	var rec triage.Recorder = NewRecorder(j, "ana@bastion", "bastion")
-	err := rec.Record(triage.Record{Action: ActionDiscard, Vhost: "v", Queue: "q", MessageIDs: []string{"a"}, Reason: "why",
+	err := rec.Record(triage.Record{Action: triage.ActionDiscard, Vhost: "v", Queue: "q", MessageIDs: []string{"a"}, Reason: "why",
 		Details: map[string]any{"step": "decision", "count": 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -194,12 +194,12 @@ func TestRecorderWritesEntriesAndExportLeavesOne(t *testing.T) {
 		t.Fatalf("entries = %+v", es)
 	}
 	d := es[0]
-	if d.Actor != "ana@bastion" || d.Host != "bastion" || d.Action != ActionDiscard || d.Vhost != "v" || d.Queue != "q" ||
+	if d.Actor != "ana@bastion" || d.Host != "bastion" || d.Action != triage.ActionDiscard || d.Vhost != "v" || d.Queue != "q" ||
 		!slices.Equal(d.MessageIDs, []string{"a"}) || d.Reason != "why" || d.Details["count"] != float64(1) {
 		t.Errorf("discard entry = %+v", d)
 	}
 	x := es[1]
-	if x.Action != ActionExport || x.Actor != "bo" || x.Details["format"] != FormatJSONL || x.Details["count"] != float64(1) ||
+	if x.Action != triage.ActionExport || x.Actor != "bo" || x.Details["format"] != FormatJSONL || x.Details["count"] != float64(1) ||
 		x.Details["since"] != since.UTC().Format(time.RFC3339Nano) {
 		t.Errorf("export entry = %+v", x)
 	}

@@ -25,7 +25,7 @@ type Entry struct {
 	Time       time.Time      `json:"time"`
 	Actor      string         `json:"actor"`
 	Host       string         `json:"host"`
-	Action     string         `json:"action"`
+	Action     triage.Action  `json:"action"`
 	Vhost      string         `json:"vhost"`
 	Queue      string         `json:"queue"`
 	MessageIDs []string       `json:"message_ids"`
@@ -34,29 +34,6 @@ type Entry struct {
 	PrevHash   string         `json:"prev_hash"`
 	Hash       string         `json:"hash"`
 }
-
-// Actions written by the read path.
-const (
-	ActionTag   = "tag"
-	ActionUntag = "untag"
-	// ActionReveal is written before the TUI shows a message unredacted:
-	// no entry, no reveal.
-	ActionReveal = "reveal"
-)
-
-// Actions written by a replay; triage names them, the journal reads them back
-// to tell an interrupted replay (replay.go).
-const (
-	ActionReplayPlan    = triage.ActionReplayPlan
-	ActionReplayStart   = triage.ActionReplayStart
-	ActionReplayPause   = triage.ActionReplayPause
-	ActionReplayResume  = triage.ActionReplayResume
-	ActionReplayRamp    = triage.ActionReplayRamp
-	ActionReplayStop    = triage.ActionReplayStop
-	ActionReplayAbort   = triage.ActionReplayAbort
-	ActionReplayFinish  = triage.ActionReplayFinish
-	ActionReplayOutcome = triage.ActionReplayOutcome
-)
 
 // ErrLocked means another process holds the journal file.
 var ErrLocked = errors.New("journal is in use by another dlqt")
@@ -165,6 +142,22 @@ func (j *Journal) Entries() ([]Entry, error) {
 	return out, nil
 }
 
+// Records reads every entry back as the record it was written from, in
+// order: what the use cases rebuild their state from (a replay's resume).
+func (j *Journal) Records() ([]triage.Recorded, error) {
+	es, err := j.Entries()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]triage.Recorded, len(es))
+	for i, e := range es {
+		out[i] = triage.Recorded{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Host: e.Host, Record: triage.Record{
+			Action: e.Action, Vhost: e.Vhost, Queue: e.Queue, MessageIDs: e.MessageIDs, Reason: e.Reason, Details: e.Details,
+		}}
+	}
+	return out, nil
+}
+
 // Verify recomputes the whole chain of the file.
 func (j *Journal) Verify() error {
 	es, err := j.Entries()
@@ -204,7 +197,7 @@ func (j *Journal) Tags(vhost, queue string, ids []string) (map[string][]string, 
 // applyTags keeps the per-message tag index in step with tag/untag entries;
 // the tag is the entry's Reason.
 func applyTags(b *bolt.Bucket, e Entry) error {
-	if e.Action != ActionTag && e.Action != ActionUntag {
+	if e.Action != triage.ActionTag && e.Action != triage.ActionUntag {
 		return nil
 	}
 	if e.Reason == "" {
@@ -220,10 +213,10 @@ func applyTags(b *bolt.Bucket, e Entry) error {
 		}
 		i := slices.Index(tags, e.Reason)
 		switch {
-		case e.Action == ActionTag && i < 0:
+		case e.Action == triage.ActionTag && i < 0:
 			tags = append(tags, e.Reason)
 			slices.Sort(tags)
-		case e.Action == ActionUntag && i >= 0:
+		case e.Action == triage.ActionUntag && i >= 0:
 			tags = slices.Delete(tags, i, i+1)
 		}
 		data, err := json.Marshal(tags)

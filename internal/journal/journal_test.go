@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 func open(t *testing.T) *Journal {
@@ -20,7 +22,7 @@ func open(t *testing.T) *Journal {
 
 func TestAppendChainsEntries(t *testing.T) {
 	j := open(t)
-	first, err := j.Append(Entry{Actor: "ana@bastion", Action: ActionTag, Vhost: "/", Queue: "orders.dlq.q",
+	first, err := j.Append(Entry{Actor: "ana@bastion", Action: triage.ActionTag, Vhost: "/", Queue: "orders.dlq.q",
 		MessageIDs: []string{"msg-1"}, Reason: "needs-fix", Details: map[string]any{"n": 3, "why": "x"}})
 	if err != nil {
 		t.Fatal(err)
@@ -80,16 +82,16 @@ func TestVerifyNamesTheFirstBrokenEntry(t *testing.T) {
 
 func TestTagsFollowTagAndUntag(t *testing.T) {
 	j := open(t)
-	tag := func(action, tag string, ids ...string) {
+	tag := func(action triage.Action, tag string, ids ...string) {
 		t.Helper()
 		if _, err := j.Append(Entry{Actor: "a", Action: action, Vhost: "v", Queue: "q", MessageIDs: ids, Reason: tag}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tag(ActionTag, "poison", "m1", "m2")
-	tag(ActionTag, "needs-fix", "m1")
-	tag(ActionTag, "poison", "m1") // twice is once
-	tag(ActionUntag, "poison", "m2")
+	tag(triage.ActionTag, "poison", "m1", "m2")
+	tag(triage.ActionTag, "needs-fix", "m1")
+	tag(triage.ActionTag, "poison", "m1") // twice is once
+	tag(triage.ActionUntag, "poison", "m2")
 	got, err := j.Tags("v", "q", []string{"m1", "m2", "m3"})
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +106,7 @@ func TestTagsFollowTagAndUntag(t *testing.T) {
 	if len(other) != 0 {
 		t.Errorf("tags leak across queues: %v", other)
 	}
-	if _, err := j.Append(Entry{Action: ActionTag, MessageIDs: []string{"m1"}}); err == nil {
+	if _, err := j.Append(Entry{Action: triage.ActionTag, MessageIDs: []string{"m1"}}); err == nil {
 		t.Error("a tag entry without a tag was accepted")
 	}
 }
@@ -130,7 +132,7 @@ func TestEntriesSurviveReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.Append(Entry{Action: ActionTag, MessageIDs: []string{"m"}, Reason: "x", Details: map[string]any{"big": 1 << 40}}); err != nil {
+	if _, err := j.Append(Entry{Action: triage.ActionTag, MessageIDs: []string{"m"}, Reason: "x", Details: map[string]any{"big": 1 << 40}}); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()

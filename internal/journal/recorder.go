@@ -7,9 +7,6 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// ActionDiscard is the action of discard entries (decision and outcome).
-const ActionDiscard = triage.ActionDiscard
-
 // Recorder writes the use cases' records as journal entries under one actor
 // and host. It implements triage.Recorder.
 type Recorder struct {
@@ -54,5 +51,5 @@ func (r *Recorder) Export(w io.Writer, format string, since time.Time) (int, err
 	if !since.IsZero() {
 		details["since"] = since.UTC().Format(time.RFC3339Nano)
 	}
-	return n, r.Record(triage.Record{Action: ActionExport, Details: details})
+	return n, r.Record(triage.Record{Action: triage.ActionExport, Details: details})
 }

@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
+// The journal gives a replay back its state: the records it wrote, read
+// from the file, rebuild the plan and the outcomes so far.
 func TestReplayStateFromTheJournal(t *testing.T) {
 	j, err := Open(filepath.Join(t.TempDir(), "j.db"), time.Second)
 	if err != nil {
@@ -18,11 +21,11 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 	defer j.Close()
 	rec := NewRecorder(j, "ops@bastion", "bastion")
 	to := triage.Route{Exchange: "orders", RoutingKey: "order.created"}
-	plan := triage.ReplayPlan{ID: "rp-1", Vhost: "v", Queue: "orders.parking",
-		Items:   []triage.ReplayItem{{ID: "a", Route: to, Original: true}, {ID: "b", Route: to}, {ID: "c", Route: to}, {ID: "d", Route: to}},
-		Options: triage.ReplayOptions{Rate: 50, Canary: 2, Observe: 3 * time.Second, Allow: []string{"orders:*"}},
+	plan := replay.Plan{ID: "rp-1", Vhost: "v", Queue: "orders.parking",
+		Items:   []replay.Item{{ID: "a", Route: to, Original: true}, {ID: "b", Route: to}, {ID: "c", Route: to}, {ID: "d", Route: to}},
+		Options: replay.Options{Rate: 50, Canary: 2, Observe: 3 * time.Second, Allow: []string{"orders:*"}},
 	}
-	write := func(action, reason string, ids []string, details map[string]any) {
+	write := func(action triage.Action, reason string, ids []string, details map[string]any) {
 		t.Helper()
 		d := map[string]any{"replay_id": "rp-1"}
 		for k, v := range details {
@@ -32,22 +35,22 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(ActionReplayPlan, "", plan.IDs(), map[string]any{"plan": plan})
-	write(ActionReplayStart, "", nil, nil)
-	write(ActionReplayOutcome, string(triage.OutcomeConfirmed), []string{"a", "b"}, nil)
-	write(ActionReplayOutcome, string(triage.OutcomeFailedAgain), []string{"b"}, nil)
-	write(ActionReplayRamp, "", nil, map[string]any{"rate": 50, "canary_passed": true})
-	write(ActionReplayOutcome, string(triage.OutcomeReturned), []string{"c"}, map[string]any{"why": map[string]any{"c": "NO_ROUTE"}})
-	if _, err := j.Append(Entry{Action: ActionTag, Reason: "poison", MessageIDs: []string{"a"}}); err != nil {
+	write(triage.ActionReplayPlan, "", plan.IDs(), map[string]any{"plan": plan})
+	write(triage.ActionReplayStart, "", nil, nil)
+	write(triage.ActionReplayOutcome, string(replay.OutcomeConfirmed), []string{"a", "b"}, nil)
+	write(triage.ActionReplayOutcome, string(replay.OutcomeFailedAgain), []string{"b"}, nil)
+	write(triage.ActionReplayRamp, "", nil, map[string]any{"rate": 50, "canary_passed": true})
+	write(triage.ActionReplayOutcome, string(replay.OutcomeReturned), []string{"c"}, map[string]any{"why": map[string]any{"c": "NO_ROUTE"}})
+	if _, err := j.Append(Entry{Action: triage.ActionTag, Reason: "poison", MessageIDs: []string{"a"}}); err != nil {
 		t.Fatal(err) // other actions in between are not part of the replay
 	}
 
-	open, err := j.InterruptedReplays()
+	open, err := replay.Interrupted(j)
 	if err != nil || len(open) != 1 {
 		t.Fatalf("interrupted = %+v, %v", open, err)
 	}
 	s := open[0]
-	if s.ID != "rp-1" || s.Queue != "orders.parking" || s.Vhost != "v" || s.Actor != "ops@bastion" || !s.CanaryPassed || s.Status != ActionReplayRamp {
+	if s.ID != "rp-1" || s.Queue != "orders.parking" || s.Vhost != "v" || s.Actor != "ops@bastion" || !s.CanaryPassed || s.Status != triage.ActionReplayRamp {
 		t.Errorf("state %+v", s)
 	}
 	if s.Plan.Options.Observe != 3*time.Second || s.Plan.Items[0].Route != to || !s.Plan.Items[0].Original || len(s.Plan.Options.Allow) != 1 {
@@ -57,18 +60,18 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 	if p.Prior == nil || !slices.Equal(p.Prior.Confirmed, []string{"a"}) || !p.Prior.CanaryPassed {
 		t.Fatalf("prior %+v", p.Prior)
 	}
-	if p.Prior.Settled["b"] != triage.OutcomeFailedAgain || p.Prior.Settled["c"] != triage.OutcomeReturned || len(p.Prior.Settled) != 2 {
+	if p.Prior.Settled["b"] != replay.OutcomeFailedAgain || p.Prior.Settled["c"] != replay.OutcomeReturned || len(p.Prior.Settled) != 2 {
 		t.Errorf("settled %v", p.Prior.Settled)
 	}
 
-	write(ActionReplayFinish, "done", nil, nil)
-	if open, _ := j.InterruptedReplays(); len(open) != 0 {
+	write(triage.ActionReplayFinish, "done", nil, nil)
+	if open, _ := replay.Interrupted(j); len(open) != 0 {
 		t.Errorf("finished replay still interrupted: %+v", open)
 	}
-	if s, err := j.Replay("rp-1"); err != nil || !s.Ended || s.Interrupted() {
+	if s, err := replay.Find(j, "rp-1"); err != nil || !s.Ended || s.Interrupted() {
 		t.Errorf("Replay(rp-1) = %+v, %v", s, err)
 	}
-	if _, err := j.Replay("rp-none"); !errors.Is(err, triage.ErrNotFound) {
+	if _, err := replay.Find(j, "rp-none"); !errors.Is(err, triage.ErrNotFound) {
 		t.Errorf("unknown replay: %v", err)
 	}
 	if err := j.Verify(); err != nil {

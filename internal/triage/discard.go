@@ -10,10 +10,6 @@ import (
 	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
-// ActionDiscard names discard records in the journal: one for the decision,
-// written before the broker is touched, one for the outcome.
-const ActionDiscard = "discard"
-
 // Sweeper is one pass over a queue: hold up to limit messages, let choose
 // pick positions, ack exactly those, requeue every other one.
 type Sweeper interface {
@@ -104,25 +100,37 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 		return picks
 	}
 	swept, sweepErr := s.Sweep(ctx, req.Queue, req.Browse, choose)
+	res := discarded(swept, sweepErr, ids, sel.IDs)
+	return res, recordOutcome(rec, req, reason, res, sweepErr)
+}
 
+// discarded names what a sweep acked; after a failed sweep the rest is
+// still queued, not missing.
+func discarded(swept SweepResult, sweepErr error, ids, selected []string) DiscardResult {
 	res := DiscardResult{Held: swept.Held}
 	for _, p := range swept.Taken {
 		if p >= 0 && p < len(ids) {
 			res.Discarded = append(res.Discarded, ids[p])
 		}
 	}
-	if sweepErr == nil { // after a failed sweep the rest is still queued, not missing
-		gone := make(map[string]bool, len(res.Discarded))
-		for _, id := range res.Discarded {
-			gone[id] = true
-		}
-		for _, id := range sel.IDs {
-			if !gone[id] {
-				res.Missing = append(res.Missing, id)
-			}
+	if sweepErr != nil {
+		return res
+	}
+	gone := make(map[string]bool, len(res.Discarded))
+	for _, id := range res.Discarded {
+		gone[id] = true
+	}
+	for _, id := range selected {
+		if !gone[id] {
+			res.Missing = append(res.Missing, id)
 		}
 	}
+	return res
+}
 
+// recordOutcome journals what the discard did, and says what went wrong:
+// the sweep first, else the journal.
+func recordOutcome(rec Recorder, req DiscardRequest, reason string, res DiscardResult, sweepErr error) error {
 	outcome := Record{Action: ActionDiscard, Vhost: req.Vhost, Queue: req.Queue, MessageIDs: res.Discarded, Reason: reason,
 		Details: map[string]any{"step": "outcome", "discarded": len(res.Discarded), "held": res.Held}}
 	if len(res.Missing) > 0 {
@@ -134,11 +142,11 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 	recErr := rec.Record(outcome)
 	switch {
 	case sweepErr != nil:
-		return res, fmt.Errorf("discard from %q: %w", req.Queue, sweepErr)
+		return fmt.Errorf("discard from %q: %w", req.Queue, sweepErr)
 	case recErr != nil:
-		return res, fmt.Errorf("discarded %d message(s) from %q but the journal did not take the outcome: %w", len(res.Discarded), req.Queue, recErr)
+		return fmt.Errorf("discarded %d message(s) from %q but the journal did not take the outcome: %w", len(res.Discarded), req.Queue, recErr)
 	}
-	return res, nil
+	return nil
 }
 
 // uniqueIDs drops repeated ids, keeping the first of each in order.

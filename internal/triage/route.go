@@ -2,7 +2,6 @@ package triage
 
 import (
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -24,20 +23,4 @@ func ParseRoute(s string) (Route, error) {
 		return Route{}, fmt.Errorf("destination %q: want EXCHANGE:ROUTING_KEY (the default exchange is written :ROUTING_KEY)", s)
 	}
 	return Route{Exchange: ex, RoutingKey: key}, nil
-}
-
-// RouteAllowed reports whether route matches one of the glob patterns of the
-// replay allowlist (path.Match syntax over EXCHANGE:ROUTING_KEY). A bad
-// pattern is an error, never a silent match.
-func RouteAllowed(route Route, allow []string) (bool, error) {
-	for _, p := range allow {
-		ok, err := path.Match(p, route.String())
-		if err != nil {
-			return false, fmt.Errorf("replay.allow pattern %q: %w", p, err)
-		}
-		if ok {
-			return true, nil
-		}
-	}
-	return false, nil
 }

@@ -246,3 +246,34 @@ func (r *router) deadLetterTargets(q Queue) []string {
 	}
 	return r.reach(q.DeadLetterExchange, "", nil, matchAnything)
 }
+
+// Router answers the routing questions of one topology for the packages
+// beside the read path (the doctor); it indexes the bindings once.
+type Router struct{ r *router }
+
+// NewRouter indexes t.
+func NewRouter(t Topology) *Router { return &Router{newRouter(t)} }
+
+// Queue finds a queue by name.
+func (r *Router) Queue(name string) (Queue, bool) {
+	q, ok := r.r.queues[name]
+	return q, ok
+}
+
+// ExchangeType is an exchange's type; ok is false when the topology lacks it.
+func (r *Router) ExchangeType(name string) (kind string, ok bool) {
+	kind, ok = r.r.types[name]
+	return kind, ok
+}
+
+// ReachKey lists the queues exchange routes key to when the headers are
+// unknown: any headers binding may match. Sorted, unique.
+func (r *Router) ReachKey(exchange, key string) []string {
+	return r.r.reach(exchange, key, nil, matchAnyHeaders)
+}
+
+// ReachAnyKey lists every queue exchange may route to, key and headers
+// unknown. The default exchange routes an unknown key nowhere we can name.
+func (r *Router) ReachAnyKey(exchange string) []string {
+	return r.r.reach(exchange, "", nil, matchAnything)
+}

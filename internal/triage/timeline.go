@@ -48,7 +48,7 @@ func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
 			add(Event{Time: d.Time, Kind: EventDeath, Queue: cleanName(d.Queue), Reason: cleanName(string(d.Reason)), Count: d.Count, Detail: deathDetail(d)})
 		}
 	}
-	add(replayedDeaths(h, deaths)...) // replay_route.go: history a broker reset dropped
+	add(replayedDeaths(h, deaths)...) // replayed.go: history a broker reset dropped
 	if q, r := headerText(h, "x-first-death-queue"), headerText(h, "x-first-death-reason"); q != "" || r != "" {
 		// The first death ever is the first of its {queue, reason} entry.
 		t, _ := deathTime(deaths, q, r, false)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 // Sweep makes fakeReader a triage.Sweeper: it holds the queue's messages,
@@ -63,7 +64,7 @@ func liveHarness(t testing.TB, w, h int) (*harness, *journal.Journal) {
 	j := openJournal(t)
 	hs := newHarness(t, Options{Reader: r, Journal: j, Host: "bastion", Actions: &Actions{
 		Sweeper:    r,
-		OpenReplay: func(context.Context, string, string, bool) (triage.ReplayPort, error) { return nil, nil },
+		OpenReplay: func(context.Context, string, string, bool) (replay.Port, error) { return nil, nil },
 	}}, w, h)
 	return hs, j
 }
@@ -199,7 +200,7 @@ func TestStaleDiscardAndJournalRepliesAreDropped(t *testing.T) {
 	h.send(discardedMsg{id: 999, queue: "orders.dlq", res: triage.DiscardResult{Discarded: []string{"m-1001"}}})
 	h.mustNotShow("discarded")
 	h.send(journalMsg{id: 999, entries: []journal.Entry{{Seq: 7, Action: "stale"}}})
-	h.send(replayProgressMsg{id: 999, p: triage.ReplayProgress{Phase: triage.PhaseRunning}})
+	h.send(replayProgressMsg{id: 999, p: replay.Progress{Phase: replay.PhaseRunning}})
 	h.send(replayDoneMsg{id: 999})
 	if h.m.screen != screenMessages || h.m.replay.Started() {
 		t.Fatal("a stale reply changed the screen")
@@ -230,7 +231,7 @@ func startedReplay(t *testing.T) *harness {
 
 func TestReplayAbortAsksFirst(t *testing.T) {
 	h := startedReplay(t)
-	h.m.Update(replayProgressMsg{id: h.m.run.id, p: triage.ReplayProgress{Phase: triage.PhaseCanary, Total: 3, Remaining: 3}})
+	h.m.Update(replayProgressMsg{id: h.m.run.id, p: replay.Progress{Phase: replay.PhaseCanary, Total: 3, Remaining: 3}})
 	h.m.Update(keyPress("a"))
 	if _, ok := h.m.dialog.(abortConfirm); !ok {
 		t.Fatalf("abort did not ask: dialog %T", h.m.dialog)
@@ -245,7 +246,7 @@ func TestReplayAbortAsksFirst(t *testing.T) {
 		t.Fatalf("esc did not ask: dialog %T", h.m.dialog)
 	}
 	h.m.Update(keyPress("y"))
-	if c := <-h.m.run.ctl; c != triage.ReplayAbort {
+	if c := <-h.m.run.ctl; c != replay.Abort {
 		t.Fatalf("sent %v, want abort", c)
 	}
 }
@@ -260,10 +261,10 @@ func TestQuitDuringAReplayAsksThenAbortsAndQuitsWhenItEnds(t *testing.T) {
 	}
 	h.mustShow("A replay is running: quitting aborts it.")
 	h.m.Update(keyPress("y"))
-	if c := <-h.m.run.ctl; c != triage.ReplayAbort {
+	if c := <-h.m.run.ctl; c != replay.Abort {
 		t.Fatalf("sent %v, want abort", c)
 	}
-	_, cmd := h.m.Update(replayDoneMsg{id: h.m.run.id, res: triage.ReplayResult{Aborted: true, Untouched: 3}})
+	_, cmd := h.m.Update(replayDoneMsg{id: h.m.run.id, res: replay.Result{Aborted: true, Untouched: 3}})
 	if cmd == nil {
 		t.Fatal("no quit after the aborted replay ended")
 	}
@@ -274,18 +275,18 @@ func TestQuitDuringAReplayAsksThenAbortsAndQuitsWhenItEnds(t *testing.T) {
 
 func TestReplayKeysSendCommands(t *testing.T) {
 	h := startedReplay(t)
-	h.m.Update(replayProgressMsg{id: h.m.run.id, p: triage.ReplayProgress{Phase: triage.PhaseAwaitingRamp}})
+	h.m.Update(replayProgressMsg{id: h.m.run.id, p: replay.Progress{Phase: replay.PhaseAwaitingRamp}})
 	h.mustShow("WAITING FOR YOUR DECISION", "+ ramps up")
 	h.m.Update(keyPress("+"))
 	h.m.Update(keyPress("p"))
-	h.m.Update(replayProgressMsg{id: h.m.run.id, p: triage.ReplayProgress{Phase: triage.PhasePaused}})
+	h.m.Update(replayProgressMsg{id: h.m.run.id, p: replay.Progress{Phase: replay.PhasePaused}})
 	h.mustShow("PAUSED")
 	h.m.Update(keyPress("p"))
-	var got []triage.ReplayCommand
+	var got []replay.Command
 	for len(h.m.run.ctl) > 0 {
 		got = append(got, <-h.m.run.ctl)
 	}
-	want := []triage.ReplayCommand{triage.ReplayRampUp, triage.ReplayPause, triage.ReplayResume}
+	want := []replay.Command{replay.RampUp, replay.Pause, replay.Resume}
 	if !slices.Equal(got, want) {
 		t.Fatalf("commands %v, want %v", got, want)
 	}
@@ -297,12 +298,12 @@ func TestReplayGaugeShowsTheProgressThenTheOutcome(t *testing.T) {
 	h.m.Update(replayProgressMsg{id: id, p: gaugeProgress()})
 	h.mustShow("RUNNING", "target 40 msg/s", "achieved 38 msg/s", "120 of 300 published", "▁", "█",
 		"returned 1", "failed again 0", "remaining    180", "14 ready in orders.work", "eta          5s")
-	h.m.Update(replayDoneMsg{id: id, res: triage.ReplayResult{ID: "rp-x", Resolved: 297, Returned: 1, Untouched: 2}})
+	h.m.Update(replayDoneMsg{id: id, res: replay.Result{ID: "rp-x", Resolved: 297, Returned: 1, Untouched: 2}})
 	h.mustShow("FINISHED", "resolved     297", "returned     1", "untouched    2", "Duplicates are possible")
 	if h.m.run != nil {
 		t.Fatal("the run outlived its end")
 	}
-	h.m.Update(replayProgressMsg{id: id, p: triage.ReplayProgress{Phase: triage.PhaseCanary}})
+	h.m.Update(replayProgressMsg{id: id, p: replay.Progress{Phase: replay.PhaseCanary}})
 	h.mustShow("FINISHED") // a late report is dropped
 }
 
@@ -310,10 +311,10 @@ func TestReplayStoppedSaysWhy(t *testing.T) {
 	h := startedReplay(t)
 	id := h.m.run.id
 	p := gaugeProgress()
-	p.Phase, p.StoppedBecause = triage.PhaseStopped, "m-1001 failed again into orders.dlq during the canary"
+	p.Phase, p.StoppedBecause = replay.PhaseStopped, "m-1001 failed again into orders.dlq during the canary"
 	h.m.Update(replayProgressMsg{id: id, p: p})
 	h.mustShow("STOPPED: m-1001 failed again into orders.dlq")
-	h.m.Update(replayDoneMsg{id: id, res: triage.ReplayResult{FailedAgain: 1, Untouched: 2, StoppedBecause: p.StoppedBecause}})
+	h.m.Update(replayDoneMsg{id: id, res: replay.Result{FailedAgain: 1, Untouched: 2, StoppedBecause: p.StoppedBecause}})
 	h.mustShow("STOPPED: m-1001 failed again", "failed again 1", "untouched    2")
 }
 
@@ -368,14 +369,14 @@ func TestReplayDryRunEditsAreCheckedAgainstTheAllowlist(t *testing.T) {
 
 func TestReplayRunsThroughTheEngineWithTheSelectedIDs(t *testing.T) {
 	h, _ := liveHarness(t, 120, 40)
-	var ran triage.ReplayPlan
-	h.m.eng.runReplay = func(_ context.Context, plan triage.ReplayPlan, _ triage.ReplayPort, _ triage.Recorder, _ <-chan triage.ReplayCommand, progress func(triage.ReplayProgress)) (triage.ReplayResult, error) {
+	var ran replay.Plan
+	h.m.eng.runReplay = func(_ context.Context, plan replay.Plan, _ replay.Port, _ triage.Recorder, _ <-chan replay.Command, progress func(replay.Progress)) (replay.Result, error) {
 		ran = plan
-		progress(triage.ReplayProgress{Phase: triage.PhaseCanary, Total: 2, Remaining: 2})
-		return triage.ReplayResult{ID: plan.ID, Resolved: 2}, nil
+		progress(replay.Progress{Phase: replay.PhaseCanary, Total: 2, Remaining: 2})
+		return replay.Result{ID: plan.ID, Resolved: 2}, nil
 	}
 	closed := false
-	h.m.opts.Actions.OpenReplay = func(context.Context, string, string, bool) (triage.ReplayPort, error) {
+	h.m.opts.Actions.OpenReplay = func(context.Context, string, string, bool) (replay.Port, error) {
 		return closingPort{closed: &closed}, nil
 	}
 	openInvalidSKU(h)
@@ -397,22 +398,22 @@ func TestReplayRunsThroughTheEngineWithTheSelectedIDs(t *testing.T) {
 	}
 }
 
-// closingPort is a ReplayPort whose only job is to say it was closed; the
+// closingPort is a replay.Port whose only job is to say it was closed; the
 // fake engine never calls the rest.
 type closingPort struct {
-	triage.ReplayPort
+	replay.Port
 	closed *bool
 }
 
 func (p closingPort) Close() error { *p.closed = true; return nil }
 
-func gaugeProgress() triage.ReplayProgress {
+func gaugeProgress() replay.Progress {
 	hist := make([]float64, 60)
 	for i := range hist {
 		hist[i] = float64(i % 9 * 5)
 	}
-	return triage.ReplayProgress{
-		ReplayID: "rp-20261130T100000-0a1b2c3d", Phase: triage.PhaseRunning, TargetRate: 40, AchievedRate: 38.4,
+	return replay.Progress{
+		ReplayID: "rp-20261130T100000-0a1b2c3d", Phase: replay.PhaseRunning, TargetRate: 40, AchievedRate: 38.4,
 		Total: 300, Published: 120, Confirmed: 118, Returned: 1, FailedAgain: 0, Remaining: 180, InFlight: 1,
 		DestinationDepth: 14, ETA: 4700 * time.Millisecond, History: hist, Elapsed: 21 * time.Second,
 	}
@@ -451,7 +452,7 @@ func TestInterruptedReplayBannerAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := triage.PlanReplay(in, triage.Selection{IDs: []string{"m-1001", "m-1002"}}, triage.ReplayOptions{})
+	plan, err := replay.NewPlan(in, triage.Selection{IDs: []string{"m-1001", "m-1002"}}, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,9 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 // Every broker and journal call runs in one of these commands, never in
@@ -22,11 +24,11 @@ type engine struct {
 	listParking func(context.Context, triage.Reader, []string) ([]triage.ParkingQueue, triage.Topology, error)
 	inspect     func(context.Context, triage.Reader, string, triage.BrowseOptions, *redact.Redactor) (triage.Inspection, error)
 	discard     func(context.Context, triage.Sweeper, triage.Topology, triage.Recorder, triage.DiscardRequest) (triage.DiscardResult, error)
-	runReplay   func(context.Context, triage.ReplayPlan, triage.ReplayPort, triage.Recorder, <-chan triage.ReplayCommand, func(triage.ReplayProgress)) (triage.ReplayResult, error)
+	runReplay   func(context.Context, replay.Plan, replay.Port, triage.Recorder, <-chan replay.Command, func(replay.Progress)) (replay.Result, error)
 }
 
 func triageEngine() engine {
-	return engine{listParking: triage.ListParking, inspect: triage.Inspect, discard: triage.Discard, runReplay: triage.RunReplay}
+	return engine{listParking: triage.ListParking, inspect: triage.Inspect, discard: triage.Discard, runReplay: replay.Run}
 }
 
 // parkingMsg answers a queue list request.
@@ -35,7 +37,7 @@ func triageEngine() engine {
 type parkingMsg struct {
 	id       int
 	queues   []triage.ParkingQueue
-	findings []triage.Finding
+	findings []doctor.Finding
 	at       time.Time // when it was read, for the ingress between polls
 	err      error
 }
@@ -46,7 +48,7 @@ func listCmd(ctx context.Context, e engine, r triage.Reader, patterns []string, 
 		if err != nil {
 			return parkingMsg{id: id, err: err}
 		}
-		return parkingMsg{id: id, queues: qs, findings: triage.Diagnose(top, qs), at: now()}
+		return parkingMsg{id: id, queues: qs, findings: doctor.Diagnose(top, qs), at: now()}
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
@@ -73,7 +73,7 @@ func (d discardConfirm) view(ctx *views.Context, width int) string {
 
 // startConfirm asks before a replay publishes anything.
 type startConfirm struct {
-	plan triage.ReplayPlan
+	plan replay.Plan
 }
 
 func (d startConfirm) view(ctx *views.Context, width int) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
@@ -22,7 +23,7 @@ type Actions struct {
 	// OpenReplay prepares the broker side of replay replayID of queue.
 	// acceptCost is the user's consent to the delivery cost of holding a
 	// quorum queue with a delivery limit.
-	OpenReplay func(ctx context.Context, replayID, queue string, acceptCost bool) (triage.ReplayPort, error)
+	OpenReplay func(ctx context.Context, replayID, queue string, acceptCost bool) (replay.Port, error)
 	// Allow is replay.allow from the config file.
 	Allow []string
 	// AcceptDeliveryCost is --accept-delivery-cost.

@@ -8,19 +8,20 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 )
 
 // doctorMsg answers a diagnosis of the vhost.
 type doctorMsg struct {
 	id       int
 	vhost    string
-	findings []triage.Finding
+	findings []doctor.Finding
 	err      error
 }
 
 func doctorCmd(ctx context.Context, r triage.Reader, patterns []string, id int) tea.Cmd {
 	return func() tea.Msg {
-		fs, top, err := triage.Doctor(ctx, r, patterns)
+		fs, top, err := doctor.Run(ctx, r, patterns)
 		return doctorMsg{id: id, vhost: top.Vhost, findings: fs, err: err}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 )
 
 // TestDoctorScreenShowsFindingsWithSeverityWords: D lists the vhost's
@@ -19,12 +20,12 @@ func TestDoctorScreenShowsFindingsWithSeverityWords(t *testing.T) {
 	if h.m.screen != screenDoctor {
 		t.Fatalf("screen %d, want doctor", h.m.screen)
 	}
-	want := triage.Diagnose(plantedDoctor().top, nil)
+	want := doctor.Diagnose(plantedDoctor().top, nil)
 	if len(h.m.doctor.Findings()) == 0 {
 		t.Fatal("no findings shown")
 	}
 	first := h.m.doctor.Findings()[0]
-	if first.Kind != triage.KindMissingExchange || first.Severity != triage.SeverityError {
+	if first.Kind != doctor.KindMissingExchange || first.Severity != doctor.SeverityError {
 		t.Fatalf("first finding %s/%s, want the planted dlx-missing-exchange error (all: %+v)", first.Severity, first.Kind, want)
 	}
 	h.mustShow("ERROR    dlx-missing-exchange", "billing.work", "WARNING", "ADVISORY", "what: ", "fix:  ")
@@ -56,7 +57,7 @@ func TestDoctorRerunsOnRefresh(t *testing.T) {
 	h.press("refresh")
 	h.mustNotShow("dlx-missing-exchange")
 	for _, f := range h.m.doctor.Findings() {
-		if f.Severity == triage.SeverityError {
+		if f.Severity == doctor.SeverityError {
 			t.Fatalf("after the fix an error remains: %+v", f)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens under testdata/golden")
@@ -72,7 +73,7 @@ var goldenScreens = []struct {
 		h.press("open")
 		h.m.Update(keyPress("y")) // the replay's command is not run: the test reports for it
 		p := gaugeProgress()
-		p.Phase, p.ObserveLeft = triage.PhaseObserving, 12*time.Second
+		p.Phase, p.ObserveLeft = replay.PhaseObserving, 12*time.Second
 		h.m.Update(replayProgressMsg{id: h.m.run.id, p: p})
 	}},
 	{"groups-where", func(h *harness) {
@@ -130,7 +131,7 @@ func goLive(h *harness) {
 	h.t.Cleanup(func() { j.Close() })
 	h.m.opts.Journal = j
 	h.m.opts.Actions = &Actions{Sweeper: h.reader,
-		OpenReplay: func(context.Context, string, string, bool) (triage.ReplayPort, error) { return nil, nil }}
+		OpenReplay: func(context.Context, string, string, bool) (replay.Port, error) { return nil, nil }}
 	h.m.fixedReplayID = "rp-20261130T100000-0a1b2c3d"
 }
 

@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/journal"
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -33,13 +33,13 @@ func journalCmd(j *journal.Journal, id int) tea.Cmd {
 // interruptedMsg lists the replays the journal says never finished.
 type interruptedMsg struct {
 	id     int
-	states []journal.ReplayState
+	states []replay.State
 	err    error
 }
 
 func interruptedCmd(j *journal.Journal, id int) tea.Cmd {
 	return func() tea.Msg {
-		st, err := j.InterruptedReplays()
+		st, err := replay.Interrupted(j)
 		return interruptedMsg{id: id, states: st, err: err}
 	}
 }
@@ -133,7 +133,7 @@ func (m *Model) banner() []string {
 	}
 	st := m.interrupted[n-1]
 	c := st.Counts()
-	left := len(st.Plan.Items) - c[triage.OutcomeConfirmed] - c[triage.OutcomeFailedAgain] - c[triage.OutcomeReturned]
+	left := len(st.Plan.Items) - c[replay.OutcomeConfirmed] - c[replay.OutcomeFailedAgain] - c[replay.OutcomeReturned]
 	first := fmt.Sprintf("INTERRUPTED REPLAY %s of %s (%d of %d not done): %s resumes it here",
 		st.ID, sanitize.Line(st.Queue), left, len(st.Plan.Items), m.ctx.Keys.ResumeReplay.Help().Key)
 	if n > 1 {

@@ -20,6 +20,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
@@ -117,12 +118,12 @@ type Model struct {
 	discardReq     int // discard awaited, 0 when none
 	journalReq     int // journal read awaited
 	interruptedReq int // interrupted replays awaited
-	interrupted    []journal.ReplayState
+	interrupted    []replay.State
 
 	run             *replayRun // the replay in flight, nil when none
 	replaySel       triage.Selection
 	replayWhat      string
-	replayOpts      triage.ReplayOptions
+	replayOpts      replay.Options
 	quitAfterReplay bool
 	fixedReplayID   string // tests: a plan id that does not change
 }
@@ -651,7 +652,7 @@ func (m *Model) dialogKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 			insp := m.groups.Inspection()
 			return tagCmd(m.opts.Journal, journal.Entry{
-				Actor: m.opts.Actor, Host: m.opts.Host, Action: journal.ActionTag,
+				Actor: m.opts.Actor, Host: m.opts.Host, Action: triage.ActionTag,
 				Vhost: m.vhost(insp), Queue: d.queue, MessageIDs: []string{d.messageID}, Reason: tag,
 			})
 		}

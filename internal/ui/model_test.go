@@ -298,7 +298,7 @@ func TestTagWritesTheJournalAndShows(t *testing.T) {
 		t.Fatalf("%d journal entries, want 1", len(es))
 	}
 	e := es[0]
-	if e.Action != journal.ActionTag || e.Reason != "poison q" || e.Actor != "ana@bastion" || e.Host != "bastion" ||
+	if e.Action != triage.ActionTag || e.Reason != "poison q" || e.Actor != "ana@bastion" || e.Host != "bastion" ||
 		e.Vhost != "shop" || e.Queue != "orders.dlq" || len(e.MessageIDs) != 1 || e.MessageIDs[0] != "m-1002" {
 		t.Fatalf("journal entry %+v", e)
 	}

@@ -13,18 +13,19 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 // replayProgressMsg is the latest progress of a running replay;
 // replayDoneMsg ends it.
 type replayProgressMsg struct {
 	id int
-	p  triage.ReplayProgress
+	p  replay.Progress
 }
 
 type replayDoneMsg struct {
 	id  int
-	res triage.ReplayResult
+	res replay.Result
 	err error
 }
 
@@ -34,17 +35,17 @@ type replayDoneMsg struct {
 type replayRun struct {
 	id       int
 	cancel   context.CancelFunc
-	ctl      chan triage.ReplayCommand
+	ctl      chan replay.Command
 	progress chan replayProgressMsg
 	done     chan replayDoneMsg
-	ended    chan struct{} // closed when RunReplay returned and the port closed
+	ended    chan struct{} // closed when replay.Run returned and the port closed
 }
 
 func newReplayRun(parent context.Context, id int) (*replayRun, context.Context) {
 	ctx, cancel := context.WithCancel(parent)
 	return &replayRun{
 		id: id, cancel: cancel,
-		ctl:      make(chan triage.ReplayCommand, 4),
+		ctl:      make(chan replay.Command, 4),
 		progress: make(chan replayProgressMsg, 1),
 		done:     make(chan replayDoneMsg, 1),
 		ended:    make(chan struct{}),
@@ -52,7 +53,7 @@ func newReplayRun(parent context.Context, id int) (*replayRun, context.Context) 
 }
 
 // report publishes the latest progress without ever blocking the replay.
-func (r *replayRun) report(p triage.ReplayProgress) {
+func (r *replayRun) report(p replay.Progress) {
 	msg := replayProgressMsg{id: r.id, p: p}
 	select {
 	case r.progress <- msg:
@@ -70,14 +71,14 @@ func (r *replayRun) report(p triage.ReplayProgress) {
 }
 
 // start opens the broker side and runs the replay in its own goroutine.
-func (r *replayRun) start(ctx context.Context, e engine, open func(context.Context, string, string, bool) (triage.ReplayPort, error),
-	plan triage.ReplayPlan, acceptCost bool, rec triage.Recorder) tea.Cmd {
+func (r *replayRun) start(ctx context.Context, e engine, open func(context.Context, string, string, bool) (replay.Port, error),
+	plan replay.Plan, acceptCost bool, rec triage.Recorder) tea.Cmd {
 	return func() tea.Msg {
 		go func() {
 			defer close(r.ended)
 			port, err := open(ctx, plan.ID, plan.Queue, acceptCost)
 			if err != nil {
-				r.done <- replayDoneMsg{id: r.id, res: triage.ReplayResult{ID: plan.ID}, err: err}
+				r.done <- replayDoneMsg{id: r.id, res: replay.Result{ID: plan.ID}, err: err}
 				return
 			}
 			res, err := e.runReplay(ctx, plan, port, rec, r.ctl, r.report)
@@ -109,7 +110,7 @@ func (r *replayRun) wait() tea.Msg {
 }
 
 // send hands the replay a command without blocking the screen.
-func (r *replayRun) send(c triage.ReplayCommand) bool {
+func (r *replayRun) send(c replay.Command) bool {
 	select {
 	case r.ctl <- c:
 		return true
@@ -135,7 +136,7 @@ func (m *Model) startReplay() tea.Cmd {
 		return nil
 	}
 	m.replaySel, m.replayWhat = triage.Selection{IDs: tg.ids}, tg.what
-	m.replayOpts = triage.ReplayOptions{Allow: m.opts.Actions.Allow}
+	m.replayOpts = replay.Options{Allow: m.opts.Actions.Allow}
 	if err := m.replan(); err != nil {
 		m.setErr(err)
 		return nil
@@ -151,7 +152,7 @@ func (m *Model) replan() error {
 	if insp == nil {
 		return errors.New("replay: nothing is read yet")
 	}
-	plan, err := triage.PlanReplay(*insp, m.replaySel, m.replayOpts)
+	plan, err := replay.NewPlan(*insp, m.replaySel, m.replayOpts)
 	if err != nil {
 		return fmt.Errorf("replay plan: %w", err)
 	}
@@ -201,12 +202,12 @@ func (m *Model) replayKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	}
 	switch {
 	case key.Matches(k, keys.RampUp):
-		m.command(triage.ReplayRampUp, "ramp up")
+		m.command(replay.RampUp, "ramp up")
 	case key.Matches(k, keys.Pause):
-		if m.replay.Phase() == triage.PhasePaused {
-			m.command(triage.ReplayResume, "resume")
+		if m.replay.Phase() == replay.PhasePaused {
+			m.command(replay.Resume, "resume")
 		} else {
-			m.command(triage.ReplayPause, "pause")
+			m.command(replay.Pause, "pause")
 		}
 	case key.Matches(k, keys.Abort), key.Matches(k, keys.Back):
 		m.dialog = abortConfirm{}
@@ -218,7 +219,7 @@ func (m *Model) replayKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, true
 }
 
-func (m *Model) command(c triage.ReplayCommand, what string) {
+func (m *Model) command(c replay.Command, what string) {
 	if m.run == nil || !m.run.send(c) {
 		m.setErr(fmt.Errorf("%s not sent: the replay is busy, press again", what))
 		return
@@ -278,7 +279,7 @@ func (m *Model) editKey(d editPrompt, k tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-func applyField(o *triage.ReplayOptions, f planField, v string) error {
+func applyField(o *replay.Options, f planField, v string) error {
 	switch f {
 	case fieldDestination:
 		if v == "" {
@@ -348,7 +349,7 @@ func (m *Model) abortKey(d abortConfirm, k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	m.quitAfterReplay = d.quit
-	m.command(triage.ReplayAbort, "abort")
+	m.command(replay.Abort, "abort")
 	return nil
 }
 

@@ -73,7 +73,7 @@ func (m *Model) revealKey(d revealConfirm, k tea.KeyPressMsg) tea.Cmd {
 		m.dialog = nil
 		m.busy = "writing the reveal entry to the journal…"
 		return revealCmd(m.opts.Journal, journal.Entry{
-			Actor: m.opts.Actor, Host: m.opts.Host, Action: journal.ActionReveal,
+			Actor: m.opts.Actor, Host: m.opts.Host, Action: triage.ActionReveal,
 			Vhost: m.vhost(m.groups.Inspection()), Queue: d.queue, MessageIDs: []string{d.id},
 			Reason: "payload shown unredacted in the TUI",
 		})

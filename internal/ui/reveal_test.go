@@ -26,7 +26,7 @@ func reveals(t *testing.T, j *journal.Journal) []journal.Entry {
 	}
 	var out []journal.Entry
 	for _, e := range es {
-		if e.Action == journal.ActionReveal {
+		if e.Action == triage.ActionReveal {
 			out = append(out, e)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -19,7 +19,7 @@ type Doctor struct {
 	ctx      *Context
 	table    Table
 	vhost    string
-	findings []triage.Finding
+	findings []doctor.Finding
 	loading  bool
 	loaded   bool
 	failed   bool
@@ -49,7 +49,7 @@ func (d *Doctor) SetLoading() { d.loading, d.failed = true, false }
 func (d *Doctor) SetFailed() { d.loading, d.failed = false, true }
 
 // SetFindings shows a diagnosis of vhost.
-func (d *Doctor) SetFindings(vhost string, fs []triage.Finding) {
+func (d *Doctor) SetFindings(vhost string, fs []doctor.Finding) {
 	d.vhost, d.findings = vhost, fs
 	d.loading, d.loaded, d.failed = false, true, false
 	rows := make([][]string, len(fs))
@@ -71,22 +71,22 @@ func (d *Doctor) SetFindings(vhost string, fs []triage.Finding) {
 
 func (d *Doctor) severityStyle(s string) (lipgloss.Style, bool) {
 	switch s {
-	case triage.SeverityError:
+	case doctor.SeverityError:
 		return d.ctx.Styles.Error, true
-	case triage.SeverityWarning:
+	case doctor.SeverityWarning:
 		return d.ctx.Styles.Warn, true
 	}
 	return lipgloss.Style{}, false
 }
 
 // Findings are the findings shown.
-func (d *Doctor) Findings() []triage.Finding { return d.findings }
+func (d *Doctor) Findings() []doctor.Finding { return d.findings }
 
 // Selected is the finding under the cursor.
-func (d *Doctor) Selected() (triage.Finding, bool) {
+func (d *Doctor) Selected() (doctor.Finding, bool) {
 	i, ok := d.table.Selected()
 	if !ok || i >= len(d.findings) {
-		return triage.Finding{}, false
+		return doctor.Finding{}, false
 	}
 	return d.findings[i], true
 }
@@ -131,18 +131,18 @@ func (d *Doctor) Update(msg tea.Msg) tea.Cmd {
 }
 
 // SummaryLine counts findings by severity: "1 error, 2 warnings, 1 advisory".
-func SummaryLine(fs []triage.Finding) string {
+func SummaryLine(fs []doctor.Finding) string {
 	n := map[string]int{}
 	for _, f := range fs {
 		n[f.Severity]++
 	}
 	var parts []string
 	for _, s := range []struct{ key, noun string }{
-		{triage.SeverityError, "error"}, {triage.SeverityWarning, "warning"}, {triage.SeverityAdvisory, "advisory"},
+		{doctor.SeverityError, "error"}, {doctor.SeverityWarning, "warning"}, {doctor.SeverityAdvisory, "advisory"},
 	} {
 		if n[s.key] > 0 {
 			noun := Plural(n[s.key], s.noun)
-			if s.key == triage.SeverityAdvisory && n[s.key] > 1 {
+			if s.key == doctor.SeverityAdvisory && n[s.key] > 1 {
 				noun = Count(n[s.key]) + " advisories"
 			}
 			parts = append(parts, noun)
@@ -193,7 +193,7 @@ func (d *Doctor) View() string {
 
 // finding writes f in at most h lines: severity word and kind, what is
 // involved, the detail and the fix, wrapped to the width.
-func (d *Doctor) finding(f triage.Finding, h int) []string {
+func (d *Doctor) finding(f doctor.Finding, h int) []string {
 	if h <= 0 {
 		return nil
 	}

@@ -67,7 +67,7 @@ func (j *Journal) SetEntries(entries []journal.Entry, verifyErr error) {
 			strconv.FormatUint(e.Seq, 10),
 			e.Time.UTC().Format("01-02 15:04:05"),
 			orDash(sanitize.Line(e.Actor)),
-			sanitize.Line(e.Action),
+			sanitize.Line(string(e.Action)),
 			orDash(sanitize.Line(e.Queue)),
 			strconv.Itoa(entryCount(e)),
 			orDash(sanitize.Line(e.Reason)),
@@ -171,7 +171,7 @@ func (j *Journal) entryView() string {
 	p.field("time", stamp(e.Time))
 	p.field("actor", sanitize.Line(e.Actor))
 	p.field("host", sanitize.Line(e.Host))
-	p.field("action", sanitize.Line(e.Action))
+	p.field("action", sanitize.Line(string(e.Action)))
 	p.field("vhost", sanitize.Line(e.Vhost))
 	p.field("queue", orDash(sanitize.Line(e.Queue)))
 	p.field("reason", orDash(sanitize.Line(e.Reason)))

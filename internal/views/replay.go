@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -16,9 +17,9 @@ import (
 // hands it; the replay itself runs in internal/triage.
 type Replay struct {
 	ctx     *Context
-	plan    triage.ReplayPlan
-	prog    *triage.ReplayProgress // nil until the replay reports
-	res     *triage.ReplayResult   // set when it ended
+	plan    replay.Plan
+	prog    *replay.Progress // nil until the replay reports
+	res     *replay.Result   // set when it ended
 	runErr  string
 	what    string // what was selected, in words
 	started bool
@@ -33,21 +34,21 @@ func NewReplay(ctx *Context) Replay { return Replay{ctx: ctx} }
 // SetPlan shows the dry run of p; what says in words what was selected
 // ("group rejected/INVALID_SKU"); resumed says it finishes an interrupted
 // replay.
-func (r *Replay) SetPlan(p triage.ReplayPlan, what string, resumed bool) {
+func (r *Replay) SetPlan(p replay.Plan, what string, resumed bool) {
 	*r = Replay{ctx: r.ctx, plan: p, what: what, resumed: resumed, width: r.width, height: r.height}
 }
 
 // Plan is the plan shown.
-func (r *Replay) Plan() triage.ReplayPlan { return r.plan }
+func (r *Replay) Plan() replay.Plan { return r.plan }
 
 // Start turns the dry run into the gauge.
 func (r *Replay) Start() { r.started = true }
 
 // SetProgress shows the latest progress report.
-func (r *Replay) SetProgress(p triage.ReplayProgress) { r.prog = &p }
+func (r *Replay) SetProgress(p replay.Progress) { r.prog = &p }
 
 // SetResult shows how the replay ended; err is why it failed, if it did.
-func (r *Replay) SetResult(res triage.ReplayResult, err error) {
+func (r *Replay) SetResult(res replay.Result, err error) {
 	r.res = &res
 	r.runErr = ""
 	if err != nil {
@@ -62,7 +63,7 @@ func (r *Replay) Started() bool { return r.started }
 func (r *Replay) Running() bool { return r.started && r.res == nil }
 
 // Phase is the phase last reported, empty before the first report.
-func (r *Replay) Phase() triage.ReplayPhase {
+func (r *Replay) Phase() replay.Phase {
 	if r.prog == nil {
 		return ""
 	}
@@ -89,7 +90,7 @@ func (r *Replay) row(b *strings.Builder, label, value string) {
 }
 
 // DestinationStatus says in words whether a destination may be used.
-func DestinationStatus(d triage.ReplayDestination) string {
+func DestinationStatus(d replay.Destination) string {
 	switch {
 	case d.Original:
 		return "original route (allowed)"
@@ -173,26 +174,26 @@ func sanitizeAll(ss []string) []string {
 }
 
 // PhaseText says in words where a replay is, with what the operator can do.
-func PhaseText(p triage.ReplayProgress, k KeyMap) string {
+func PhaseText(p replay.Progress, k KeyMap) string {
 	switch p.Phase {
-	case triage.PhaseHolding:
+	case replay.PhaseHolding:
 		return "HOLDING — taking the selected messages out of circulation"
-	case triage.PhaseCanary:
+	case replay.PhaseCanary:
 		return "CANARY — publishing the first messages slowly"
-	case triage.PhaseObserving:
+	case replay.PhaseObserving:
 		return fmt.Sprintf("OBSERVING — %s left: watching for failures, returns, backlog", p.ObserveLeft.Round(time.Second))
-	case triage.PhaseAwaitingRamp:
+	case replay.PhaseAwaitingRamp:
 		return fmt.Sprintf("WAITING FOR YOUR DECISION — canary passed: %s ramps up, %s aborts",
 			k.RampUp.Help().Key, k.Abort.Help().Key)
-	case triage.PhaseRunning:
+	case replay.PhaseRunning:
 		return "RUNNING"
-	case triage.PhasePaused:
+	case replay.PhasePaused:
 		return fmt.Sprintf("PAUSED — %s resumes", k.Pause.Help().Key)
-	case triage.PhaseStopped:
+	case replay.PhaseStopped:
 		return "STOPPED: " + sanitize.Line(p.StoppedBecause)
-	case triage.PhaseAborted:
+	case replay.PhaseAborted:
 		return "ABORTED — nothing more is published"
-	case triage.PhaseDone:
+	case replay.PhaseDone:
 		return "FINISHED"
 	}
 	return "STARTING"
@@ -207,7 +208,7 @@ func (r *Replay) gauge() string {
 		dest = sanitize.Line(routeText(p.Destinations[0].Route))
 	}
 	b.WriteString(st.Title.Render(fmt.Sprintf("Replay %s: %s → %s", p.ID, sanitize.Line(p.Queue), dest)) + "\n")
-	pr := triage.ReplayProgress{Total: len(p.Items), Remaining: len(p.Items), DestinationDepth: -1}
+	pr := replay.Progress{Total: len(p.Items), Remaining: len(p.Items), DestinationDepth: -1}
 	if r.prog != nil {
 		pr = *r.prog
 	}
@@ -240,7 +241,7 @@ func (r *Replay) gauge() string {
 	}
 	r.row(&b, "destination", depth)
 	eta := "-" // only while publishing: waiting on the operator has no end time
-	if pr.ETA > 0 && (pr.Phase == triage.PhaseRunning || pr.Phase == triage.PhaseCanary) && r.res == nil {
+	if pr.ETA > 0 && (pr.Phase == replay.PhaseRunning || pr.Phase == replay.PhaseCanary) && r.res == nil {
 		eta = pr.ETA.Round(time.Second).String()
 	}
 	r.row(&b, "eta", fmt.Sprintf("%-8s elapsed %s", eta, pr.Elapsed.Round(time.Second)))

@@ -1,4 +1,4 @@
-package journal
+package replay
 
 import (
 	"encoding/json"
@@ -8,36 +8,36 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// ReplayState is one replay as the journal tells it: its plan, how far it
+// State is one replay as the journal tells it: its plan, how far it
 // got and each message's outcome so far.
-type ReplayState struct {
+type State struct {
 	ID        string
 	Vhost     string
 	Queue     string
 	Actor     string
-	Plan      triage.ReplayPlan
+	Plan      Plan
 	StartedAt time.Time
 	LastAt    time.Time // the replay's latest entry
 	// Status is the last lifecycle action: replay-plan, replay-start,
 	// replay-pause, replay-resume, replay-ramp, replay-stop, replay-abort or
 	// replay-finish.
-	Status string
+	Status triage.Action
 	// Outcomes holds each message's latest journalled outcome: confirmed
 	// (its source may not be acked yet), failed-again, returned, untouched.
-	Outcomes     map[string]triage.ReplayOutcome
+	Outcomes     map[string]Outcome
 	CanaryPassed bool
 	Ended        bool // a finish entry was written
 }
 
 // Interrupted reports a replay that started and never finished: dlqt
 // crashed or was killed in the middle of it.
-func (s ReplayState) Interrupted() bool {
+func (s State) Interrupted() bool {
 	return !s.StartedAt.IsZero() && !s.Ended
 }
 
 // Counts tallies the outcomes so far by kind.
-func (s ReplayState) Counts() map[triage.ReplayOutcome]int {
-	out := map[triage.ReplayOutcome]int{}
+func (s State) Counts() map[Outcome]int {
+	out := map[Outcome]int{}
 	for _, o := range s.Outcomes {
 		out[o]++
 	}
@@ -45,19 +45,19 @@ func (s ReplayState) Counts() map[triage.ReplayOutcome]int {
 }
 
 // ResumePlan is the plan with Prior set from the outcomes so far, for
-// triage.RunReplay to finish it: confirmed messages are acked, never
+// Run to finish it: confirmed messages are acked, never
 // published again; failed-again and returned ones are left where they are;
 // the rest is published, untouched ones included, since an untouched
 // message was put back unpublished. A message published but not yet
 // confirmed when dlqt died is published again: a duplicate is possible.
-func (s ReplayState) ResumePlan() triage.ReplayPlan {
+func (s State) ResumePlan() Plan {
 	p := s.Plan
-	prior := &triage.ReplayPrior{Settled: map[string]triage.ReplayOutcome{}, CanaryPassed: s.CanaryPassed}
+	prior := &Prior{Settled: map[string]Outcome{}, CanaryPassed: s.CanaryPassed}
 	for _, it := range p.Items {
 		switch o := s.Outcomes[it.ID]; o {
-		case triage.OutcomeConfirmed:
+		case OutcomeConfirmed:
 			prior.Confirmed = append(prior.Confirmed, it.ID)
-		case triage.OutcomeFailedAgain, triage.OutcomeReturned:
+		case OutcomeFailedAgain, OutcomeReturned:
 			prior.Settled[it.ID] = o
 		}
 	}
@@ -65,28 +65,36 @@ func (s ReplayState) ResumePlan() triage.ReplayPlan {
 	return p
 }
 
-// Replay reads one replay's state; an unknown id wraps triage.ErrNotFound.
-func (j *Journal) Replay(id string) (ReplayState, error) {
-	states, err := j.replays()
+// Journal is where a replay's state is read back from (internal/journal
+// implements it): every record in the order written, and where it lives,
+// for the messages.
+type Journal interface {
+	Records() ([]triage.Recorded, error)
+	Path() string
+}
+
+// Find reads one replay's state; an unknown id wraps triage.ErrNotFound.
+func Find(j Journal, id string) (State, error) {
+	states, err := States(j)
 	if err != nil {
-		return ReplayState{}, err
+		return State{}, err
 	}
 	for _, s := range states {
 		if s.ID == id {
 			return s, nil
 		}
 	}
-	return ReplayState{}, fmt.Errorf("replay %q: %w in journal %s", id, triage.ErrNotFound, j.path)
+	return State{}, fmt.Errorf("replay %q: %w in journal %s", id, triage.ErrNotFound, j.Path())
 }
 
-// InterruptedReplays lists the replays that started and never finished,
-// oldest first: the TUI's banner and `dlqt replay --resume`.
-func (j *Journal) InterruptedReplays() ([]ReplayState, error) {
-	states, err := j.replays()
+// Interrupted lists the replays that started and never finished, oldest
+// first: the TUI's banner and `dlqt replay --resume`.
+func Interrupted(j Journal) ([]State, error) {
+	states, err := States(j)
 	if err != nil {
 		return nil, err
 	}
-	var out []ReplayState
+	var out []State
 	for _, s := range states {
 		if s.Interrupted() {
 			out = append(out, s)
@@ -95,50 +103,41 @@ func (j *Journal) InterruptedReplays() ([]ReplayState, error) {
 	return out, nil
 }
 
-// replays folds every replay entry into one state per replay id, in the
-// order the replays were planned.
-func (j *Journal) replays() ([]ReplayState, error) {
-	es, err := j.Entries()
+// States folds every replay record of j into one state per replay id, in
+// the order the replays were planned.
+func States(j Journal) ([]State, error) {
+	es, err := j.Records()
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]*ReplayState{}
+	byID := map[string]*State{}
 	var order []string
 	for _, e := range es {
 		id, _ := e.Details["replay_id"].(string)
-		if id == "" || !isReplayAction(e.Action) {
+		if id == "" || !e.Action.IsReplay() {
 			continue
 		}
 		s := byID[id]
 		if s == nil {
-			s = &ReplayState{ID: id, Vhost: e.Vhost, Queue: e.Queue, Actor: e.Actor, Outcomes: map[string]triage.ReplayOutcome{}}
+			s = &State{ID: id, Vhost: e.Vhost, Queue: e.Queue, Actor: e.Actor, Outcomes: map[string]Outcome{}}
 			byID[id] = s
 			order = append(order, id)
 		}
 		if err := s.apply(e); err != nil {
-			return nil, fmt.Errorf("journal %s: entry %d: %w", j.path, e.Seq, err)
+			return nil, fmt.Errorf("journal %s: entry %d: %w", j.Path(), e.Seq, err)
 		}
 	}
-	out := make([]ReplayState, 0, len(order))
+	out := make([]State, 0, len(order))
 	for _, id := range order {
 		out = append(out, *byID[id])
 	}
 	return out, nil
 }
 
-func isReplayAction(a string) bool {
-	switch a {
-	case ActionReplayPlan, ActionReplayStart, ActionReplayPause, ActionReplayResume, ActionReplayRamp,
-		ActionReplayStop, ActionReplayAbort, ActionReplayFinish, ActionReplayOutcome:
-		return true
-	}
-	return false
-}
-
-func (s *ReplayState) apply(e Entry) error {
+func (s *State) apply(e triage.Recorded) error {
 	s.LastAt = e.Time
 	switch e.Action {
-	case ActionReplayPlan:
+	case triage.ActionReplayPlan:
 		raw, err := json.Marshal(e.Details["plan"])
 		if err != nil {
 			return err
@@ -146,30 +145,30 @@ func (s *ReplayState) apply(e Entry) error {
 		if err := json.Unmarshal(raw, &s.Plan); err != nil {
 			return fmt.Errorf("replay plan: %w", err)
 		}
-	case ActionReplayStart:
+	case triage.ActionReplayStart:
 		if s.StartedAt.IsZero() {
 			s.StartedAt = e.Time
 		}
 		s.Ended = false // a resumed replay runs again
-	case ActionReplayRamp:
+	case triage.ActionReplayRamp:
 		if passed, _ := e.Details["canary_passed"].(bool); passed {
 			s.CanaryPassed = true
 		}
-	case ActionReplayFinish:
+	case triage.ActionReplayFinish:
 		s.Ended = true
-	case ActionReplayOutcome:
-		o := triage.ReplayOutcome(e.Reason)
+	case triage.ActionReplayOutcome:
+		o := Outcome(e.Reason)
 		for _, id := range e.MessageIDs {
 			// failed-again is final, whatever the order of the entries;
 			// untouched after confirmed cannot happen (settled ids are skipped).
-			if s.Outcomes[id] == triage.OutcomeFailedAgain {
+			if s.Outcomes[id] == OutcomeFailedAgain {
 				continue
 			}
 			s.Outcomes[id] = o
 		}
 		return nil
 	}
-	if e.Action != ActionReplayOutcome {
+	if e.Action != triage.ActionReplayOutcome {
 		s.Status = e.Action
 	}
 	return nil

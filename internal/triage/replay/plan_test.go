@@ -1,25 +1,27 @@
-package triage
+package replay
 
 import (
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // replayTopology: exchange "orders" routes order.created to queue "orders",
 // which dead-letters through fanout "orders.dlx" into "orders.parking";
 // "ledger" routes entry.posted to "ledger".
-func replayTopology() Topology {
-	return Topology{
+func replayTopology() triage.Topology {
+	return triage.Topology{
 		Vhost: "v",
-		Queues: []Queue{
+		Queues: []triage.Queue{
 			{Name: "orders", HasDeadLetterExchange: true, DeadLetterExchange: "orders.dlx"},
 			{Name: "orders.parking"},
 			{Name: "ledger"},
 		},
-		Exchanges: []Exchange{{Name: "", Type: "direct"}, {Name: "orders", Type: "direct"}, {Name: "orders.dlx", Type: "fanout"}, {Name: "ledger", Type: "direct"}},
-		Bindings: []Binding{
+		Exchanges: []triage.Exchange{{Name: "", Type: "direct"}, {Name: "orders", Type: "direct"}, {Name: "orders.dlx", Type: "fanout"}, {Name: "ledger", Type: "direct"}},
+		Bindings: []triage.Binding{
 			{Source: "orders", Destination: "orders", DestinationType: "queue", RoutingKey: "order.created"},
 			{Source: "orders.dlx", Destination: "orders.parking", DestinationType: "queue"},
 			{Source: "ledger", Destination: "ledger", DestinationType: "queue", RoutingKey: "entry.posted"},
@@ -27,15 +29,15 @@ func replayTopology() Topology {
 	}
 }
 
-func parkedMsg(id string, h Headers, body string) Message {
-	return Message{Queue: "orders.parking", Exchange: "orders.dlx", Properties: Properties{MessageID: id}, Headers: h, Body: []byte(body)}
+func parkedMsg(id string, h triage.Headers, body string) triage.Message {
+	return triage.Message{Queue: "orders.parking", Exchange: "orders.dlx", Properties: triage.Properties{MessageID: id}, Headers: h, Body: []byte(body)}
 }
 
-func replayInspection(ms ...Message) Inspection {
+func replayInspection(ms ...triage.Message) triage.Inspection {
 	top := replayTopology()
-	b := Batch{Vhost: "v", Queue: "orders.parking", Messages: ms}
-	ts := Analyze(b, top, nil)
-	return Inspection{Batch: b, Topology: top, Messages: ts, Groups: GroupMessages(ts)}
+	b := triage.Batch{Vhost: "v", Queue: "orders.parking", Messages: ms}
+	ts := triage.Analyze(b, top, nil)
+	return triage.Inspection{Batch: b, Topology: top, Messages: ts, Groups: triage.GroupMessages(ts)}
 }
 
 func TestOriginalRoutePerReason(t *testing.T) {
@@ -43,34 +45,34 @@ func TestOriginalRoutePerReason(t *testing.T) {
 	// x-death[0] is the latest death (a wait queue on the retry exchange);
 	// two entries share queue "orders" and the first-death reason picks the
 	// one that holds the original publish.
-	rejectedAfterRetry := parkedMsg("rejected-1", Headers{
+	rejectedAfterRetry := parkedMsg("rejected-1", triage.Headers{
 		"x-death": deathList(
 			xdeath("orders", "expired", 2, when, "orders.retry", "order.created.retry"),
 			xdeath("orders", "rejected", 1, when, "orders", "order.created"),
 		),
 		"x-first-death-queue": "orders", "x-first-death-reason": "rejected", "x-first-death-exchange": "orders",
 	}, `{}`)
-	expiredDefault := parkedMsg("expired-1", Headers{
+	expiredDefault := parkedMsg("expired-1", triage.Headers{
 		"x-death":             deathList(xdeath("orders", "expired", 1, when, "", "orders")),
 		"x-first-death-queue": "orders", "x-first-death-reason": "expired", "x-first-death-exchange": "",
 	}, `{}`)
-	spring := parkedMsg("published-1", Headers{"x-original-exchange": "ledger", "x-original-routingKey": "entry.posted"}, `{}`)
+	spring := parkedMsg("published-1", triage.Headers{"x-original-exchange": "ledger", "x-original-routingKey": "entry.posted"}, `{}`)
 	envelope := parkedMsg("published-2", nil, `{"message_id":"published-2","original_exchange":"ledger","original_routing_key":"entry.posted"}`)
-	noFirstDeath := parkedMsg("maxlen-1", Headers{"x-death": deathList(xdeath("orders", "maxlen", 1, when, "orders", "order.created"))}, `{}`)
+	noFirstDeath := parkedMsg("maxlen-1", triage.Headers{"x-death": deathList(xdeath("orders", "maxlen", 1, when, "orders", "order.created"))}, `{}`)
 	nothing := parkedMsg("published-3", nil, `plain text`)
 
 	in := replayInspection(rejectedAfterRetry, expiredDefault, spring, envelope, noFirstDeath, nothing)
 	want := map[string]struct {
-		route  Route
+		route  triage.Route
 		known  bool
-		reason Reason
+		reason triage.Reason
 	}{
-		"rejected-1":  {Route{"orders", "order.created"}, true, ReasonExpired},
-		"expired-1":   {Route{"", "orders"}, true, ReasonExpired},
-		"published-1": {Route{"ledger", "entry.posted"}, true, ReasonPublished},
-		"published-2": {Route{"ledger", "entry.posted"}, true, ReasonPublished},
-		"maxlen-1":    {Route{"orders", "order.created"}, true, ReasonMaxlen},
-		"published-3": {Route{}, false, ReasonPublished},
+		"rejected-1":  {triage.Route{Exchange: "orders", RoutingKey: "order.created"}, true, triage.ReasonExpired},
+		"expired-1":   {triage.Route{Exchange: "", RoutingKey: "orders"}, true, triage.ReasonExpired},
+		"published-1": {triage.Route{Exchange: "ledger", RoutingKey: "entry.posted"}, true, triage.ReasonPublished},
+		"published-2": {triage.Route{Exchange: "ledger", RoutingKey: "entry.posted"}, true, triage.ReasonPublished},
+		"maxlen-1":    {triage.Route{Exchange: "orders", RoutingKey: "order.created"}, true, triage.ReasonMaxlen},
+		"published-3": {triage.Route{}, false, triage.ReasonPublished},
 	}
 	for _, tr := range in.Messages {
 		w := want[tr.ID]
@@ -83,14 +85,14 @@ func TestOriginalRoutePerReason(t *testing.T) {
 
 func TestPlanReplayOriginalRoutesAreAllowedWithoutAllowlist(t *testing.T) {
 	when := mustTime("2026-01-02T03:04:05Z")
-	var ms []Message
+	var ms []triage.Message
 	for _, id := range []string{"a", "b", "c", "d"} {
-		ms = append(ms, parkedMsg(id, Headers{
+		ms = append(ms, parkedMsg(id, triage.Headers{
 			"x-death":             deathList(xdeath("orders", "rejected", 1, when, "orders", "order.created")),
 			"x-first-death-queue": "orders", "x-first-death-reason": "rejected", "x-first-death-exchange": "orders",
 		}, `{"amount":1}`))
 	}
-	p, err := PlanReplay(replayInspection(ms...), Selection{Group: &GroupKey{Reason: ReasonRejected, AnyCode: true}}, ReplayOptions{})
+	p, err := NewPlan(replayInspection(ms...), triage.Selection{Group: &triage.GroupKey{Reason: triage.ReasonRejected, AnyCode: true}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestPlanReplayOriginalRoutesAreAllowedWithoutAllowlist(t *testing.T) {
 	if !slices.Equal(p.DestinationQueues, []string{"orders"}) || len(p.Sample) != sampleSize {
 		t.Errorf("destination queues %v, sample %d", p.DestinationQueues, len(p.Sample))
 	}
-	if o := p.Options; o.Rate != DefaultReplayRate || o.Canary != DefaultCanary || o.Observe != DefaultObserve || o.CanaryRate != DefaultCanaryRate {
+	if o := p.Options; o.Rate != DefaultRate || o.Canary != DefaultCanary || o.Observe != DefaultObserve || o.CanaryRate != DefaultCanaryRate {
 		t.Errorf("defaults not applied: %+v", o)
 	}
 	if !strings.HasPrefix(p.ID, "rp-") {
@@ -113,15 +115,15 @@ func TestPlanReplayOriginalRoutesAreAllowedWithoutAllowlist(t *testing.T) {
 
 func TestPlanReplayAllowlistAndMissingRoutes(t *testing.T) {
 	when := mustTime("2026-01-02T03:04:05Z")
-	dead := parkedMsg("dead", Headers{
+	dead := parkedMsg("dead", triage.Headers{
 		"x-death":             deathList(xdeath("orders", "rejected", 1, when, "orders", "order.created")),
 		"x-first-death-queue": "orders", "x-first-death-reason": "rejected", "x-first-death-exchange": "orders",
 	}, `{}`)
 	lost := parkedMsg("lost", nil, `no route here`)
 	in := replayInspection(dead, lost)
-	ids := Selection{IDs: []string{"dead", "lost", "gone"}}
+	ids := triage.Selection{IDs: []string{"dead", "lost", "gone"}}
 
-	p, err := PlanReplay(in, ids, ReplayOptions{})
+	p, err := NewPlan(in, ids, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,27 +134,27 @@ func TestPlanReplayAllowlistAndMissingRoutes(t *testing.T) {
 		t.Errorf("problems do not name the message or --to: %v", p.Problems)
 	}
 
-	to := Route{"ledger", "entry.posted"}
-	p, _ = PlanReplay(in, ids, ReplayOptions{To: &to})
-	if p.Allowed || !slices.Equal(p.Disallowed, []Route{to}) || p.Runnable() == nil {
+	to := triage.Route{Exchange: "ledger", RoutingKey: "entry.posted"}
+	p, _ = NewPlan(in, ids, Options{To: &to})
+	if p.Allowed || !slices.Equal(p.Disallowed, []triage.Route{to}) || p.Runnable() == nil {
 		t.Errorf("a destination outside replay.allow was allowed: %+v", p)
 	}
-	p, _ = PlanReplay(in, ids, ReplayOptions{To: &to, Allow: []string{"billing:*", "ledger:entry.*"}})
+	p, _ = NewPlan(in, ids, Options{To: &to, Allow: []string{"billing:*", "ledger:entry.*"}})
 	if !p.Allowed || p.Runnable() != nil || len(p.Items) != 2 {
 		t.Errorf("replay.allow ledger:entry.* did not allow %v: %v", to, p.Problems)
 	}
 
 	// --to naming the message's own original route needs no allowlist.
-	own := Route{"orders", "order.created"}
-	p, _ = PlanReplay(in, Selection{IDs: []string{"dead"}}, ReplayOptions{To: &own})
+	own := triage.Route{Exchange: "orders", RoutingKey: "order.created"}
+	p, _ = NewPlan(in, triage.Selection{IDs: []string{"dead"}}, Options{To: &own})
 	if !p.Allowed || !p.Items[0].Original || p.Runnable() != nil {
 		t.Errorf("the message's own route was refused: %+v", p)
 	}
 
-	if _, err := PlanReplay(in, ids, ReplayOptions{To: &to, Allow: []string{"["}}); err == nil {
+	if _, err := NewPlan(in, ids, Options{To: &to, Allow: []string{"["}}); err == nil {
 		t.Error("a bad replay.allow pattern was accepted")
 	}
-	if _, err := PlanReplay(in, Selection{}, ReplayOptions{}); err == nil {
+	if _, err := NewPlan(in, triage.Selection{}, Options{}); err == nil {
 		t.Error("an empty selection was accepted")
 	}
 }
@@ -160,13 +162,13 @@ func TestPlanReplayAllowlistAndMissingRoutes(t *testing.T) {
 func TestPlanReplayRefusesMissingExchangeAndLoops(t *testing.T) {
 	in := replayInspection(parkedMsg("x", nil, `{}`))
 	for _, c := range []struct {
-		to   Route
+		to   triage.Route
 		want string
 	}{
-		{Route{"nowhere", "k"}, "does not exist"},
-		{Route{"orders.dlx", "k"}, "routes back into orders.parking"},
+		{triage.Route{Exchange: "nowhere", RoutingKey: "k"}, "does not exist"},
+		{triage.Route{Exchange: "orders.dlx", RoutingKey: "k"}, "routes back into orders.parking"},
 	} {
-		p, err := PlanReplay(in, Selection{IDs: []string{"x"}}, ReplayOptions{To: &c.to, Allow: []string{"*"}})
+		p, err := NewPlan(in, triage.Selection{IDs: []string{"x"}}, Options{To: &c.to, Allow: []string{"*"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,32 +181,29 @@ func TestPlanReplayRefusesMissingExchangeAndLoops(t *testing.T) {
 func TestReplayHeadersKeepHistoryInOwnHeaders(t *testing.T) {
 	when := mustTime("2026-01-02T03:04:05Z")
 	deaths := deathList(xdeath("orders", "rejected", 4, when, "orders", "order.created"))
-	m := parkedMsg("m", Headers{"x-death": deaths, "tenant": "acme", "dlqt-attempts": int64(9)}, `{}`)
+	m := parkedMsg("m", triage.Headers{"x-death": deaths, "tenant": "acme", "dlqt-attempts": int64(9)}, `{}`)
 	at := time.Date(2026, 2, 3, 4, 5, 6, 700, time.UTC)
-	h := ReplayHeaders(m, "m", "rp-1", 4, at)
-	if h["tenant"] != "acme" || h["x-death"] == nil || h[hdrReplayID] != "rp-1" || h[hdrReplayItem] != "m" {
+	h := CopyHeaders(m, "m", "rp-1", 4, at)
+	if h["tenant"] != "acme" || h["x-death"] == nil || h[triage.HeaderReplayID] != "rp-1" || h[triage.HeaderReplayItem] != "m" {
 		t.Errorf("headers = %v", h)
 	}
-	if h[hdrReplayedAt] != at.Truncate(time.Second) {
-		t.Errorf("replayed-at %v", h[hdrReplayedAt])
+	if h[triage.HeaderReplayedAt] != at.Truncate(time.Second) {
+		t.Errorf("replayed-at %v", h[triage.HeaderReplayedAt])
 	}
-	if h[hdrAttempts] != int64(9) {
-		t.Errorf("dlqt-attempts lowered from 9 to %v", h[hdrAttempts])
+	if h[triage.HeaderAttempts] != int64(9) {
+		t.Errorf("dlqt-attempts lowered from 9 to %v", h[triage.HeaderAttempts])
 	}
-	if d, ok := h[hdrDeaths].([]any); !ok || len(d) != 1 {
-		t.Errorf("dlqt-deaths = %#v", h[hdrDeaths])
+	if d, ok := h[triage.HeaderDeaths].([]any); !ok || len(d) != 1 {
+		t.Errorf("dlqt-deaths = %#v", h[triage.HeaderDeaths])
 	}
-	if _, had := m.Headers[hdrReplayID]; had {
-		t.Error("ReplayHeaders changed the source message's headers")
+	if _, had := m.Headers[triage.HeaderReplayID]; had {
+		t.Error("CopyHeaders changed the source message's headers")
 	}
 	// A copy's identity is the same as its source's, with or without a message_id.
-	src := Message{Body: []byte("x"), Headers: Headers{"tenant": "acme"}}
+	src := triage.Message{Body: []byte("x"), Headers: triage.Headers{"tenant": "acme"}}
 	cp := src
-	cp.Headers = ReplayHeaders(src, "i", "rp-1", 1, at)
-	if a, b := Identify([]Message{src}, nil), Identify([]Message{cp}, nil); a[0] != b[0] {
+	cp.Headers = CopyHeaders(src, "i", "rp-1", 1, at)
+	if a, b := triage.Identify([]triage.Message{src}, nil), triage.Identify([]triage.Message{cp}, nil); a[0] != b[0] {
 		t.Errorf("a replayed copy hashes to %s, its source to %s", b[0], a[0])
 	}
 }
-
-// deathList is an x-death value (deathsHeader wraps it in its header).
-func deathList(entries ...Headers) any { return deathsHeader(entries...)["x-death"] }

@@ -1,4 +1,4 @@
-package triage
+package doctor
 
 import (
 	"encoding/json"
@@ -6,28 +6,30 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // byPolicy is a classic queue whose DLX a policy sets, so that it draws no
 // dlx-by-argument advisory and each case shows only what it is about.
-func byPolicy(name, dlx string) Queue {
-	return Queue{Name: name, Type: QueueClassic, DeadLetterExchange: dlx, HasDeadLetterExchange: true, DLXFromPolicy: true, Policy: "dlx"}
+func byPolicy(name, dlx string) triage.Queue {
+	return triage.Queue{Name: name, Type: triage.QueueClassic, DeadLetterExchange: dlx, HasDeadLetterExchange: true, DLXFromPolicy: true, Policy: "dlx"}
 }
 
-func withTTL(q Queue, ms int64) Queue    { q.MessageTTL = ms; return q }
-func withConsumers(q Queue, n int) Queue { q.Consumers = n; return q }
-func withKey(q Queue, key string) Queue {
+func withTTL(q triage.Queue, ms int64) triage.Queue    { q.MessageTTL = ms; return q }
+func withConsumers(q triage.Queue, n int) triage.Queue { q.Consumers = n; return q }
+func withKey(q triage.Queue, key string) triage.Queue {
 	q.DeadLetterRoutingKey, q.HasDeadLetterRoutingKey = key, true
 	return q
 }
-func plainQueue(name string) Queue { return Queue{Name: name, Type: QueueClassic} }
-func bind(x, q, key string) Binding {
-	return Binding{Source: x, Destination: q, DestinationType: "queue", RoutingKey: key}
+func plainQueue(name string) triage.Queue { return triage.Queue{Name: name, Type: triage.QueueClassic} }
+func bind(x, q, key string) triage.Binding {
+	return triage.Binding{Source: x, Destination: q, DestinationType: "queue", RoutingKey: key}
 }
-func exchanges(kv ...string) (out []Exchange) { // name, type, name, type...
-	out = append(out, Exchange{Name: "", Type: "direct"})
+func exchanges(kv ...string) (out []triage.Exchange) { // name, type, name, type...
+	out = append(out, triage.Exchange{Name: "", Type: "direct"})
 	for i := 0; i+1 < len(kv); i += 2 {
-		out = append(out, Exchange{Name: kv[i], Type: kv[i+1]})
+		out = append(out, triage.Exchange{Name: kv[i], Type: kv[i+1]})
 	}
 	return out
 }
@@ -41,166 +43,170 @@ func summary(fs []Finding) []string {
 	return out
 }
 
-func diagnose(t Topology) []Finding { return Diagnose(t, FindParkingQueues(t, nil)) }
+func diagnose(t triage.Topology) []Finding { return Diagnose(t, triage.FindParkingQueues(t, nil)) }
 
 func TestDiagnoseFindsEachKind(t *testing.T) {
 	cases := []struct {
 		name string
-		top  Topology
+		top  triage.Topology
 		want []string
 		// words that the finding's detail must name (queues, exchanges, keys)
 		detail []string
 	}{
 		{
 			name: "seed 001 TTL loop: a queue with a TTL dead-letters into itself",
-			top: Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
-				Queues:   []Queue{withTTL(byPolicy("wait", "loops"), 1000)},
-				Bindings: []Binding{bind("loops", "wait", "wait")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
+				Queues:   []triage.Queue{withTTL(byPolicy("wait", "loops"), 1000)},
+				Bindings: []triage.Binding{bind("loops", "wait", "wait")}},
 			want:   []string{"error dlx-cycle-silent-drop wait"},
 			detail: []string{"wait -> exchange loops -> wait", "message TTL 1000 ms (1s)"},
 		},
 		{
 			name: "TTL loop through the default exchange: no routing key, so the message's own key (the queue name) brings it back",
-			top: Topology{Vhost: "v", Exchanges: exchanges(),
-				Queues: []Queue{withTTL(byPolicy("wait", ""), 500)}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges(),
+				Queues: []triage.Queue{withTTL(byPolicy("wait", ""), 500)}},
 			want:   []string{"error dlx-cycle-silent-drop wait"},
 			detail: []string{"wait -> the default exchange -> wait"},
 		},
 		{
 			name: "two queues that only expire or overflow, dead-lettering into each other",
-			top: Topology{Vhost: "v", Exchanges: exchanges("ax", "fanout", "bx", "fanout"),
-				Queues: []Queue{
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("ax", "fanout", "bx", "fanout"),
+				Queues: []triage.Queue{
 					withTTL(byPolicy("a", "bx"), 100),
-					func() Queue { q := byPolicy("b", "ax"); q.MaxLength = 5; return q }(),
+					func() triage.Queue { q := byPolicy("b", "ax"); q.MaxLength = 5; return q }(),
 				},
-				Bindings: []Binding{bind("ax", "a", ""), bind("bx", "b", "")}},
+				Bindings: []triage.Binding{bind("ax", "a", ""), bind("bx", "b", "")}},
 			want:   []string{"error dlx-cycle-silent-drop a"},
 			detail: []string{"a -> exchange bx -> b -> exchange ax -> a", "length limit 5, overflow drop-head"},
 		},
 		{
 			name: "seed 001 reject loop: a consumed queue dead-letters into itself, no delay",
-			top: Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
-				Queues:   []Queue{withConsumers(byPolicy("work", "loops"), 1)},
-				Bindings: []Binding{bind("loops", "work", "work")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
+				Queues:   []triage.Queue{withConsumers(byPolicy("work", "loops"), 1)},
+				Bindings: []triage.Binding{bind("loops", "work", "work")}},
 			want:   []string{"error dlx-cycle-infinite work"},
 			detail: []string{"work -> exchange loops -> work", "1 consumer", "no delay"},
 		},
 		{
 			name: "reject loop with a dead-letter routing key naming the queue itself on the default exchange",
-			top: Topology{Vhost: "v", Exchanges: exchanges(),
-				Queues: []Queue{withKey(byPolicy("work", ""), "work")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges(),
+				Queues: []triage.Queue{withKey(byPolicy("work", ""), "work")}},
 			want:   []string{"error dlx-cycle-infinite work"},
 			detail: []string{"no consumer yet"},
 		},
 		{
 			name: "broker-run retry: the work queue's DLX feeds a TTL wait queue whose DLX feeds the work queue",
-			top: Topology{Vhost: "v", Exchanges: exchanges("work.x", "direct", "retry.x", "direct"),
-				Queues: []Queue{
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("work.x", "direct", "retry.x", "direct"),
+				Queues: []triage.Queue{
 					withConsumers(byPolicy("work", "retry.x"), 2),
 					withTTL(byPolicy("wait", "work.x"), 5000),
 				},
-				Bindings: []Binding{bind("work.x", "work", "work"), bind("retry.x", "wait", "work")}},
+				Bindings: []triage.Binding{bind("work.x", "work", "work"), bind("retry.x", "wait", "work")}},
 			want:   []string{"warning dlx-cycle-infinite work"},
 			detail: []string{"work -> exchange retry.x -> wait -> exchange work.x -> work", "waiting in wait", "2 consumers"},
 		},
 		{
 			name: "a queue with a TTL and a consumer on a self-loop: rejection keeps it going, the TTL slows it",
-			top: Topology{Vhost: "v", Exchanges: exchanges("loops", "fanout"),
-				Queues:   []Queue{withConsumers(withTTL(byPolicy("work", "loops"), 100), 1)},
-				Bindings: []Binding{bind("loops", "work", "")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("loops", "fanout"),
+				Queues:   []triage.Queue{withConsumers(withTTL(byPolicy("work", "loops"), 100), 1)},
+				Bindings: []triage.Binding{bind("loops", "work", "")}},
 			want: []string{"warning dlx-cycle-infinite work"},
 		},
 		{
 			name: "a consumed quorum queue with a delivery limit on a self-loop: rejects spin, requeues past the limit vanish",
-			top: Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
-				Queues: []Queue{func() Queue {
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
+				Queues: []triage.Queue{func() triage.Queue {
 					q := withConsumers(byPolicy("qq", "loops"), 1)
-					q.Type, q.DeliveryLimit = QueueQuorum, 3
+					q.Type, q.DeliveryLimit = triage.QueueQuorum, 3
 					return q
 				}()},
-				Bindings: []Binding{bind("loops", "qq", "qq")}},
+				Bindings: []triage.Binding{bind("loops", "qq", "qq")}},
 			want:   []string{"error dlx-cycle-infinite qq"},
 			detail: []string{"qq (delivery limit 3) are not rejected but dropped"},
 		},
 		{
 			name: "an unconsumed quorum queue with a delivery limit on a self-loop only dies by its limit: dropped",
-			top: Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
-				Queues:   []Queue{func() Queue { q := byPolicy("qq", "loops"); q.Type, q.DeliveryLimit = QueueQuorum, 3; return q }()},
-				Bindings: []Binding{bind("loops", "qq", "qq")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
+				Queues: []triage.Queue{func() triage.Queue {
+					q := byPolicy("qq", "loops")
+					q.Type, q.DeliveryLimit = triage.QueueQuorum, 3
+					return q
+				}()},
+				Bindings: []triage.Binding{bind("loops", "qq", "qq")}},
 			want:   []string{"error dlx-cycle-silent-drop qq"},
 			detail: []string{"delivery limit 3"},
 		},
 		{
 			name:   "DLX names an exchange that does not exist",
-			top:    Topology{Vhost: "v", Exchanges: exchanges(), Queues: []Queue{byPolicy("orders", "orders.dlx")}},
+			top:    triage.Topology{Vhost: "v", Exchanges: exchanges(), Queues: []triage.Queue{byPolicy("orders", "orders.dlx")}},
 			want:   []string{"error dlx-missing-exchange orders"},
 			detail: []string{"orders.dlx", "does not exist", "set by policy dlx"},
 		},
 		{
 			name: "seed 001: a topic DLX with a narrow binding makes dead letters die twice",
-			top: Topology{Vhost: "v", Exchanges: exchanges("events", "direct", "dead", "topic"),
-				Queues:   []Queue{byPolicy("orders", "dead"), plainQueue("graveyard")},
-				Bindings: []Binding{bind("events", "orders", "order.created"), bind("dead", "graveyard", "payment.#")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("events", "direct", "dead", "topic"),
+				Queues:   []triage.Queue{byPolicy("orders", "dead"), plainQueue("graveyard")},
+				Bindings: []triage.Binding{bind("events", "orders", "order.created"), bind("dead", "graveyard", "payment.#")}},
 			want:   []string{"error dlx-unroutable orders"},
 			detail: []string{`"order.created"`, "exchange dead (topic"},
 		},
 		{
 			name: "a dead-letter routing key nothing is bound for",
-			top: Topology{Vhost: "v", Exchanges: exchanges("dead", "direct"),
-				Queues:   []Queue{withKey(byPolicy("orders", "dead"), "dead.orders"), plainQueue("graveyard")},
-				Bindings: []Binding{bind("dead", "graveyard", "dead.order")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("dead", "direct"),
+				Queues:   []triage.Queue{withKey(byPolicy("orders", "dead"), "dead.orders"), plainQueue("graveyard")},
+				Bindings: []triage.Binding{bind("dead", "graveyard", "dead.order")}},
 			want:   []string{"error dlx-unroutable orders"},
 			detail: []string{`"dead.orders"`, "its dead-letter routing key"},
 		},
 		{
 			name: "only some of the keys a queue's messages carry are bound on the DLX",
-			top: Topology{Vhost: "v", Exchanges: exchanges("events", "direct", "dead", "direct"),
-				Queues:   []Queue{byPolicy("orders", "dead"), plainQueue("graveyard")},
-				Bindings: []Binding{bind("events", "orders", "a"), bind("events", "orders", "b"), bind("dead", "graveyard", "a")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("events", "direct", "dead", "direct"),
+				Queues:   []triage.Queue{byPolicy("orders", "dead"), plainQueue("graveyard")},
+				Bindings: []triage.Binding{bind("events", "orders", "a"), bind("events", "orders", "b"), bind("dead", "graveyard", "a")}},
 			want:   []string{"error dlx-unroutable orders"},
 			detail: []string{`"b"`, `only "a" route`},
 		},
 		{
 			name: "keys unknown (fanout arrival) and a DLX with no binding at all",
-			top: Topology{Vhost: "v", Exchanges: exchanges("in", "fanout", "dead", "direct"),
-				Queues:   []Queue{byPolicy("orders", "dead")},
-				Bindings: []Binding{bind("in", "orders", "")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("in", "fanout", "dead", "direct"),
+				Queues:   []triage.Queue{byPolicy("orders", "dead")},
+				Bindings: []triage.Binding{bind("in", "orders", "")}},
 			want:   []string{"error dlx-unroutable orders"},
 			detail: []string{"any key"},
 		},
 		{
 			name: "DLX routing key names a queue that does not exist on the default exchange",
-			top: Topology{Vhost: "v", Exchanges: exchanges(),
-				Queues: []Queue{withKey(byPolicy("orders", ""), "orders.dlq")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges(),
+				Queues: []triage.Queue{withKey(byPolicy("orders", ""), "orders.dlq")}},
 			want: []string{"error dlx-unroutable orders"},
 		},
 		{
 			name: "an alternate exchange on the DLX takes the keys nothing is bound for (dead letters honour it)",
-			top: Topology{Vhost: "v",
-				Exchanges: append(exchanges("events", "direct", "catch", "fanout"), Exchange{Name: "dead", Type: "topic", AlternateExchange: "catch"}),
-				Queues:    []Queue{byPolicy("orders", "dead"), plainQueue("graveyard"), plainQueue("caught")},
-				Bindings:  []Binding{bind("events", "orders", "order.created"), bind("dead", "graveyard", "payment.#"), bind("catch", "caught", "")}},
+			top: triage.Topology{Vhost: "v",
+				Exchanges: append(exchanges("events", "direct", "catch", "fanout"), triage.Exchange{Name: "dead", Type: "topic", AlternateExchange: "catch"}),
+				Queues:    []triage.Queue{byPolicy("orders", "dead"), plainQueue("graveyard"), plainQueue("caught")},
+				Bindings:  []triage.Binding{bind("events", "orders", "order.created"), bind("dead", "graveyard", "payment.#"), bind("catch", "caught", "")}},
 			want: nil,
 		},
 		{
 			name: "an alternate exchange that routes nowhere either",
-			top: Topology{Vhost: "v",
-				Exchanges: append(exchanges("events", "direct", "catch", "fanout"), Exchange{Name: "dead", Type: "topic", AlternateExchange: "catch"}),
-				Queues:    []Queue{byPolicy("orders", "dead"), plainQueue("graveyard")},
-				Bindings:  []Binding{bind("events", "orders", "order.created"), bind("dead", "graveyard", "payment.#")}},
+			top: triage.Topology{Vhost: "v",
+				Exchanges: append(exchanges("events", "direct", "catch", "fanout"), triage.Exchange{Name: "dead", Type: "topic", AlternateExchange: "catch"}),
+				Queues:    []triage.Queue{byPolicy("orders", "dead"), plainQueue("graveyard")},
+				Bindings:  []triage.Binding{bind("events", "orders", "order.created"), bind("dead", "graveyard", "payment.#")}},
 			want:   []string{"error dlx-unroutable orders"},
 			detail: []string{"nor in its alternate exchange catch"},
 		},
 		{
 			name: "a length limit, drop-head by default, no DLX",
-			top: Topology{Vhost: "v", Exchanges: exchanges(),
-				Queues: []Queue{{Name: "capped", Type: QueueClassic, MaxLength: 10}}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges(),
+				Queues: []triage.Queue{{Name: "capped", Type: triage.QueueClassic, MaxLength: 10}}},
 			want:   []string{"warning maxlen-without-dlx capped"},
 			detail: []string{"at most 10 messages"},
 		},
 		{
 			name: "seed 002 common error 1: the retry bucket's routing key reaches no queue",
-			top: func() Topology {
+			top: func() triage.Topology {
 				top := seed002Topology()
 				for i := range top.Queues {
 					top.Queues[i].DLXFromPolicy = true
@@ -214,28 +220,28 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 		},
 		{
 			name: "parking queue with a consumer",
-			top: Topology{Vhost: "v", Exchanges: exchanges("dlx", "fanout"),
-				Queues:   []Queue{byPolicy("orders", "dlx"), withConsumers(plainQueue("orders.parking"), 1)},
-				Bindings: []Binding{bind("dlx", "orders.parking", "")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("dlx", "fanout"),
+				Queues:   []triage.Queue{byPolicy("orders", "dlx"), withConsumers(plainQueue("orders.parking"), 1)},
+				Bindings: []triage.Binding{bind("dlx", "orders.parking", "")}},
 			want:   []string{"warning parking-has-consumers orders.parking"},
 			detail: []string{"1 consumer", "dead letters of orders"},
 		},
 		{
 			name: "a queue taken for parking by its name alone says so; a stream's consumers take nothing away",
-			top: Topology{Vhost: "v", Exchanges: exchanges(),
-				Queues: []Queue{withConsumers(plainQueue("payments.failed"), 3), {Name: "audit.dlq", Type: QueueStream, Consumers: 2}}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges(),
+				Queues: []triage.Queue{withConsumers(plainQueue("payments.failed"), 3), {Name: "audit.dlq", Type: triage.QueueStream, Consumers: 2}}},
 			want:   []string{"warning parking-has-consumers payments.failed"},
 			detail: []string{"3 consumers", "by its name alone", "parking_patterns"},
 		},
 		{
 			name: "parking queues with a TTL, a quorum delivery limit, a length limit",
-			top: Topology{Vhost: "v", Exchanges: exchanges(),
-				Queues: []Queue{
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges(),
+				Queues: []triage.Queue{
 					withTTL(plainQueue("a.dlq"), 60000),
-					{Name: "b.dlq", Type: QueueQuorum, DeliveryLimit: 5},
-					{Name: "c.dlq", Type: QueueClassic, MaxLength: 100, Overflow: "reject-publish"},
+					{Name: "b.dlq", Type: triage.QueueQuorum, DeliveryLimit: 5},
+					{Name: "c.dlq", Type: triage.QueueClassic, MaxLength: 100, Overflow: "reject-publish"},
 					// A drop-head limit on a parking queue is said once, here, not also as maxlen-without-dlx.
-					{Name: "d.dlq", Type: QueueClassic, MaxLength: 100},
+					{Name: "d.dlq", Type: triage.QueueClassic, MaxLength: 100},
 				}},
 			want: []string{
 				"warning parking-loses-messages a.dlq",
@@ -247,9 +253,9 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 		},
 		{
 			name: "DLX set by queue argument",
-			top: Topology{Vhost: "v", Exchanges: exchanges("dlx", "fanout"),
-				Queues:   []Queue{{Name: "orders", Type: QueueClassic, DeadLetterExchange: "dlx", HasDeadLetterExchange: true}, plainQueue("graveyard")},
-				Bindings: []Binding{bind("dlx", "graveyard", "")}},
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges("dlx", "fanout"),
+				Queues:   []triage.Queue{{Name: "orders", Type: triage.QueueClassic, DeadLetterExchange: "dlx", HasDeadLetterExchange: true}, plainQueue("graveyard")},
+				Bindings: []triage.Binding{bind("dlx", "graveyard", "")}},
 			want:   []string{"advisory dlx-by-argument orders"},
 			detail: []string{"set_policy -p v NAME '^orders$' '{\"dead-letter-exchange\":\"dlx\"}'"},
 		},
@@ -275,9 +281,9 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 }
 
 func TestDiagnoseNamesTheExchangeOfEachFinding(t *testing.T) {
-	top := Topology{Vhost: "v", Exchanges: exchanges("dead", "topic"),
-		Queues:   []Queue{byPolicy("orders", "dead"), byPolicy("lost", "gone"), plainQueue("graveyard")},
-		Bindings: []Binding{bind("dead", "graveyard", "payment.#")}}
+	top := triage.Topology{Vhost: "v", Exchanges: exchanges("dead", "topic"),
+		Queues:   []triage.Queue{byPolicy("orders", "dead"), byPolicy("lost", "gone"), plainQueue("graveyard")},
+		Bindings: []triage.Binding{bind("dead", "graveyard", "payment.#")}}
 	got := map[string]string{}
 	for _, f := range diagnose(top) {
 		got[f.Kind+" "+f.Queue] = f.Exchange
@@ -331,14 +337,14 @@ func TestDiagnoseSeedTopologies(t *testing.T) {
 }
 
 func TestDiagnoseOrdersBySeverityThenQueue(t *testing.T) {
-	top := Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
-		Queues: []Queue{
-			{Name: "a.capped", Type: QueueClassic, MaxLength: 3},
-			{Name: "b.arg", Type: QueueClassic, DeadLetterExchange: "missing", HasDeadLetterExchange: true},
+	top := triage.Topology{Vhost: "v", Exchanges: exchanges("loops", "direct"),
+		Queues: []triage.Queue{
+			{Name: "a.capped", Type: triage.QueueClassic, MaxLength: 3},
+			{Name: "b.arg", Type: triage.QueueClassic, DeadLetterExchange: "missing", HasDeadLetterExchange: true},
 			withTTL(byPolicy("c.loop", "loops"), 10),
 			withTTL(plainQueue("d.dlq"), 10),
 		},
-		Bindings: []Binding{bind("loops", "c.loop", "c.loop")}}
+		Bindings: []triage.Binding{bind("loops", "c.loop", "c.loop")}}
 	want := []string{
 		"error dlx-missing-exchange b.arg",
 		"error dlx-cycle-silent-drop c.loop",
@@ -368,7 +374,7 @@ func TestFindingJSONFieldNames(t *testing.T) {
 // exchange, each dead-lettering through a topic DLX into one of 200 parking
 // queues, and 1,000 retry buckets.
 func BenchmarkDiagnose(b *testing.B) {
-	top := Topology{Vhost: "big", Exchanges: exchanges("work", "topic", "dead", "topic")}
+	top := triage.Topology{Vhost: "big", Exchanges: exchanges("work", "topic", "dead", "topic")}
 	for i := range 2000 {
 		name := fmt.Sprintf("svc%d.work", i)
 		top.Queues = append(top.Queues, withConsumers(byPolicy(name, "dead"), 1))
@@ -382,7 +388,7 @@ func BenchmarkDiagnose(b *testing.B) {
 	for i := range 1000 {
 		top.Queues = append(top.Queues, withKey(withTTL(byPolicy(fmt.Sprintf("svc%d.retry", i), "work"), 1000), fmt.Sprintf("svc%d.event", i)))
 	}
-	parking := FindParkingQueues(top, nil)
+	parking := triage.FindParkingQueues(top, nil)
 	b.ResetTimer()
 	for range b.N {
 		Diagnose(top, parking)

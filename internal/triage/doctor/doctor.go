@@ -1,8 +1,14 @@
-package triage
+// Package doctor reads a vhost's topology and reports the bugs that lose or
+// endlessly recycle dead letters: cycles, missing or unroutable
+// dead-letter exchanges, length limits without one, retry routes that lose
+// their key, parking queues that consume or drop.
+package doctor
 
 import (
 	"context"
 	"sort"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // Finding is one topology bug the doctor found, worded for a tired
@@ -41,7 +47,7 @@ const (
 
 // Diagnose reads a topology and its parking queues (see FindParkingQueues)
 // and returns every finding, ordered by severity, then queue, then kind.
-func Diagnose(t Topology, parking []ParkingQueue) []Finding {
+func Diagnose(t triage.Topology, parking []triage.ParkingQueue) []Finding {
 	d := newDoctor(t)
 	var out []Finding
 	out = append(out, d.cycles()...)
@@ -53,10 +59,10 @@ func Diagnose(t Topology, parking []ParkingQueue) []Finding {
 	return out
 }
 
-// Doctor is the doctor use case: read the topology, find the parking
+// Run is the doctor use case: read the topology, find the parking
 // queues, diagnose. The headless command and the doctor screen both call it.
-func Doctor(ctx context.Context, r Reader, patterns []string) ([]Finding, Topology, error) {
-	parking, top, err := ListParking(ctx, r, patterns)
+func Run(ctx context.Context, r triage.Reader, patterns []string) ([]Finding, triage.Topology, error) {
+	parking, top, err := triage.ListParking(ctx, r, patterns)
 	if err != nil {
 		return nil, top, err
 	}
@@ -101,10 +107,10 @@ func sortFindings(fs []Finding) {
 
 // doctor answers the questions every check asks of one topology.
 type doctor struct {
-	t        Topology
-	r        *router
-	queues   []Queue // sorted by name, so findings come out in a stable order
-	bindings map[string][]Binding
+	t        triage.Topology
+	r        *triage.Router
+	queues   []triage.Queue // sorted by name, so findings come out in a stable order
+	bindings map[string][]triage.Binding
 	// alternates maps an exchange to its alternate exchange.
 	alternates map[string]string
 	reached    map[reachQuery][]string // reachKey's answers
@@ -113,8 +119,8 @@ type doctor struct {
 	arrivals map[string]keySet
 }
 
-func newDoctor(t Topology) *doctor {
-	d := &doctor{t: t, r: newRouter(t), bindings: map[string][]Binding{}, alternates: map[string]string{}, reached: map[reachQuery][]string{}}
+func newDoctor(t triage.Topology) *doctor {
+	d := &doctor{t: t, r: triage.NewRouter(t), bindings: map[string][]triage.Binding{}, alternates: map[string]string{}, reached: map[reachQuery][]string{}}
 	for _, x := range t.Exchanges {
 		if x.AlternateExchange != "" {
 			d.alternates[x.Name] = x.AlternateExchange
@@ -140,14 +146,26 @@ func (d *doctor) exists(exchange string) bool {
 	if exchange == "" {
 		return true
 	}
-	_, ok := d.r.types[exchange]
+	_, ok := d.r.ExchangeType(exchange)
 	return ok
+}
+
+// queue is the named queue, or the zero queue when the topology lacks it.
+func (d *doctor) queue(name string) triage.Queue {
+	q, _ := d.r.Queue(name)
+	return q
+}
+
+// exchangeType is the exchange's type, "" when the topology lacks it.
+func (d *doctor) exchangeType(name string) string {
+	kind, _ := d.r.ExchangeType(name)
+	return kind
 }
 
 // deadLetters says whether the broker dead-letters from q at all: streams
 // never do, and a queue without an effective DLX drops instead.
-func deadLetters(q Queue) bool {
-	return q.HasDeadLetterExchange && q.Type != QueueStream
+func deadLetters(q triage.Queue) bool {
+	return q.HasDeadLetterExchange && q.Type != triage.QueueStream
 }
 
 // exchangeName shows "" as the default exchange.

@@ -1,4 +1,4 @@
-package triage
+package replay
 
 import (
 	"crypto/rand"
@@ -7,47 +7,65 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // sampleSize is how many selected messages a dry run shows.
 const sampleSize = 3
 
-// PlanReplay is the dry run of a replay of the selected messages of an
+// NewPlan is the dry run of a replay of the selected messages of an
 // inspected queue: no I/O. Each message goes to opts.To, else to its
 // original route (OriginalRoute); a destination other than a message's own
 // original route must match opts.Allow. A plan with Problems may not run.
-func PlanReplay(in Inspection, sel Selection, opts ReplayOptions) (ReplayPlan, error) {
+func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, error) {
 	if err := sel.Validate(); err != nil {
-		return ReplayPlan{}, err
+		return Plan{}, err
 	}
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
-		return ReplayPlan{}, err
+		return Plan{}, err
 	}
-	p := ReplayPlan{ID: NewReplayID(time.Now()), Vhost: in.Batch.Vhost, Queue: in.Batch.Queue, Selection: sel, Options: opts, Allowed: true}
+	p := Plan{ID: NewID(time.Now()), Vhost: in.Batch.Vhost, Queue: in.Batch.Queue, Selection: sel, Options: opts, Allowed: true}
 	if p.Vhost == "" {
 		p.Vhost = in.Topology.Vhost
 	}
 	chosen := sel.Apply(in.Messages)
-	if len(sel.IDs) > 0 {
-		found := map[string]bool{}
-		for _, t := range chosen {
-			found[t.ID] = true
-		}
-		for _, id := range sel.IDs {
-			if !found[id] && !slices.Contains(p.Missing, id) {
-				p.Missing = append(p.Missing, id)
-			}
+	p.Missing = missingIDs(sel.IDs, chosen)
+	dests, order := p.route(chosen, in.Topology)
+	if err := p.judge(dests, order); err != nil {
+		return Plan{}, err
+	}
+	p.Problems = planProblems(p, in.Topology)
+	return p, nil
+}
+
+// missingIDs are the selected ids the inspection did not find.
+func missingIDs(ids []string, chosen []triage.Triaged) []string {
+	found := map[string]bool{}
+	for _, t := range chosen {
+		found[t.ID] = true
+	}
+	var missing []string
+	for _, id := range ids {
+		if !found[id] && !slices.Contains(missing, id) {
+			missing = append(missing, id)
 		}
 	}
-	dests := map[Route]*ReplayDestination{}
-	var order []Route
+	return missing
+}
+
+// route gives each chosen message its item and destination (in the order
+// first met); a message with nowhere to go is unroutable.
+func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.Route]*Destination, []triage.Route) {
+	dests := map[triage.Route]*Destination{}
+	var order []triage.Route
 	for _, t := range chosen {
 		orig, known := OriginalRoute(t)
-		item := ReplayItem{ID: t.ID}
-		switch {
-		case opts.To != nil:
-			item.Route, item.Original = *opts.To, known && orig == *opts.To
+		item := Item{ID: t.ID}
+		switch to := p.Options.To; {
+		case to != nil:
+			item.Route, item.Original = *to, known && orig == *to
 		case known:
 			item.Route, item.Original = orig, true
 		default:
@@ -57,7 +75,7 @@ func PlanReplay(in Inspection, sel Selection, opts ReplayOptions) (ReplayPlan, e
 		p.Items = append(p.Items, item)
 		d := dests[item.Route]
 		if d == nil {
-			d = &ReplayDestination{Route: item.Route, Original: true, Queues: in.Topology.Routes(item.Route.Exchange, item.Route.RoutingKey, t.Message.Headers)}
+			d = &Destination{Route: item.Route, Original: true, Queues: top.Routes(item.Route.Exchange, item.Route.RoutingKey, t.Message.Headers)}
 			dests[item.Route] = d
 			order = append(order, item.Route)
 		}
@@ -67,14 +85,20 @@ func PlanReplay(in Inspection, sel Selection, opts ReplayOptions) (ReplayPlan, e
 			p.Sample = append(p.Sample, t)
 		}
 	}
+	return dests, order
+}
+
+// judge decides which destinations are allowed (a message's own original
+// route always is) and gathers the queues they reach.
+func (p *Plan) judge(dests map[triage.Route]*Destination, order []triage.Route) error {
 	reach := map[string]bool{}
 	for _, r := range order {
 		d := dests[r]
 		d.Allowed = d.Original
 		if !d.Allowed {
-			ok, err := RouteAllowed(r, opts.Allow)
+			ok, err := Allowed(r, p.Options.Allow)
 			if err != nil {
-				return ReplayPlan{}, err
+				return err
 			}
 			d.Allowed = ok
 		}
@@ -91,12 +115,11 @@ func PlanReplay(in Inspection, sel Selection, opts ReplayOptions) (ReplayPlan, e
 		p.DestinationQueues = append(p.DestinationQueues, q)
 	}
 	slices.Sort(p.DestinationQueues)
-	p.Problems = planProblems(p, in.Topology)
-	return p, nil
+	return nil
 }
 
 // planProblems says why a plan may not run, one line each.
-func planProblems(p ReplayPlan, top Topology) []string {
+func planProblems(p Plan, top triage.Topology) []string {
 	exchanges := map[string]bool{}
 	for _, x := range top.Exchanges {
 		exchanges[x.Name] = true
@@ -131,7 +154,7 @@ func firstN(s []string, n int) []string {
 }
 
 // Runnable reports why the plan may not run, or nil.
-func (p ReplayPlan) Runnable() error {
+func (p Plan) Runnable() error {
 	if len(p.Problems) > 0 {
 		return fmt.Errorf("replay %s may not run: %s", p.ID, strings.Join(p.Problems, "; "))
 	}
@@ -142,7 +165,7 @@ func (p ReplayPlan) Runnable() error {
 }
 
 // IDs are the plan's message ids in queue order.
-func (p ReplayPlan) IDs() []string {
+func (p Plan) IDs() []string {
 	ids := make([]string, len(p.Items))
 	for i, it := range p.Items {
 		ids[i] = it.ID
@@ -150,16 +173,16 @@ func (p ReplayPlan) IDs() []string {
 	return ids
 }
 
-// NewReplayID names a replay: sortable by start, unique by a random suffix.
-func NewReplayID(now time.Time) string {
+// NewID names a replay: sortable by start, unique by a random suffix.
+func NewID(now time.Time) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return "rp-" + now.UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
 }
 
-func (o ReplayOptions) withDefaults() ReplayOptions {
+func (o Options) withDefaults() Options {
 	if o.Rate <= 0 {
-		o.Rate = DefaultReplayRate
+		o.Rate = DefaultRate
 	}
 	if o.Canary <= 0 {
 		o.Canary = DefaultCanary
@@ -177,10 +200,10 @@ func (o ReplayOptions) withDefaults() ReplayOptions {
 	return o
 }
 
-func (o ReplayOptions) validate() error {
+func (o Options) validate() error {
 	if o.MaxBacklog < 0 {
 		return fmt.Errorf("max backlog must not be negative, got %d", o.MaxBacklog)
 	}
-	_, err := RouteAllowed(Route{}, o.Allow) // a bad pattern is said at plan time
+	_, err := Allowed(triage.Route{}, o.Allow) // a bad pattern is said at plan time
 	return err
 }

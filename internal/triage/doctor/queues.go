@@ -1,24 +1,26 @@
-package triage
+package doctor
 
 import (
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // lengthLimits finds queues that delete their oldest messages when full,
 // with nowhere to dead-letter them: data lost without a trace (seed 001).
 // Parking queues are left to parkingFindings, which names every way they
 // lose messages in one finding.
-func (d *doctor) lengthLimits(parking []ParkingQueue) []Finding {
+func (d *doctor) lengthLimits(parking []triage.ParkingQueue) []Finding {
 	isParking := map[string]bool{}
 	for _, p := range parking {
 		isParking[p.Name] = true
 	}
 	var out []Finding
 	for _, q := range d.queues {
-		if q.MaxLength <= 0 || q.Type == QueueStream || deadLetters(q) || isParking[q.Name] {
+		if q.MaxLength <= 0 || q.Type == triage.QueueStream || deadLetters(q) || isParking[q.Name] {
 			continue
 		}
 		if q.Overflow != "" && q.Overflow != "drop-head" {
@@ -36,10 +38,10 @@ func (d *doctor) lengthLimits(parking []ParkingQueue) []Finding {
 
 // parkingFindings checks that each parking queue keeps what lands in it
 // until a person decides: nothing consumes it, nothing expires or evicts it.
-func parkingFindings(parking []ParkingQueue) []Finding {
+func parkingFindings(parking []triage.ParkingQueue) []Finding {
 	var out []Finding
 	for _, p := range parking {
-		if p.Type == QueueStream {
+		if p.Type == triage.QueueStream {
 			continue // a stream keeps what its consumers read, by offset
 		}
 		if p.Consumers > 0 {
@@ -66,7 +68,7 @@ func parkingFindings(parking []ParkingQueue) []Finding {
 }
 
 // limitNames names the settings behind parkingHazards, for the fix.
-func limitNames(q Queue) string {
+func limitNames(q triage.Queue) string {
 	var names []string
 	if q.MessageTTL > 0 {
 		names = append(names, "message TTL")
@@ -74,7 +76,7 @@ func limitNames(q Queue) string {
 	if q.MaxLength > 0 {
 		names = append(names, "length limit")
 	}
-	if q.DeliveryLimit > 0 && q.Type == QueueQuorum {
+	if q.DeliveryLimit > 0 && q.Type == triage.QueueQuorum {
 		names = append(names, "delivery limit")
 	}
 	if len(names) > 1 {
@@ -84,7 +86,7 @@ func limitNames(q Queue) string {
 }
 
 // parkingHazards lists how q lets go of messages on its own.
-func parkingHazards(q Queue) []string {
+func parkingHazards(q triage.Queue) []string {
 	where := "dropped (it has no dead-letter exchange)"
 	if deadLetters(q) {
 		where = "dead-lettered on to " + exchangeName(q.DeadLetterExchange)
@@ -100,7 +102,7 @@ func parkingHazards(q Queue) []string {
 			out = append(out, fmt.Sprintf("length limit %d, overflow drop-head: each new dead letter past it pushes the oldest out, which is %s", q.MaxLength, where))
 		}
 	}
-	if q.DeliveryLimit > 0 && q.Type == QueueQuorum {
+	if q.DeliveryLimit > 0 && q.Type == triage.QueueQuorum {
 		out = append(out, fmt.Sprintf("quorum delivery limit %d: every browse or requeue counts as a delivery, so a message returned more than %d times is %s", q.DeliveryLimit, q.DeliveryLimit, where))
 	}
 	return out
@@ -108,14 +110,14 @@ func parkingHazards(q Queue) []string {
 
 // byNameWords owns up to a guess: a queue no DLX feeds is a parking queue
 // only because of its name.
-func byNameWords(p ParkingQueue) string {
+func byNameWords(p triage.ParkingQueue) string {
 	if !p.ByName {
 		return ""
 	}
 	return " dlqt takes it for a parking queue by its name alone (no dead-letter exchange routes to it); if it is a work queue, ignore this or set parking_patterns in the config."
 }
 
-func fromWords(p ParkingQueue) string {
+func fromWords(p triage.ParkingQueue) string {
 	if len(p.DeadLetteredFrom) == 0 {
 		return ""
 	}

@@ -1,8 +1,10 @@
-package triage
+package doctor
 
 import (
 	"slices"
 	"strings"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // keySet is the routing keys messages of a queue can carry: exact keys, and
@@ -37,7 +39,7 @@ func (k *keySet) merge(o keySet) bool {
 // bindingKeys are the keys publishers' messages reach q with: the key of
 // each direct (or wildcard-free topic) binding, and its own name when it has
 // no binding, since then only the default exchange routes to it.
-func (d *doctor) bindingKeys(q Queue) keySet {
+func (d *doctor) bindingKeys(q triage.Queue) keySet {
 	var ks keySet
 	bs := d.bindings[q.Name]
 	if len(bs) == 0 {
@@ -45,7 +47,7 @@ func (d *doctor) bindingKeys(q Queue) keySet {
 		return ks
 	}
 	for _, b := range bs {
-		switch d.r.types[b.Source] {
+		switch d.exchangeType(b.Source) {
 		case "direct":
 			ks.add(b.RoutingKey)
 		case "topic":
@@ -63,7 +65,7 @@ func (d *doctor) bindingKeys(q Queue) keySet {
 
 // deadLetterKeys are the keys q's dead letters carry: its dead-letter
 // routing key when it has one, else the keys they arrived with.
-func (d *doctor) deadLetterKeys(q Queue) keySet {
+func (d *doctor) deadLetterKeys(q triage.Queue) keySet {
 	if q.HasDeadLetterRoutingKey {
 		return keySet{Exact: []string{q.DeadLetterRoutingKey}}
 	}
@@ -98,9 +100,9 @@ func (d *doctor) reachUncached(exchange, key string, known bool) []string {
 		var found []string
 		switch {
 		case known:
-			found = d.r.reach(exchange, key, nil, matchAnyHeaders)
+			found = d.r.ReachKey(exchange, key)
 		case exchange != "":
-			found = d.r.reach(exchange, "", nil, matchAnything)
+			found = d.r.ReachAnyKey(exchange)
 		}
 		seen[exchange] = true
 		next := d.alternates[exchange]
@@ -144,7 +146,7 @@ func (d *doctor) settleArrivals() {
 
 // deadLetterEdges are the queues q's dead letters reach, each with the keys
 // that take them there.
-func (d *doctor) deadLetterEdges(q Queue) []string {
+func (d *doctor) deadLetterEdges(q triage.Queue) []string {
 	if !deadLetters(q) {
 		return nil
 	}

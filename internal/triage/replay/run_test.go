@@ -1,15 +1,17 @@
-package triage
+package replay
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // journalSpy keeps the records a replay writes.
-type journalSpy struct{ records []Record }
+type journalSpy struct{ records []triage.Record }
 
-func (j *journalSpy) Record(r Record) error {
+func (j *journalSpy) Record(r triage.Record) error {
 	j.records = append(j.records, r)
 	return nil
 }
@@ -17,7 +19,7 @@ func (j *journalSpy) Record(r Record) error {
 func (j *journalSpy) actions() []string {
 	var out []string
 	for _, r := range j.records {
-		out = append(out, r.Action)
+		out = append(out, string(r.Action))
 	}
 	return out
 }
@@ -40,14 +42,14 @@ func TestNextRateDoublesUpToTheCeiling(t *testing.T) {
 	}
 }
 
-func runFor(opts ReplayOptions, items int) (*replayRun, *journalSpy) {
-	plan := ReplayPlan{ID: "rp-test", Queue: "q", Options: opts}
+func runFor(opts Options, items int) (*run, *journalSpy) {
+	plan := Plan{ID: "rp-test", Queue: "q", Options: opts}
 	for i := range items {
 		id := string(rune('a' + i))
-		plan.Items = append(plan.Items, ReplayItem{ID: id})
+		plan.Items = append(plan.Items, Item{ID: id})
 	}
 	spy := &journalSpy{}
-	r := newReplayRun(plan, nil, spy, nil)
+	r := newRun(plan, Runner{Journal: spy})
 	for _, it := range plan.Items {
 		r.queue = append(r.queue, it.ID)
 	}
@@ -55,14 +57,14 @@ func runFor(opts ReplayOptions, items int) (*replayRun, *journalSpy) {
 }
 
 func TestRampUpAfterTheCanaryDoublesToTheCeiling(t *testing.T) {
-	r, spy := runFor(ReplayOptions{Rate: 10, CanaryRate: 1}, 20)
+	r, spy := runFor(Options{Rate: 10, CanaryRate: 1}, 20)
 	r.afterObservation()
 	if r.phase != PhaseAwaitingRamp || r.mayPublish() {
 		t.Fatalf("after a clean observation without AutoRamp: phase %s, may publish %v", r.phase, r.mayPublish())
 	}
 	var rates []float64
 	for range 5 {
-		if err := r.command(ReplayRampUp); err != nil {
+		if err := r.command(RampUp); err != nil {
 			t.Fatal(err)
 		}
 		rates = append(rates, r.target)
@@ -77,7 +79,7 @@ func TestRampUpAfterTheCanaryDoublesToTheCeiling(t *testing.T) {
 		t.Errorf("phase %s after ramping", r.phase)
 	}
 	// Four ramps changed the rate; the fifth, at the ceiling, journals nothing.
-	if n := strings.Count(strings.Join(spy.actions(), " "), ActionReplayRamp); n != 4 {
+	if n := strings.Count(strings.Join(spy.actions(), " "), string(triage.ActionReplayRamp)); n != 4 {
 		t.Errorf("%d ramp records, want 4: %v", n, spy.actions())
 	}
 	if r.untilToken() <= 0 {
@@ -86,7 +88,7 @@ func TestRampUpAfterTheCanaryDoublesToTheCeiling(t *testing.T) {
 }
 
 func TestHeadlessGoesOnAtTheCeilingNeverAbove(t *testing.T) {
-	r, _ := runFor(ReplayOptions{Rate: 200, CanaryRate: 500, AutoRamp: true}.withDefaults(), 3)
+	r, _ := runFor(Options{Rate: 200, CanaryRate: 500, AutoRamp: true}.withDefaults(), 3)
 	if r.opts.CanaryRate != 200 {
 		t.Errorf("canary rate %v above the ceiling 200", r.opts.CanaryRate)
 	}
@@ -94,23 +96,23 @@ func TestHeadlessGoesOnAtTheCeilingNeverAbove(t *testing.T) {
 	if r.phase != PhaseRunning || r.target != 200 {
 		t.Errorf("AutoRamp: phase %s at %v, want running at 200", r.phase, r.target)
 	}
-	if err := r.command(ReplayRampUp); err != nil || r.target != 200 {
+	if err := r.command(RampUp); err != nil || r.target != 200 {
 		t.Errorf("ramp above the ceiling: %v, %v", r.target, err)
 	}
 }
 
 func TestPauseResumeAbort(t *testing.T) {
-	r, spy := runFor(ReplayOptions{Rate: 10, CanaryRate: 1, AutoRamp: true}, 5)
+	r, spy := runFor(Options{Rate: 10, CanaryRate: 1, AutoRamp: true}, 5)
 	r.afterObservation()
 	steps := []struct {
-		cmd     ReplayCommand
+		cmd     Command
 		publish bool
 	}{
-		{ReplayPause, false},
-		{ReplayPause, false}, // twice is once
-		{ReplayResume, true},
-		{ReplayAbort, false},
-		{ReplayResume, false}, // an aborted replay stays aborted
+		{Pause, false},
+		{Pause, false}, // twice is once
+		{Resume, true},
+		{Abort, false},
+		{Resume, false}, // an aborted replay stays aborted
 	}
 	for i, s := range steps {
 		if err := r.command(s.cmd); err != nil {
@@ -132,18 +134,18 @@ func TestPauseResumeAbort(t *testing.T) {
 func TestReplayThresholds(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		opts ReplayOptions
-		t    ReplayTally
+		opts Options
+		t    Tally
 		want string
 	}{
-		{"clean", ReplayOptions{MaxBacklog: 10}, ReplayTally{DestinationDepth: 15, BaseDepth: 5}, ""},
-		{"failed again", ReplayOptions{}, ReplayTally{FailedAgain: 1, FailedIDs: []string{"m-1"}, DestinationDepth: -1, BaseDepth: -1}, "1 replayed message(s) failed again"},
-		{"returned", ReplayOptions{}, ReplayTally{Returned: 2, ReturnWhy: "312 NO_ROUTE", DestinationDepth: -1, BaseDepth: -1}, "did not take 2 message(s) (312 NO_ROUTE)"},
-		{"backlog over", ReplayOptions{MaxBacklog: 10}, ReplayTally{DestinationDepth: 16, BaseDepth: 5}, "grew by 11 messages (limit 10)"},
-		{"backlog without limit", ReplayOptions{}, ReplayTally{DestinationDepth: 100000, BaseDepth: 0}, ""},
-		{"backlog unknown", ReplayOptions{MaxBacklog: 1}, ReplayTally{DestinationDepth: -1, BaseDepth: -1}, ""},
+		{"clean", Options{MaxBacklog: 10}, Tally{DestinationDepth: 15, BaseDepth: 5}, ""},
+		{"failed again", Options{}, Tally{FailedAgain: 1, FailedIDs: []string{"m-1"}, DestinationDepth: -1, BaseDepth: -1}, "1 replayed message(s) failed again"},
+		{"returned", Options{}, Tally{Returned: 2, ReturnWhy: "312 NO_ROUTE", DestinationDepth: -1, BaseDepth: -1}, "did not take 2 message(s) (312 NO_ROUTE)"},
+		{"backlog over", Options{MaxBacklog: 10}, Tally{DestinationDepth: 16, BaseDepth: 5}, "grew by 11 messages (limit 10)"},
+		{"backlog without limit", Options{}, Tally{DestinationDepth: 100000, BaseDepth: 0}, ""},
+		{"backlog unknown", Options{MaxBacklog: 1}, Tally{DestinationDepth: -1, BaseDepth: -1}, ""},
 	} {
-		got := ReplayThreshold(c.opts, c.t)
+		got := Threshold(c.opts, c.t)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
@@ -151,15 +153,15 @@ func TestReplayThresholds(t *testing.T) {
 }
 
 func TestSettledOutcomesAndTheResult(t *testing.T) {
-	r, _ := runFor(ReplayOptions{}, 4)
+	r, _ := runFor(Options{}, 4)
 	r.queue = nil
 	r.settled(confirmResult{"a", PublishResult{Confirmed: true}})
 	r.settled(confirmResult{"b", PublishResult{Why: "nack"}})
 	r.settled(confirmResult{"c", PublishResult{Confirmed: true}})
-	r.signal(ReplaySignal{Kind: SignalFailedAgain, ID: "c", Reason: "rejected in queue orders"})
-	r.signal(ReplaySignal{Kind: SignalFailedAgain, ID: "zz"}) // not ours
+	r.signal(Signal{Kind: SignalFailedAgain, ID: "c", Reason: "rejected in queue orders"})
+	r.signal(Signal{Kind: SignalFailedAgain, ID: "zz"}) // not ours
 	res := r.result()
-	want := map[string]ReplayOutcome{"a": OutcomeResolved, "b": OutcomeReturned, "c": OutcomeFailedAgain, "d": OutcomeUntouched}
+	want := map[string]Outcome{"a": OutcomeResolved, "b": OutcomeReturned, "c": OutcomeFailedAgain, "d": OutcomeUntouched}
 	for id, o := range want {
 		if res.Outcomes[id] != o {
 			t.Errorf("%s: %s, want %s", id, res.Outcomes[id], o)
@@ -178,9 +180,9 @@ func TestSettledOutcomesAndTheResult(t *testing.T) {
 // failed-again (the stop reason and the result agree), and its source is
 // acked all the same, since the copy is the one parked now.
 func TestAFailedAgainSeenBeforeItsConfirmStaysFailedAgain(t *testing.T) {
-	r, _ := runFor(ReplayOptions{}, 2)
+	r, _ := runFor(Options{}, 2)
 	r.queue = nil
-	r.signal(ReplaySignal{Kind: SignalFailedAgain, ID: "a", Reason: "rejected in queue orders"})
+	r.signal(Signal{Kind: SignalFailedAgain, ID: "a", Reason: "rejected in queue orders"})
 	r.settled(confirmResult{"a", PublishResult{Confirmed: true}})
 	res := r.result()
 	if res.Outcomes["a"] != OutcomeFailedAgain || res.FailedAgain != 1 || res.Resolved != 0 {
@@ -192,7 +194,7 @@ func TestAFailedAgainSeenBeforeItsConfirmStaysFailedAgain(t *testing.T) {
 }
 
 func TestTheLastCopiesAreWatchedBeforeTheReport(t *testing.T) {
-	r, _ := runFor(ReplayOptions{Rate: 10, Observe: time.Minute, AutoRamp: true}, 3)
+	r, _ := runFor(Options{Rate: 10, Observe: time.Minute, AutoRamp: true}, 3)
 	r.afterObservation()
 	r.queue, r.pacedCount = nil, 3
 	if r.finished() {
@@ -209,17 +211,17 @@ func TestTheLastCopiesAreWatchedBeforeTheReport(t *testing.T) {
 }
 
 func TestABlockedBrokerHoldsPublishingAndSaysWhy(t *testing.T) {
-	r, _ := runFor(ReplayOptions{Rate: 10, AutoRamp: true}, 3)
+	r, _ := runFor(Options{Rate: 10, AutoRamp: true}, 3)
 	r.afterObservation()
-	r.signal(ReplaySignal{Kind: SignalBlocked, Reason: "low on disk"})
+	r.signal(Signal{Kind: SignalBlocked, Reason: "low on disk"})
 	if r.mayPublish() || r.snapshot().Blocked != "low on disk" {
 		t.Errorf("blocked: may publish %v, gauge says %q", r.mayPublish(), r.snapshot().Blocked)
 	}
-	r.signal(ReplaySignal{Kind: SignalUnblocked})
+	r.signal(Signal{Kind: SignalUnblocked})
 	if !r.mayPublish() || r.snapshot().Blocked != "" {
 		t.Error("publishing did not go on after the unblock")
 	}
-	r.signal(ReplaySignal{Kind: SignalLost, Reason: "hold channel closed"})
+	r.signal(Signal{Kind: SignalLost, Reason: "hold channel closed"})
 	if r.mayPublish() || !strings.Contains(r.snapshot().StoppedBecause, "hold channel closed") {
 		t.Errorf("a lost connection did not stop the replay: %q", r.snapshot().StoppedBecause)
 	}

@@ -1,8 +1,10 @@
-package triage
+package doctor
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // deadLetterRoutes checks where each queue's dead letters go: to an
@@ -40,7 +42,7 @@ func (d *doctor) deadLetterRoutes() []Finding {
 // lostKeys splits the keys q's dead letters carry into those its DLX routes
 // to no queue (lost) and those it routes (kept). An unknown key is lost only
 // when the DLX routes nothing at all.
-func (d *doctor) lostKeys(q Queue) (lost, kept []string) {
+func (d *doctor) lostKeys(q triage.Queue) (lost, kept []string) {
 	ks := d.deadLetterKeys(q)
 	x := q.DeadLetterExchange
 	for _, key := range ks.Exact {
@@ -60,13 +62,13 @@ func (d *doctor) lostKeys(q Queue) (lost, kept []string) {
 // nothing when q is not a bucket. A bucket is a queue nobody consumes that
 // holds messages for a TTL and dead-letters them to an exchange that has a
 // work queue (consumed, or dead-lettering its own failures) bound to it.
-func (d *doctor) workQueuesBehind(q Queue) []string {
+func (d *doctor) workQueuesBehind(q triage.Queue) []string {
 	if q.MessageTTL <= 0 || q.Consumers > 0 || q.DeadLetterExchange == "" {
 		return nil
 	}
 	var work []string
 	for _, name := range d.reachKey(q.DeadLetterExchange, "", false) {
-		w := d.r.queues[name]
+		w := d.queue(name)
 		if name != q.Name && (w.Consumers > 0 || w.HasDeadLetterExchange) {
 			work = append(work, name)
 		}
@@ -74,7 +76,7 @@ func (d *doctor) workQueuesBehind(q Queue) []string {
 	return work
 }
 
-func (d *doctor) retryMismatch(q Queue, lost, work []string) Finding {
+func (d *doctor) retryMismatch(q triage.Queue, lost, work []string) Finding {
 	x := q.DeadLetterExchange
 	var bound []string
 	for _, w := range work {
@@ -97,13 +99,13 @@ func (d *doctor) retryMismatch(q Queue, lost, work []string) Finding {
 	}
 }
 
-func (d *doctor) unroutable(q Queue, lost, kept []string) Finding {
+func (d *doctor) unroutable(q triage.Queue, lost, kept []string) Finding {
 	x := q.DeadLetterExchange
 	which := "nothing bound to it matches"
 	if len(kept) > 0 {
 		which = fmt.Sprintf("nothing bound to it matches them (only %s route)", strings.Join(kept, ", "))
 	}
-	kind := d.r.types[x]
+	kind := d.exchangeType(x)
 	if kind == "" {
 		kind = "direct"
 	}
@@ -120,7 +122,7 @@ func (d *doctor) unroutable(q Queue, lost, kept []string) Finding {
 }
 
 // dlxSource says where a queue's effective DLX comes from.
-func dlxSource(q Queue) string {
+func dlxSource(q triage.Queue) string {
 	if q.DLXFromPolicy {
 		if q.Policy != "" {
 			return "set by policy " + q.Policy
@@ -130,7 +132,7 @@ func dlxSource(q Queue) string {
 	return "set by queue argument"
 }
 
-func keyOrigin(q Queue) string {
+func keyOrigin(q triage.Queue) string {
 	if q.HasDeadLetterRoutingKey {
 		return "its dead-letter routing key"
 	}

@@ -1,10 +1,12 @@
-package triage
+package doctor
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // The broker keeps a message whose dead-letter trip comes back to a queue it
@@ -37,26 +39,26 @@ func (d *doctor) cycles() []Finding {
 // diesAutomatically says whether the broker itself dead-letters from q
 // (message TTL, an overflowing length limit, a delivery limit), as opposed
 // to only when a consumer rejects.
-func diesAutomatically(q Queue) bool {
+func diesAutomatically(q triage.Queue) bool {
 	return q.MessageTTL > 0 || overflowDeadLetters(q) || q.DeliveryLimit > 0
 }
 
 // overflowDeadLetters: drop-head (the default) and reject-publish-dlx
 // dead-letter what overflows; reject-publish refuses the publish instead.
-func overflowDeadLetters(q Queue) bool {
+func overflowDeadLetters(q triage.Queue) bool {
 	return q.MaxLength > 0 && q.Overflow != "reject-publish"
 }
 
 // rejects says whether messages on q can die by rejection: it has consumers,
 // or nothing but a consumer could ever dead-letter from it.
-func rejects(q Queue) bool {
+func rejects(q triage.Queue) bool {
 	return q.Consumers > 0 || !diesAutomatically(q)
 }
 
 func (d *doctor) cycleFinding(members []string, edges map[string][]string) Finding {
 	var rejecting, delaying []string
 	for _, name := range members {
-		q := d.r.queues[name]
+		q := d.queue(name)
 		if rejects(q) {
 			rejecting = append(rejecting, name)
 		}
@@ -69,13 +71,13 @@ func (d *doctor) cycleFinding(members []string, edges map[string][]string) Findi
 		start = rejecting[0] // the queue whose consumer starts each lap
 	}
 	path := d.cyclePath(start, members, edges)
-	first := d.r.queues[start]
+	first := d.queue(start)
 	f := Finding{Queue: start, Exchange: first.DeadLetterExchange}
 
 	if len(rejecting) == 0 {
 		var how []string
 		for _, name := range members {
-			how = append(how, name+" ("+strings.Join(automaticDeaths(d.r.queues[name]), ", ")+")")
+			how = append(how, name+" ("+strings.Join(automaticDeaths(d.queue(name)), ", ")+")")
 		}
 		f.Kind, f.Severity = KindCycleSilentDrop, SeverityError
 		f.Detail = fmt.Sprintf("Dead letters go round a cycle: %s. No consumer reads these queues and they only dead-letter on their own: %s. "+
@@ -89,13 +91,13 @@ func (d *doctor) cycleFinding(members []string, edges map[string][]string) Findi
 	f.Kind = KindCycleInfinite
 	who := make([]string, len(rejecting))
 	for i, name := range rejecting {
-		who[i] = name + " (" + consumerWords(d.r.queues[name]) + ")"
+		who[i] = name + " (" + consumerWords(d.queue(name)) + ")"
 	}
 	// A consumer that requeues instead of rejecting runs into the delivery
 	// limit, and that death is no rejection: the broker drops the message.
 	var limited []string
 	for _, name := range members {
-		if q := d.r.queues[name]; q.DeliveryLimit > 0 {
+		if q := d.queue(name); q.DeliveryLimit > 0 {
 			limited = append(limited, fmt.Sprintf("%s (delivery limit %d)", name, q.DeliveryLimit))
 		}
 	}
@@ -124,7 +126,7 @@ func (d *doctor) cycleFinding(members []string, edges map[string][]string) Findi
 }
 
 // automaticDeaths names the ways the broker dead-letters from q on its own.
-func automaticDeaths(q Queue) []string {
+func automaticDeaths(q triage.Queue) []string {
 	var out []string
 	if q.MessageTTL > 0 {
 		out = append(out, "message TTL "+ttlWords(q.MessageTTL))
@@ -148,14 +150,14 @@ func ttlWords(ms int64) string {
 	return fmt.Sprintf("%d ms (%s)", ms, d)
 }
 
-func overflowName(q Queue) string {
+func overflowName(q triage.Queue) string {
 	if q.Overflow == "" {
 		return "drop-head"
 	}
 	return q.Overflow
 }
 
-func consumerWords(q Queue) string {
+func consumerWords(q triage.Queue) string {
 	switch {
 	case q.Consumers == 1:
 		return "1 consumer"
@@ -203,7 +205,7 @@ func (d *doctor) cyclePath(start string, members []string, edges map[string][]st
 	var b strings.Builder
 	for i, s := range steps {
 		if i > 0 {
-			fmt.Fprintf(&b, " -> %s -> ", exchangeName(d.r.queues[steps[i-1]].DeadLetterExchange))
+			fmt.Fprintf(&b, " -> %s -> ", exchangeName(d.queue(steps[i-1]).DeadLetterExchange))
 		}
 		b.WriteString(s)
 	}
@@ -212,7 +214,7 @@ func (d *doctor) cyclePath(start string, members []string, edges map[string][]st
 
 // stronglyConnected returns the strongly connected components of the
 // dead-letter graph (Tarjan), each sorted, in a stable order.
-func stronglyConnected(queues []Queue, edges map[string][]string) [][]string {
+func stronglyConnected(queues []triage.Queue, edges map[string][]string) [][]string {
 	index := map[string]int{}
 	low := map[string]int{}
 	onStack := map[string]bool{}

@@ -1,0 +1,46 @@
+package triage
+
+// Action names one kind of journal entry. The names are the journal's
+// vocabulary, written by the use cases (discard, replay, tagging, reveal,
+// export) and read back by the journal and the replay's resume; they are
+// stored as text, so a name never changes once released.
+type Action string
+
+// Actions of the read path.
+const (
+	ActionTag   Action = "tag"
+	ActionUntag Action = "untag"
+	// ActionReveal is written before a message is shown unredacted: no
+	// entry, no reveal.
+	ActionReveal Action = "reveal"
+	// ActionExport is what an export of the journal leaves behind.
+	ActionExport Action = "export"
+)
+
+// ActionDiscard names discard records: one for the decision, written
+// before the broker is touched, one for the outcome.
+const ActionDiscard Action = "discard"
+
+// Actions of a replay. Outcome entries carry the outcome in Reason and the
+// message ids; "confirmed" is written before the sources are acked.
+const (
+	ActionReplayPlan    Action = "replay-plan"
+	ActionReplayStart   Action = "replay-start"
+	ActionReplayPause   Action = "replay-pause"
+	ActionReplayResume  Action = "replay-resume"
+	ActionReplayRamp    Action = "replay-ramp"
+	ActionReplayStop    Action = "replay-stop" // a threshold tripped
+	ActionReplayAbort   Action = "replay-abort"
+	ActionReplayFinish  Action = "replay-finish"
+	ActionReplayOutcome Action = "replay-outcome"
+)
+
+// IsReplay reports whether a belongs to a replay's lifecycle or outcomes.
+func (a Action) IsReplay() bool {
+	switch a {
+	case ActionReplayPlan, ActionReplayStart, ActionReplayPause, ActionReplayResume, ActionReplayRamp,
+		ActionReplayStop, ActionReplayAbort, ActionReplayFinish, ActionReplayOutcome:
+		return true
+	}
+	return false
+}

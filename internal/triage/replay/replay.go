@@ -1,0 +1,251 @@
+// Package replay sends selected parking-queue messages back to a route:
+// the plan (dry run), the allowlist, the headers of a replayed copy, the
+// paced run behind its ports, and a replay's state read back from the
+// journal for a resume.
+package replay
+
+import (
+	"context"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// A replay sends selected parking-queue messages back to a route, guided:
+// plan (dry run, no I/O) -> canary of a few messages at a low rate ->
+// observation window -> ramp up (the operator, or headless straight to the
+// ceiling) -> done, with pause, resume and abort at any time. A source
+// message is acked only after its copy was confirmed at the destination and
+// not returned, and the replay's state is journalled so that a crash can be
+// resumed: nothing is lost, a duplicate is possible (at-least-once).
+
+// Defaults of Options.
+const (
+	DefaultRate           = 10.0 // msg/s ceiling
+	DefaultCanary         = 5
+	DefaultCanaryRate     = 1.0 // msg/s, capped by the ceiling
+	DefaultObserve        = 30 * time.Second
+	DefaultConfirmTimeout = 30 * time.Second
+)
+
+// Options steer one replay. Zero values take the defaults above.
+type Options struct {
+	To         *triage.Route `json:"to,omitempty"`    // nil: each message's original route
+	Rate       float64       `json:"rate"`            // ceiling, msg/s
+	Canary     int           `json:"canary"`          // messages in the canary
+	CanaryRate float64       `json:"canary_rate"`     // msg/s during the canary
+	Observe    time.Duration `json:"observe"`         // observation window after the canary
+	MaxBacklog int           `json:"max_backlog"`     // stop when the destination depth grows by more; 0 = no limit
+	Allow      []string      `json:"allow,omitempty"` // replay.allow globs over EXCHANGE:ROUTING_KEY
+	// AutoRamp is the headless policy: after a clean observation go on at
+	// Rate. Without it the replay waits for RampUp in PhaseAwaitingRamp.
+	AutoRamp       bool          `json:"auto_ramp,omitempty"`
+	ConfirmTimeout time.Duration `json:"confirm_timeout"` // a publish unconfirmed this long counts as returned
+}
+
+// Item is one message of a plan and where it goes.
+type Item struct {
+	ID       string       `json:"id"`
+	Route    triage.Route `json:"route"`
+	Original bool         `json:"original"` // Route is the message's own original route
+}
+
+// Destination is one distinct route of a plan, for the dry run.
+type Destination struct {
+	Route    triage.Route `json:"route"`
+	Count    int          `json:"count"`
+	Original bool         `json:"original"` // every message sent there came from there
+	Allowed  bool         `json:"allowed"`  // original, or matched by replay.allow
+	Queues   []string     `json:"queues"`   // what the route reaches in the topology
+}
+
+// Plan is a dry run: what would be replayed, where to, and whether it
+// may run. Problems empty means it may.
+type Plan struct {
+	ID           string           `json:"id"`
+	Vhost        string           `json:"vhost"`
+	Queue        string           `json:"queue"`
+	Selection    triage.Selection `json:"selection"`
+	Items        []Item           `json:"items"`
+	Destinations []Destination    `json:"destinations"`
+	// DestinationQueues are all queues the plan's routes reach: their depth
+	// is the destination backlog.
+	DestinationQueues []string         `json:"destination_queues"`
+	Allowed           bool             `json:"allowed"`    // every destination allowed
+	Disallowed        []triage.Route   `json:"disallowed"` // destinations replay.allow does not match
+	Unroutable        []string         `json:"unroutable"` // ids with no known original route (need To)
+	Missing           []string         `json:"missing"`    // selected ids not in the inspection
+	Problems          []string         `json:"problems"`   // why it may not run
+	Options           Options          `json:"options"`
+	Sample            []triage.Triaged `json:"-"` // a few selected messages, redacted, for the dry run
+	// Prior is set when resuming an interrupted replay from the journal.
+	Prior *Prior `json:"-"`
+}
+
+// Prior is what an interrupted replay already did, from the journal.
+type Prior struct {
+	Confirmed    []string           // confirmed at the destination: ack, never publish again
+	Settled      map[string]Outcome // final outcomes: leave alone
+	CanaryPassed bool               // the observation window passed cleanly
+}
+
+// Outcome is how a message's replay ended.
+type Outcome string
+
+const (
+	OutcomeResolved    Outcome = "resolved"     // confirmed at the destination, source acked
+	OutcomeFailedAgain Outcome = "failed-again" // came back into a parking queue
+	OutcomeReturned    Outcome = "returned"     // returned, nacked or unconfirmed: source kept
+	OutcomeUntouched   Outcome = "untouched"    // never published: source kept
+	// OutcomeConfirmed is journalled before a source is acked; it becomes
+	// resolved once acked (or, on resume, is acked without a new publish).
+	OutcomeConfirmed Outcome = "confirmed"
+)
+
+// Phase is where a running replay is.
+type Phase string
+
+const (
+	PhaseHolding      Phase = "holding"       // taking the selected messages
+	PhaseCanary       Phase = "canary"        // publishing the canary slowly
+	PhaseObserving    Phase = "observing"     // watching the canary's fate
+	PhaseAwaitingRamp Phase = "awaiting-ramp" // canary passed: ramp up or abort
+	PhaseRunning      Phase = "running"       // publishing the rest, paced
+	PhasePaused       Phase = "paused"
+	PhaseStopped      Phase = "stopped" // a threshold tripped; see StoppedBecause
+	PhaseAborted      Phase = "aborted"
+	PhaseDone         Phase = "done"
+)
+
+// Command is what the operator (keys) or a headless policy sends.
+type Command int
+
+const (
+	Pause  Command = iota + 1 // stop publishing, keep holding
+	Resume                    // publish again at the rate before the pause
+	RampUp                    // double the rate, up to the ceiling (first ramp ends the wait after the canary)
+	Abort                     // publish nothing more; unpublished messages stay parked
+)
+
+// Progress is what the gauge shows; Run emits it at least every
+// 250 ms and on every phase change.
+type Progress struct {
+	ReplayID     string
+	Phase        Phase
+	TargetRate   float64 // msg/s the bucket allows now
+	AchievedRate float64 // msg/s published over the last few seconds
+	Total        int
+	Published    int
+	Confirmed    int
+	Returned     int
+	FailedAgain  int
+	Remaining    int // not yet published
+	InFlight     int // published, confirm pending
+	// DestinationDepth is the ready messages of DestinationQueues; -1 unknown.
+	DestinationDepth int
+	ETA              time.Duration // remaining at the achieved (else target) rate
+	ObserveLeft      time.Duration // in PhaseObserving
+	// History is messages published in each of the last 60 seconds, oldest
+	// first: the sparkline.
+	History        []float64
+	Blocked        string // the broker blocked publishing, with its reason
+	StoppedBecause string
+	Elapsed        time.Duration
+}
+
+// Result is how a replay ended. Every item has one outcome.
+type Result struct {
+	ID             string
+	Outcomes       map[string]Outcome
+	Why            map[string]string // per returned id: return text, nack or timeout
+	Resolved       int
+	FailedAgain    int
+	Returned       int
+	Untouched      int
+	Published      int
+	StoppedBecause string // a threshold tripped; empty when done or aborted
+	Aborted        bool
+	// PacedPublished and PacedElapsed measure the phase after the canary, so
+	// the achieved rate can be checked against the ceiling.
+	PacedPublished int
+	PacedElapsed   time.Duration
+}
+
+// PacedRate is the achieved rate of the paced phase, msg/s.
+func (r Result) PacedRate() float64 {
+	if r.PacedElapsed <= 0 {
+		return 0
+	}
+	return float64(r.PacedPublished) / r.PacedElapsed.Seconds()
+}
+
+// HeldMessage is one source message the port holds unacked for a replay,
+// or, with Copy, a copy of this replay found back in the queue (it failed
+// again before an interruption): reported, never held.
+type HeldMessage struct {
+	ID      string
+	Message triage.Message
+	Copy    bool
+}
+
+// Publishing is one message to publish: the original message with
+// dlqt's replay headers (CopyHeaders), and the item it belongs to.
+type Publishing struct {
+	ItemID  string
+	Route   triage.Route
+	Message triage.Message
+}
+
+// PublishResult is the broker's answer to one publish.
+type PublishResult struct {
+	Confirmed bool   // acked by the broker and not returned
+	Why       string // otherwise: the return text, "nack" or a timeout
+}
+
+// PendingConfirm is a publish waiting for its confirm.
+type PendingConfirm interface {
+	// Wait blocks until the broker confirmed or nacked, or ctx ends (which
+	// counts as unconfirmed).
+	Wait(ctx context.Context) PublishResult
+}
+
+// SignalKind names what the port reports on its own.
+type SignalKind int
+
+const (
+	SignalFailedAgain SignalKind = iota + 1 // a replayed message came back to a parking queue
+	SignalBlocked                           // the broker blocked the publishing connection
+	SignalUnblocked
+	SignalLost // a connection or channel closed under the replay
+)
+
+// Signal is one report from the port. ID is the item id for
+// SignalFailedAgain; Reason the broker's text.
+type Signal struct {
+	Kind   SignalKind
+	ID     string
+	Reason string
+}
+
+// Port is the broker side of a replay (internal/broker implements it).
+type Port interface {
+	// Hold takes the messages with these ids out of circulation without
+	// removing them: each stays unacked until Ack or Requeue (or the port
+	// closes, which requeues). Every other message is put back. Copies that
+	// carry this replayID (failed again) are never held, only reported with
+	// Copy set and their item id.
+	Hold(ctx context.Context, queue string, ids []string, replayID string) ([]HeldMessage, error)
+	// Publish sends one message with mandatory on a confirm channel of its
+	// own connection; it returns once sent.
+	Publish(ctx context.Context, p Publishing) (PendingConfirm, error)
+	// Ack removes held sources (after their copy was confirmed); Requeue
+	// puts held sources back.
+	Ack(ctx context.Context, ids []string) error
+	Requeue(ctx context.Context, ids []string) error
+	// Signals reports failed-again copies, blocked connections and losses.
+	Signals() <-chan Signal
+	// DestinationDepth is the ready messages of these queues together.
+	DestinationDepth(ctx context.Context, queues []string) (int, error)
+	// Close requeues whatever is still held and releases the connections.
+	Close() error
+}

@@ -1,0 +1,260 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Timings of a running replay.
+const (
+	progressEvery = 250 * time.Millisecond // gauge refresh and outcome flush
+	depthEvery    = time.Second            // destination depth poll
+	maxInFlight   = 500                    // publishes awaiting their confirm
+	rateWindow    = 2 * time.Second        // achieved rate is measured over this
+	historySlots  = 60                     // seconds of sparkline
+	maxTail       = 5 * time.Second        // watch after the last publish, at most
+)
+
+// Run carries out a plan: records it, holds the sources through port,
+// publishes the canary at CanaryRate, observes for Observe, then waits for
+// RampUp (or, with AutoRamp, goes on at Rate), publishes the rest
+// paced by a token bucket, and watches the last copies for up to 5 s (never
+// longer than Observe) before it reports. ctl takes pause, resume, ramp-up
+// and abort at any time; progress (may be nil) is called at least every 250 ms from
+// Run's goroutine. A threshold (a failed-again copy, a return or nack,
+// destination backlog over MaxBacklog, a lost connection) stops it with
+// Result.StoppedBecause set and a nil error; an error means the journal
+// failed (the replay stops rather than act unrecorded) or the sources could
+// not be held. A cancelled ctx aborts like Abort. Every item ends with
+// one outcome; unpublished sources are requeued.
+func Run(ctx context.Context, plan Plan, port Port, rec triage.Recorder, ctl <-chan Command, progress func(Progress)) (Result, error) {
+	return Runner{Port: port, Journal: rec, Progress: progress}.Run(ctx, plan, ctl)
+}
+
+// Runner is what a replay runs with: its ports and its clock.
+type Runner struct {
+	Port     Port
+	Journal  triage.Recorder
+	Clock    Clock          // nil: the wall clock
+	Progress func(Progress) // may be nil
+}
+
+// Run carries out plan as the package-level Run does, on rn's clock.
+func (rn Runner) Run(ctx context.Context, plan Plan, ctl <-chan Command) (Result, error) {
+	if err := plan.Runnable(); err != nil {
+		return Result{ID: plan.ID}, err
+	}
+	r := newRun(plan, rn)
+	if err := r.begin(ctx); err != nil {
+		r.settleAll(ctx, "not published: "+err.Error())
+		if r.started { // else a replay that never ran would read as interrupted
+			_ = r.record(triage.ActionReplayFinish, "failed to start: "+err.Error(), nil, nil)
+		}
+		return r.result(), err
+	}
+	err := r.loop(ctx, ctl)
+	return r.result(), err
+}
+
+// run is the state of one Run; only its goroutine touches it,
+// except the confirm waiter, which talks through channels.
+type run struct {
+	plan     Plan
+	opts     Options
+	port     Port
+	rec      triage.Recorder
+	clock    Clock
+	progress func(Progress)
+
+	items    map[string]Item
+	held     map[string]triage.Message // still held, not yet acked or requeued
+	queue    []string                  // ids still to publish, in order
+	outcome  map[string]Outcome
+	why      map[string]string
+	inFlight int
+
+	// Journalled at the next flush: confirmed before the ack, the others as they come.
+	toConfirm, toFail, toReturn []string
+
+	started    bool
+	phase      Phase
+	paused     bool
+	canaryLeft int // canary messages still to publish
+	observeEnd time.Time
+	tailEnd    time.Time // end of the watch after the last publish
+	lim        *rate.Limiter
+	target     float64
+	stopped    string
+	aborted    bool
+	blocked    string
+
+	published, confirmed, returned, failedAgain int
+	pacedFrom, pacedLast                        time.Time
+	pacedCount                                  int
+	recent                                      []time.Time // publish times within rateWindow
+	history                                     [historySlots]float64
+	historyAt                                   int64 // unix second of history's last slot
+	start                                       time.Time
+	depth, baseDepth                            int
+}
+
+func newRun(plan Plan, rn Runner) *run {
+	if rn.Clock == nil {
+		rn.Clock = SystemClock{}
+	}
+	r := &run{
+		plan: plan, opts: plan.Options.withDefaults(), port: rn.Port, rec: rn.Journal, clock: rn.Clock, progress: rn.Progress,
+		items: map[string]Item{}, held: map[string]triage.Message{},
+		outcome: map[string]Outcome{}, why: map[string]string{},
+		phase: PhaseHolding, depth: -1, baseDepth: -1, start: rn.Clock.Now(),
+	}
+	for _, it := range plan.Items {
+		r.items[it.ID] = it
+	}
+	return r
+}
+
+func (r *run) record(action triage.Action, reason string, ids []string, details map[string]any) error {
+	d := map[string]any{"replay_id": r.plan.ID}
+	for k, v := range details {
+		d[k] = v
+	}
+	if err := r.rec.Record(triage.Record{Action: action, Vhost: r.plan.Vhost, Queue: r.plan.Queue, MessageIDs: ids, Reason: reason, Details: d}); err != nil {
+		return fmt.Errorf("replay %s: the journal did not take %s, so the replay stops here: %w", r.plan.ID, action, err)
+	}
+	return nil
+}
+
+// begin journals the plan, holds the sources and settles what a previous,
+// interrupted run already did.
+func (r *run) begin(ctx context.Context) error {
+	prior := r.plan.Prior
+	if prior == nil {
+		if err := r.record(triage.ActionReplayPlan, "", r.plan.IDs(), map[string]any{"plan": r.plan}); err != nil {
+			return err
+		}
+		prior = &Prior{}
+	}
+	if err := r.record(triage.ActionReplayStart, "", nil, map[string]any{"resumed": r.plan.Prior != nil}); err != nil {
+		return err
+	}
+	r.started = true
+	r.emit()
+	var want []string
+	for _, it := range r.plan.Items {
+		if o, done := prior.Settled[it.ID]; done {
+			r.outcome[it.ID] = o
+			continue
+		}
+		want = append(want, it.ID)
+	}
+	if err := r.hold(ctx, want); err != nil {
+		return err
+	}
+	if err := r.settlePrior(ctx, want, prior.Confirmed); err != nil {
+		return err
+	}
+	if d, err := r.port.DestinationDepth(ctx, r.plan.DestinationQueues); err == nil && len(r.plan.DestinationQueues) > 0 {
+		r.depth, r.baseDepth = d, d
+	}
+	if prior.CanaryPassed {
+		r.afterObservation()
+	} else {
+		r.canaryLeft = min(r.opts.Canary, len(r.queue))
+		r.setRate(r.opts.CanaryRate)
+		r.phase = PhaseCanary
+	}
+	return nil
+}
+
+// hold takes the wanted sources out of circulation; a copy of this replay
+// found back in the queue failed again before an interruption.
+func (r *run) hold(ctx context.Context, want []string) error {
+	held, err := r.port.Hold(ctx, r.plan.Queue, want, r.plan.ID)
+	if err != nil {
+		return fmt.Errorf("replay %s: hold the messages of %s: %w", r.plan.ID, r.plan.Queue, err)
+	}
+	for _, h := range held {
+		switch _, ours := r.items[h.ID]; {
+		case !ours:
+		case h.Copy: // failed again before the interruption, not yet journalled
+			r.signal(Signal{Kind: SignalFailedAgain, ID: h.ID, Reason: "found back in " + r.plan.Queue})
+		default:
+			r.held[h.ID] = h.Message
+		}
+	}
+	return nil
+}
+
+// settlePrior sorts the wanted sources by what an interrupted run did:
+// confirmed and still held is acked now, confirmed and gone was acked,
+// held is queued for publishing, and the rest left the queue meanwhile.
+func (r *run) settlePrior(ctx context.Context, want, priorConfirmed []string) error {
+	confirmed := map[string]bool{}
+	for _, id := range priorConfirmed {
+		confirmed[id] = true
+	}
+	var ackNow, gone []string
+	for _, id := range want {
+		_, isHeld := r.held[id]
+		switch {
+		case confirmed[id] && isHeld: // confirmed before a crash, never acked
+			ackNow = append(ackNow, id)
+		case r.outcome[id] == OutcomeFailedAgain: // its copy is back in the queue
+		case confirmed[id]: // confirmed and acked before a crash
+			r.outcome[id] = OutcomeResolved
+			r.confirmed++
+		case isHeld:
+			r.queue = append(r.queue, id)
+		default:
+			gone = append(gone, id)
+		}
+	}
+	if len(ackNow) > 0 {
+		if err := r.port.Ack(ctx, ackNow); err != nil {
+			return fmt.Errorf("replay %s: ack the sources confirmed before the interruption: %w", r.plan.ID, err)
+		}
+		for _, id := range ackNow {
+			delete(r.held, id)
+			r.outcome[id] = OutcomeResolved
+			r.confirmed++
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	for _, id := range gone {
+		r.outcome[id] = OutcomeUntouched
+		r.why[id] = "no longer in " + r.plan.Queue
+	}
+	return r.record(triage.ActionReplayOutcome, string(OutcomeUntouched), gone, map[string]any{"why": "no longer in the queue"})
+}
+
+// finished reports that nothing more will happen: no publishing left to do
+// (stopped, aborted or all sent), no confirm pending, and no observation
+// window open.
+func (r *run) finished() bool {
+	if r.inFlight > 0 {
+		return false
+	}
+	if r.stopped != "" || r.aborted {
+		return true
+	}
+	if len(r.queue) > 0 || r.phase == PhaseObserving || r.phase == PhaseCanary {
+		return false
+	}
+	if r.pacedCount == 0 { // all went in the canary, already observed
+		return true
+	}
+	return !r.tailEnd.IsZero() && !r.clock.Now().Before(r.tailEnd)
+}
+
+// tailing reports the short watch after the last paced publish.
+func (r *run) tailing() bool {
+	return !r.tailEnd.IsZero() && r.clock.Now().Before(r.tailEnd)
+}

@@ -1,0 +1,154 @@
+package replay
+
+import (
+	"context"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+type confirmResult struct {
+	id  string
+	res PublishResult
+}
+
+type pending struct {
+	id string
+	pc PendingConfirm
+	at time.Time // when it was published: the confirm timeout runs from here
+}
+
+// loop takes events one at a time until the run is finished, then wraps
+// up; the confirm waiter and the depth poll talk to it through channels.
+func (r *run) loop(ctx context.Context, ctl <-chan Command) error {
+	pend, results, stopWaiter := r.startConfirmWaiter(ctx)
+	defer stopWaiter()
+	depths, stopDepth := r.startDepthPoll(ctx)
+	defer stopDepth()
+	tick := r.clock.NewTicker(progressEvery)
+	defer tick.Stop()
+	pub := r.clock.NewTimer(0)
+	defer pub.Stop()
+	ev := events{done: ctx.Done(), ctl: ctl, signals: r.port.Signals(), results: results, depths: depths, publish: pub.C(), tick: tick.C()}
+	for !r.finished() {
+		if err := r.step(ctx, &ev, pend); err != nil {
+			return r.wrapUp(ctx, err)
+		}
+		r.trip()
+		r.armPublish(pub)
+	}
+	return r.wrapUp(ctx, nil)
+}
+
+// events are what a run waits on; a channel that closed is set nil.
+type events struct {
+	done    <-chan struct{}
+	ctl     <-chan Command
+	signals <-chan Signal
+	results <-chan confirmResult
+	depths  <-chan int
+	publish <-chan time.Time // the next token is due
+	tick    <-chan time.Time // flush, advance the phases, report
+}
+
+// step takes one event. An error is the journal's: the run wraps up.
+func (r *run) step(ctx context.Context, ev *events, pend chan<- pending) error {
+	select {
+	case <-ev.done:
+		r.aborted = true
+		ev.done = nil
+		return r.record(triage.ActionReplayAbort, "interrupted", nil, nil)
+	case cmd := <-ev.ctl:
+		return r.command(cmd)
+	case s, ok := <-ev.signals:
+		if !ok {
+			ev.signals = nil
+			return nil
+		}
+		r.signal(s)
+	case c := <-ev.results:
+		r.inFlight--
+		r.settled(c)
+	case d := <-ev.depths:
+		r.depth = d
+	case <-ev.publish:
+		r.publishDue(ctx, pend)
+	case <-ev.tick:
+		if err := r.flush(ctx); err != nil {
+			return err
+		}
+		r.advance()
+		r.emit()
+	}
+	return nil
+}
+
+// startConfirmWaiter waits for each publish's confirm in turn (they arrive
+// in publish order) and hands the answers back on results. Stop ends it.
+func (r *run) startConfirmWaiter(ctx context.Context) (pend chan<- pending, results <-chan confirmResult, stop func()) {
+	in := make(chan pending, maxInFlight)
+	out := make(chan confirmResult, maxInFlight)
+	waitCtx, stopWaiting := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		for p := range in {
+			out <- confirmResult{p.id, r.waitConfirm(waitCtx, p)}
+		}
+	}()
+	return in, out, func() {
+		close(in)
+		stopWaiting()
+	}
+}
+
+// waitConfirm waits for p's confirm until the confirm timeout, counted on
+// the run's clock from the publish; a timeout counts as unconfirmed.
+func (r *run) waitConfirm(ctx context.Context, p pending) PublishResult {
+	c, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t := r.clock.NewTimer(p.at.Add(r.opts.ConfirmTimeout).Sub(r.clock.Now()))
+	defer t.Stop()
+	go func() {
+		select {
+		case <-t.C():
+			cancel()
+		case <-c.Done():
+		}
+	}()
+	return p.pc.Wait(c)
+}
+
+// startDepthPoll polls the destination depth, when the plan reaches any
+// queue; a nil channel never delivers.
+func (r *run) startDepthPoll(ctx context.Context) (<-chan int, func()) {
+	if len(r.plan.DestinationQueues) == 0 {
+		return nil, func() {}
+	}
+	depths := make(chan int, 1)
+	depthCtx, stop := context.WithCancel(ctx)
+	go r.pollDepth(depthCtx, depths)
+	return depths, stop
+}
+
+func (r *run) pollDepth(ctx context.Context, out chan<- int) {
+	t := r.clock.NewTicker(depthEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			// A wall-clock bound on one management call, not part of the
+			// replay's pacing: it stays on real time.
+			c, cancel := context.WithTimeout(ctx, depthEvery)
+			d, err := r.port.DestinationDepth(c, r.plan.DestinationQueues)
+			cancel()
+			if err != nil {
+				continue
+			}
+			select {
+			case out <- d:
+			default:
+			}
+		}
+	}
+}
