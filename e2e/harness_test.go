@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The tests of package main run the built dlqt binary: headless commands as
+// The tests of package e2e run the built dlqt binary: headless commands as
 // subprocesses, the TUI inside tmux, asserting on what a person would see.
 
 var dlqtBin string
@@ -25,7 +25,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	dlqtBin = filepath.Join(dir, "dlqt")
-	build := exec.Command("go", "build", "-o", dlqtBin, ".")
+	// The module root holds main.go; this package's directory is one below.
+	build := exec.Command("go", "build", "-o", dlqtBin, "..")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building dlqt for the end-to-end tests:", err)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -23,6 +23,8 @@ import (
 // Precedence: flag, then DLQT_* environment variable, then config file,
 // then the default.
 type app struct {
+	assets Assets // what the binary embeds
+
 	amqpURL, mgmtURL, vhost  string
 	journalPath, actor, host string
 	configPath               string
@@ -196,7 +198,7 @@ func (a *app) brokerConfig() broker.Config {
 func (a *app) openReader(ctx context.Context) (r triage.Reader, close func(), err error) {
 	switch {
 	case a.demo:
-		s, err := openDemo()
+		s, err := a.openDemo()
 		return s, func() {}, err
 	case a.snapshotPath != "":
 		s, err := broker.OpenSnapshot(a.snapshotPath)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -245,7 +245,7 @@ func progressTo(w io.Writer, what string) func(read, expected int) {
 
 // Output shapes. Field names are the documented JSON contract.
 
-type queueRow struct {
+type QueueRow struct {
 	Vhost            string   `json:"vhost"`
 	Name             string   `json:"name"`
 	Type             string   `json:"type"`
@@ -255,28 +255,28 @@ type queueRow struct {
 	PublishRate      float64  `json:"publish_rate"`
 }
 
-func queueRows(top triage.Topology, parking []triage.ParkingQueue) []queueRow {
+func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
 	byName := map[string]triage.ParkingQueue{}
 	for _, p := range parking {
 		byName[p.Name] = p
 	}
-	rows := make([]queueRow, 0, len(top.Queues))
+	rows := make([]QueueRow, 0, len(top.Queues))
 	for _, q := range top.Queues {
 		p, isParking := byName[q.Name]
 		from := []string{}
 		if isParking && p.DeadLetteredFrom != nil {
 			from = sanitizeAll(p.DeadLetteredFrom)
 		}
-		rows = append(rows, queueRow{
+		rows = append(rows, QueueRow{
 			Vhost: triage.SanitizeLine(top.Vhost), Name: triage.SanitizeLine(q.Name), Type: q.Type,
 			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
 		})
 	}
-	slices.SortFunc(rows, func(a, b queueRow) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(rows, func(a, b QueueRow) int { return strings.Compare(a.Name, b.Name) })
 	return rows
 }
 
-type groupRow struct {
+type GroupRow struct {
 	Reason     string   `json:"reason"`
 	ReasonCode string   `json:"reason_code"`
 	Count      int      `json:"count"`
@@ -285,14 +285,14 @@ type groupRow struct {
 	EventTypes []string `json:"event_types"`
 }
 
-func groupRows(gs []triage.Group) []groupRow {
-	rows := make([]groupRow, 0, len(gs))
+func groupRows(gs []triage.Group) []GroupRow {
+	rows := make([]GroupRow, 0, len(gs))
 	for _, g := range gs {
 		types := g.EventTypes
 		if types == nil {
 			types = []string{}
 		}
-		rows = append(rows, groupRow{
+		rows = append(rows, GroupRow{
 			Reason: string(g.Reason), ReasonCode: g.ReasonCode, Count: g.Count,
 			Oldest: rfc3339(g.Oldest), Newest: rfc3339(g.Newest), EventTypes: types,
 		})
@@ -300,7 +300,7 @@ func groupRows(gs []triage.Group) []groupRow {
 	return rows
 }
 
-type messageJSON struct {
+type MessageRow struct {
 	ID           string         `json:"id"`
 	Reason       string         `json:"reason"`
 	ReasonCode   string         `json:"reason_code"`
@@ -313,7 +313,7 @@ type messageJSON struct {
 	Redactions   int            `json:"redactions"`
 }
 
-func messageRow(t triage.Triaged, red *triage.Redactor) messageJSON {
+func messageRow(t triage.Triaged, red *triage.Redactor) MessageRow {
 	headers, n := triage.RedactHeaders(t.Message.Headers, red)
 	if headers == nil {
 		headers = triage.Headers{}
@@ -322,7 +322,7 @@ func messageRow(t triage.Triaged, red *triage.Redactor) messageJSON {
 	if timeline == nil {
 		timeline = []triage.Event{}
 	}
-	return messageJSON{
+	return MessageRow{
 		ID: t.ID, Reason: string(t.Reason), ReasonCode: t.ReasonCode, EventType: t.Envelope.EventType,
 		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
 		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + n,
@@ -352,7 +352,7 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func printQueues(w io.Writer, rows []queueRow) error {
+func printQueues(w io.Writer, rows []QueueRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tTYPE\tMESSAGES\tRATE/s\tPARKING\tDEAD-LETTERED FROM")
 	for _, r := range rows {
@@ -365,7 +365,7 @@ func printQueues(w io.Writer, rows []queueRow) error {
 	return tw.Flush()
 }
 
-func printGroups(w io.Writer, in triage.Inspection, f triage.Filter, rows []groupRow) error {
+func printGroups(w io.Writer, in triage.Inspection, f triage.Filter, rows []GroupRow) error {
 	fmt.Fprintf(w, "%s: %s%s\n", triage.SanitizeLine(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES")

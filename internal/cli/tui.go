@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func (a *app) runTUI(ctx context.Context) error {
 	if len(a.keymap) > 0 {
 		userKeys = a.keymap
 	}
-	keys, err := ui.LoadKeyMap(defaultKeymap, userKeys)
+	keys, err := ui.LoadKeyMap(a.assets.Keymap, userKeys)
 	if err != nil {
 		return usageError{fmt.Errorf("key bindings: %w", err)}
 	}
@@ -28,7 +28,7 @@ func (a *app) runTUI(ctx context.Context) error {
 		notice = fmt.Sprintf("DEMO data: no broker answered at %s (%v)", redactedURL(a.amqpURL), err)
 		fmt.Fprintln(os.Stderr, "dlqt:", notice)
 		var demo triage.Reader
-		demo, err = openDemo()
+		demo, err = a.openDemo()
 		r, closeReader = demo, func() {}
 	}
 	if err != nil {
