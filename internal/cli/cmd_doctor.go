@@ -54,10 +54,7 @@ included), 1 when at least one is, or when the topology could not be read
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				if findings == nil {
-					findings = []triage.Finding{}
-				}
-				err = writeJSON(out, findings)
+				err = writeFindingsJSON(out, findings)
 			} else {
 				err = printFindings(out, top.Vhost, findings)
 			}

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -96,15 +94,7 @@ func (a *app) messagesCommand() *cobra.Command {
 			if !asJSON {
 				return printMessages(out, in, f)
 			}
-			enc := json.NewEncoder(out)
-			enc.SetEscapeHTML(false)
-			red := a.redactor()
-			for i := range in.Messages {
-				if err := enc.Encode(messageRow(in.Messages[i], red)); err != nil {
-					return err
-				}
-			}
-			return nil
+			return writeMessageLines(out, in.Messages, a.redactor())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per line")
@@ -134,18 +124,7 @@ func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (t
 	if err != nil {
 		return in, f, err
 	}
-	return narrow(in, f), f, nil
-}
-
-// narrow keeps the messages the filter matches and regroups them; the batch
-// (what was read) is unchanged.
-func narrow(in triage.Inspection, f triage.Filter) triage.Inspection {
-	if f.Empty() {
-		return in
-	}
-	in.Messages = f.Apply(in.Messages)
-	in.Groups = triage.GroupMessages(in.Messages)
-	return in
+	return f.Narrow(in), f, nil
 }
 
 func (a *app) snapshotCommand() *cobra.Command {
@@ -241,115 +220,6 @@ func progressTo(w io.Writer, what string) func(read, expected int) {
 			fmt.Fprintln(w)
 		}
 	}
-}
-
-// Output shapes. Field names are the documented JSON contract.
-
-type QueueRow struct {
-	Vhost            string   `json:"vhost"`
-	Name             string   `json:"name"`
-	Type             string   `json:"type"`
-	Messages         int      `json:"messages"`
-	Parking          bool     `json:"parking"`
-	DeadLetteredFrom []string `json:"dead_lettered_from"`
-	PublishRate      float64  `json:"publish_rate"`
-}
-
-func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
-	byName := map[string]triage.ParkingQueue{}
-	for _, p := range parking {
-		byName[p.Name] = p
-	}
-	rows := make([]QueueRow, 0, len(top.Queues))
-	for _, q := range top.Queues {
-		p, isParking := byName[q.Name]
-		from := []string{}
-		if isParking && p.DeadLetteredFrom != nil {
-			from = sanitizeAll(p.DeadLetteredFrom)
-		}
-		rows = append(rows, QueueRow{
-			Vhost: triage.SanitizeLine(top.Vhost), Name: triage.SanitizeLine(q.Name), Type: q.Type,
-			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
-		})
-	}
-	slices.SortFunc(rows, func(a, b QueueRow) int { return strings.Compare(a.Name, b.Name) })
-	return rows
-}
-
-type GroupRow struct {
-	Reason     string   `json:"reason"`
-	ReasonCode string   `json:"reason_code"`
-	Count      int      `json:"count"`
-	Oldest     *string  `json:"oldest"`
-	Newest     *string  `json:"newest"`
-	EventTypes []string `json:"event_types"`
-}
-
-func groupRows(gs []triage.Group) []GroupRow {
-	rows := make([]GroupRow, 0, len(gs))
-	for _, g := range gs {
-		types := g.EventTypes
-		if types == nil {
-			types = []string{}
-		}
-		rows = append(rows, GroupRow{
-			Reason: string(g.Reason), ReasonCode: g.ReasonCode, Count: g.Count,
-			Oldest: rfc3339(g.Oldest), Newest: rfc3339(g.Newest), EventTypes: types,
-		})
-	}
-	return rows
-}
-
-type MessageRow struct {
-	ID           string         `json:"id"`
-	Reason       string         `json:"reason"`
-	ReasonCode   string         `json:"reason_code"`
-	EventType    string         `json:"event_type"`
-	Attempts     int            `json:"attempts"`
-	Timeline     []triage.Event `json:"timeline"`
-	Headers      triage.Headers `json:"headers"`
-	Payload      string         `json:"payload"`
-	PayloadBytes int            `json:"payload_bytes"`
-	Redactions   int            `json:"redactions"`
-}
-
-func messageRow(t triage.Triaged, red *triage.Redactor) MessageRow {
-	headers, n := triage.RedactHeaders(t.Message.Headers, red)
-	if headers == nil {
-		headers = triage.Headers{}
-	}
-	timeline := t.Timeline
-	if timeline == nil {
-		timeline = []triage.Event{}
-	}
-	return MessageRow{
-		ID: t.ID, Reason: string(t.Reason), ReasonCode: t.ReasonCode, EventType: t.Envelope.EventType,
-		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
-		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + n,
-	}
-}
-
-func rfc3339(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	s := t.UTC().Format(time.RFC3339)
-	return &s
-}
-
-func sanitizeAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = triage.SanitizeLine(s)
-	}
-	return out
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func printQueues(w io.Writer, rows []QueueRow) error {
