@@ -221,6 +221,22 @@ func (a *app) openJournal() (*journal.Journal, error) {
 	return journal.Open(a.journalPath, 2*time.Second)
 }
 
+// openForChange opens the journal, then dials the broker: a locked journal
+// must stop a discard or a replay before any message is held. The recorder
+// journals as the configured actor; done closes both.
+func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *broker.Live, done func(), err error) {
+	j, err := a.openJournal()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	live, err = broker.Dial(ctx, a.brokerConfig())
+	if err != nil {
+		j.Close()
+		return nil, nil, nil, err
+	}
+	return journal.NewRecorder(j, a.actor, a.host), live, func() { live.Close(); j.Close() }, nil
+}
+
 // redactedURL hides a URL's password for messages.
 func redactedURL(raw string) string {
 	u, err := url.Parse(raw)

@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dlqt/dlqt/internal/broker"
-	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -102,35 +100,9 @@ func (f replayFlags) options(allow []string) (triage.ReplayOptions, error) {
 	return o, nil
 }
 
-func (f replayFlags) selection(a *app) (triage.Selection, error) {
-	var sel triage.Selection
-	sel.IDs = f.ids
-	if f.group != "" {
-		k, err := triage.ParseGroupKey(f.group)
-		if err != nil {
-			return sel, usageError{err}
-		}
-		sel.Group = &k
-	}
-	if len(f.where) > 0 {
-		if len(f.ids) > 0 {
-			return sel, usageError{errors.New("--where narrows a group or the whole queue; --id already names the messages: use one or the other")}
-		}
-		w, err := a.parseWhere(f.where)
-		if err != nil {
-			return sel, err
-		}
-		sel.Where = &w
-	}
-	if err := sel.Validate(); err != nil {
-		return sel, usageError{err}
-	}
-	return sel, nil
-}
-
 func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	ctx := cmd.Context()
-	sel, err := f.selection(a)
+	sel, err := a.selection(f.ids, f.group, f.where)
 	if err != nil {
 		return err
 	}
@@ -180,27 +152,29 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 	}
 	plan := st.ResumePlan()
 	plan.Options.AutoRamp = true // headless: nobody is there to press ramp-up
-	c := st.Counts()
-	fmt.Fprintf(cmd.OutOrStdout(), "resuming replay %s of %s: %d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n"+
-		"A message published but not yet confirmed when dlqt stopped is published again: it may be delivered twice.\n",
-		st.ID, st.Queue, c[triage.OutcomeConfirmed], c[triage.OutcomeFailedAgain], c[triage.OutcomeReturned],
-		len(plan.Items)-c[triage.OutcomeConfirmed]-c[triage.OutcomeFailedAgain]-c[triage.OutcomeReturned])
+	fmt.Fprint(cmd.OutOrStdout(), resumeNotice(st.ID, st.Queue, len(plan.Items), st.Counts()))
 	return a.runReplay(cmd.Context(), cmd, plan)
+}
+
+// resumeNotice says what resuming a replay of items messages does, from the
+// outcomes journalled before the interruption: a confirmed message's source
+// is acked without a new publish, a failed-again or returned one stays where
+// it went, and every other one is published (again, if it was in flight).
+func resumeNotice(id, queue string, items int, c map[triage.ReplayOutcome]int) string {
+	confirmed, failed, returned := c[triage.OutcomeConfirmed], c[triage.OutcomeFailedAgain], c[triage.OutcomeReturned]
+	return fmt.Sprintf("resuming replay %s of %s: %d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n"+
+		"A message published but not yet confirmed when dlqt stopped is published again: it may be delivered twice.\n",
+		id, queue, confirmed, failed, returned, items-confirmed-failed-returned)
 }
 
 // runReplay carries out a plan headless: progress on stderr, the result on
 // stdout, a non-zero exit when a threshold stopped it.
 func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan triage.ReplayPlan) error {
-	j, err := a.openJournal()
+	rec, live, done, err := a.openForChange(ctx)
 	if err != nil {
 		return err
 	}
-	defer j.Close()
-	live, err := broker.Dial(ctx, a.brokerConfig())
-	if err != nil {
-		return err
-	}
-	defer live.Close()
+	defer done()
 	port, err := live.OpenReplay(ctx, plan.ID, plan.Queue)
 	if err != nil {
 		return err
@@ -212,7 +186,7 @@ func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan triage.Rep
 	for _, n := range port.Notes() {
 		fmt.Fprintln(errw, "dlqt: note:", n)
 	}
-	res, err := triage.RunReplay(ctx, plan, port, journal.NewRecorder(j, a.actor, a.host), nil, progressLines(errw))
+	res, err := triage.RunReplay(ctx, plan, port, rec, nil, progressLines(errw))
 	printResult(cmd.OutOrStdout(), res)
 	switch {
 	case err != nil:
