@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -248,8 +248,10 @@ func redactedURL(raw string) string {
 
 // brokerUnreachable tells "nothing answers" (fall back to the demo) from
 // "something answered and said no" (bad credentials, missing vhost), which
-// must never be papered over with demo data.
+// must never be papered over with demo data. The broker package keeps the
+// dial error under its one-line explanation, so this reads the error chain,
+// never the text.
 func brokerUnreachable(err error) bool {
 	var netErr *net.OpError
-	return errors.As(err, &netErr) || strings.Contains(err.Error(), "connection refused")
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr)
 }
