@@ -16,7 +16,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
-	"github.com/dlqt/dlqt/internal/ui"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // app holds what the flags, the environment and the config file decided.
@@ -45,7 +45,7 @@ type app struct {
 	// readOnly (--read-only, DLQT_READ_ONLY, read_only) refuses every
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
-	health   ui.HealthThresholds // the TUI's queue health thresholds
+	health   views.HealthThresholds // the TUI's queue health thresholds
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
