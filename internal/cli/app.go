@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -23,7 +24,8 @@ import (
 // Precedence: flag, then DLQT_* environment variable, then config file,
 // then the default.
 type app struct {
-	assets Assets // what the binary embeds
+	assets Assets    // what the binary embeds
+	stderr io.Writer // progress, notes and notices; stdout is for results
 
 	amqpURL, mgmtURL, vhost  string
 	journalPath, actor, host string

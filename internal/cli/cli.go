@@ -36,7 +36,7 @@ func Main(ctx context.Context, args []string, assets Assets, stdout, stderr io.W
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
-	root := newRootCommand(assets)
+	root := newRootCommand(assets, stderr)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -59,8 +59,8 @@ func exitCode(err error) int {
 	return exitFailure
 }
 
-func newRootCommand(assets Assets) *cobra.Command {
-	a := &app{assets: assets}
+func newRootCommand(assets Assets, stderr io.Writer) *cobra.Command {
+	a := &app{assets: assets, stderr: stderr}
 	root := &cobra.Command{
 		Use:   "dlqt",
 		Short: "Triage RabbitMQ dead-letter and parking queues",

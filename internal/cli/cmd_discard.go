@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -112,7 +111,7 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 	if err != nil {
 		return err
 	}
-	req.Browse.Progress = progressTo(os.Stderr, "holding "+req.Queue)
+	req.Browse.Progress = progressTo(a.stderr, "holding "+req.Queue)
 	res, err := triage.Discard(ctx, live, top, rec, req)
 	if err != nil {
 		var dc *triage.DeliveryCostError

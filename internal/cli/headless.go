@@ -191,7 +191,7 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 	}
 	defer done()
 	opts := a.browseOptions()
-	opts.Progress = progressTo(os.Stderr, "reading "+queue)
+	opts.Progress = progressTo(a.stderr, "reading "+queue)
 	in, err := triage.Inspect(ctx, r, queue, opts, a.redactor())
 	if err != nil {
 		if dc, ok := err.(*triage.DeliveryCostError); ok {
@@ -200,7 +200,7 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 		return in, err
 	}
 	if in.Batch.Truncated() {
-		fmt.Fprintf(os.Stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", len(in.Batch.Messages), in.Batch.Depth, queue)
+		fmt.Fprintf(a.stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", len(in.Batch.Messages), in.Batch.Depth, queue)
 	}
 	return in, nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
@@ -26,7 +25,7 @@ func (a *app) runTUI(ctx context.Context) error {
 	if err != nil && a.demoFallback && !a.demo && a.snapshotPath == "" && brokerUnreachable(err) {
 		// DEMO first: a narrow status line cuts the end, never the warning.
 		notice = fmt.Sprintf("DEMO data: no broker answered at %s (%v)", redactedURL(a.amqpURL), err)
-		fmt.Fprintln(os.Stderr, "dlqt:", notice)
+		fmt.Fprintln(a.stderr, "dlqt:", notice)
 		var demo triage.Reader
 		demo, err = a.openDemo()
 		r, closeReader = demo, func() {}
