@@ -62,6 +62,7 @@ func TestTUIWalksTheFourScreensAndTagsIntoTheJournal(t *testing.T) {
 	// body with the planted escapes and the binary body
 	s.keys("Enter")
 	scr = s.waitFor("leg-0005", "leg-0006")
+	assertClean(t, s, scen, scr)
 
 	// 4. one message: the escape shows as visible text, the password is masked
 	s.keys("Enter")
