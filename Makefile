@@ -26,7 +26,7 @@ test: prepare
 
 # Unit tests only: no broker, no tmux.
 unit:
-	$(GO) test -count=1 -short ./internal/triage/ ./internal/journal/ ./internal/views/ ./internal/ui/
+	$(GO) test -count=1 -short ./internal/triage/ ./internal/journal/ ./internal/views/ ./internal/ui/ ./internal/cli/
 
 bench: prepare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/ ./internal/journal/
