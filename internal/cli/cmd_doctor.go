@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -107,19 +108,22 @@ func printFindings(w io.Writer, vhost string, fs []triage.Finding) error {
 }
 
 // wrapIndented breaks text between words into lines of at most width
-// columns (a longer word gets a line of its own), each after indent.
+// terminal cells (a longer word gets a line of its own), each after indent.
 func wrapIndented(text, indent string, width int) string {
 	var b strings.Builder
-	line := indent
+	line, cells := indent, ansi.StringWidth(indent)
 	for _, word := range strings.Fields(text) {
-		if line != indent && len(line)+1+len(word) > width {
+		w := ansi.StringWidth(word)
+		if line != indent && cells+1+w > width {
 			b.WriteString(line + "\n")
-			line = indent
+			line, cells = indent, ansi.StringWidth(indent)
 		}
 		if line != indent {
 			line += " "
+			cells++
 		}
 		line += word
+		cells += w
 	}
 	if line != indent {
 		b.WriteString(line + "\n")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -251,7 +252,7 @@ func printPlan(w io.Writer, p triage.ReplayPlan, in triage.Inspection) {
 	for _, t := range p.Sample {
 		// The payload is redacted and sanitised, and pretty-printed: one line here.
 		payload := strings.Join(strings.Fields(t.Payload), " ")
-		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", t.ID, t.Reason, dash(t.ReasonCode), clip(payload, 100))
+		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", t.ID, t.Reason, dash(t.ReasonCode), ansi.Truncate(payload, 100, "…"))
 	}
 	if p.Allowed {
 		fmt.Fprintln(w, "  allowed: yes")
@@ -274,12 +275,4 @@ func printResult(w io.Writer, r triage.ReplayResult) {
 	if r.StoppedBecause != "" {
 		fmt.Fprintln(w, "stopped:", triage.SanitizeLine(r.StoppedBecause))
 	}
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -44,6 +44,16 @@ func TestPrintPlan(t *testing.T) {
 	}
 }
 
+func TestPlanSampleIsClippedToTerminalCells(t *testing.T) {
+	p := triage.ReplayPlan{ID: "r-1", Sample: []triage.Triaged{{ID: "m-1", Reason: triage.ReasonRejected, Payload: strings.Repeat("注", 80)}}}
+	var b bytes.Buffer
+	printPlan(&b, p, triage.Inspection{})
+	want := "  sample m-1  rejected/-  " + strings.Repeat("注", 49) + "…\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("want the sample clipped to 100 cells:\n%s", b.String())
+	}
+}
+
 func TestPrintResult(t *testing.T) {
 	var b bytes.Buffer
 	printResult(&b, triage.ReplayResult{ID: "r-1", Resolved: 5, FailedAgain: 1, Untouched: 94, Published: 6})

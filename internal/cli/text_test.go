@@ -28,6 +28,10 @@ func TestWrapIndentedBreaksBetweenWords(t *testing.T) {
 	if got := wrapIndented("a-very-long-word x", "  ", 8); got != "  a-very-long-word\n  x\n" {
 		t.Errorf("a long word gets its own line: %q", got)
 	}
+	// Width is terminal cells: each of these CJK words is 4 cells, 2 runes, 6 bytes.
+	if got := wrapIndented("注文 注文 注文", "  ", 12); got != "  注文 注文\n  注文\n" {
+		t.Errorf("wide words: %q", got)
+	}
 	if got := wrapIndented("   ", "  ", 10); got != "" {
 		t.Errorf("no words: %q", got)
 	}
