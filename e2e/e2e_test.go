@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -120,7 +119,7 @@ func TestTUIAt80x24WithoutColourShowsTheAttemptTimeline(t *testing.T) {
 		assertClean(t, s, scen, scr)
 	}
 
-	styled, _ := exec.Command("tmux", "capture-pane", "-p", "-e", "-t", s.session).CombinedOutput()
+	styled, _ := tmuxCmd("capture-pane", "-p", "-e", "-t", s.session).CombinedOutput()
 	if sgr := colourSGR(string(styled)); sgr != "" {
 		t.Errorf("NO_COLOR is set, yet the screen carries colour (%q)", sgr)
 	}
