@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/broker"
@@ -74,6 +75,7 @@ func TestDialErrorsAreOneClearLine(t *testing.T) {
 		name     string
 		cfg      broker.Config
 		want     string
+		refused  bool // nothing listens: the error unwraps to ECONNREFUSED
 		notFound bool
 	}{
 		{
@@ -93,14 +95,16 @@ func TestDialErrorsAreOneClearLine(t *testing.T) {
 			notFound: true,
 		},
 		{
-			name: "nothing on the management port",
-			cfg:  broker.Config{AMQPURL: good.AMQPURL, MgmtURL: "http://" + mgmtPort, Vhost: good.Vhost},
-			want: "management API at http://" + mgmtPort + ": connection refused — is rabbitmq_management enabled?",
+			name:    "nothing on the management port",
+			cfg:     broker.Config{AMQPURL: good.AMQPURL, MgmtURL: "http://" + mgmtPort, Vhost: good.Vhost},
+			want:    "management API at http://" + mgmtPort + ": connection refused — is rabbitmq_management enabled?",
+			refused: true,
 		},
 		{
-			name: "nothing on the AMQP port",
-			cfg:  amqpDown,
-			want: "AMQP at " + amqpPort + ": connection refused — is RabbitMQ running and listening there?",
+			name:    "nothing on the AMQP port",
+			cfg:     amqpDown,
+			want:    "AMQP at " + amqpPort + ": connection refused — is RabbitMQ running and listening there?",
+			refused: true,
 		},
 	}
 	for _, c := range cases {
@@ -118,6 +122,9 @@ func TestDialErrorsAreOneClearLine(t *testing.T) {
 			}
 			if got := errors.Is(err, triage.ErrNotFound); got != c.notFound {
 				t.Errorf("errors.Is(err, ErrNotFound) = %v, want %v", got, c.notFound)
+			}
+			if got := errors.Is(err, syscall.ECONNREFUSED); got != c.refused {
+				t.Errorf("errors.Is(err, ECONNREFUSED) = %v, want %v", got, c.refused)
 			}
 		})
 	}

@@ -130,7 +130,7 @@ func (l *Live) explainAMQP(err error, user string) error {
 	var ae *amqp.Error
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("AMQP at %s: connection refused — is RabbitMQ running and listening there?", l.addr)
+		return because(err, "AMQP at %s: connection refused — is RabbitMQ running and listening there?", l.addr)
 	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
 		return fmt.Errorf("AMQP at %s: bad credentials for user %s", l.addr, user)
 	case errors.As(err, &ae) && ae.Code == amqp.NotAllowed:
@@ -144,6 +144,20 @@ func (l *Live) explainAMQP(err error, user string) error {
 	}
 	return fmt.Errorf("AMQP at %s: %v", l.addr, err)
 }
+
+// causedError is one readable line that still unwraps to the error behind
+// it, so a caller can ask errors.Is(err, syscall.ECONNREFUSED) instead of
+// matching the text.
+type causedError struct {
+	msg   string
+	cause error
+}
+
+func because(cause error, format string, args ...any) error {
+	return &causedError{fmt.Sprintf(format, args...), cause}
+}
+func (e *causedError) Error() string { return e.msg }
+func (e *causedError) Unwrap() error { return e.cause }
 
 // notFoundError is one readable line that still matches triage.ErrNotFound.
 type notFoundError struct{ msg string }

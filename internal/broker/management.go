@@ -113,7 +113,7 @@ func (m *management) explain(err error) error {
 	var rme rabbithole.ErrorResponse
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return fmt.Errorf("management API at %s: connection refused — is rabbitmq_management enabled?", m.endpoint)
+		return because(err, "management API at %s: connection refused — is rabbitmq_management enabled?", m.endpoint)
 	case strings.Contains(err.Error(), "API responded with a 401"): // rabbit-hole's own text
 		return fmt.Errorf("management API: 401 bad credentials for user %s", m.user)
 	case errors.As(err, &rme):

@@ -31,21 +31,21 @@ func (m *Model) footer() []string {
 	if helpView != "" {
 		lines = append(lines, strings.Split(helpView, "\n")...)
 		if legend {
-			lines = append(lines, m.ctx.Styles.Dim.Render(fitWidth(views.Legend, m.width)))
+			lines = append(lines, m.ctx.Styles.Dim.Render(views.Fit(views.Legend, m.width)))
 		}
 	}
-	lines = append(lines, m.ctx.Styles.Status.Render(fitWidth(m.status(), m.width)))
+	lines = append(lines, m.ctx.Styles.Status.Render(views.Fit(m.status(), m.width)))
 	if m.busy != "" {
-		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth(m.busy, m.width)))
+		lines = append(lines, m.ctx.Styles.Notice.Render(views.Fit(m.busy, m.width)))
 	}
 	for _, l := range m.banner() {
-		lines = append(lines, m.ctx.Styles.Warn.Render(fitWidth(l, m.width)))
+		lines = append(lines, m.ctx.Styles.Warn.Render(views.Fit(l, m.width)))
 	}
 	if m.hint != "" {
-		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth(m.hint, m.width)))
+		lines = append(lines, m.ctx.Styles.Notice.Render(views.Fit(m.hint, m.width)))
 	}
 	if m.done != "" {
-		lines = append(lines, m.ctx.Styles.Notice.Render(fitWidth("done: "+m.done, m.width)))
+		lines = append(lines, m.ctx.Styles.Notice.Render(views.Fit("done: "+m.done, m.width)))
 	}
 	if m.lastErr != "" {
 		for _, l := range brokenLines("error: "+m.lastErr, m.width, false) {
@@ -217,17 +217,7 @@ func brokenLines(s string, w int, words bool) []string {
 		lines[maxErrorLines-1] = ansi.Truncate(lines[maxErrorLines-1], w-1, "") + "…"
 	}
 	for i, l := range lines {
-		lines[i] = fitWidth(l, w)
+		lines[i] = views.Fit(l, w)
 	}
 	return lines
-}
-
-// fitWidth pads or truncates s to exactly w cells, so a reversed status bar
-// spans the whole line.
-func fitWidth(s string, w int) string {
-	s = ansi.Truncate(s, w, "…")
-	if n := ansi.StringWidth(s); n < w {
-		s += strings.Repeat(" ", w-n)
-	}
-	return s
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// fit truncates s to w cells with "…" and pads it to exactly w cells, so
-// columns line up and never wrap.
-func fit(s string, w int) string {
+// Fit truncates s to w cells with "…" and pads it to exactly w cells, so
+// columns line up and never wrap (and a reversed status bar spans the line).
+func Fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
@@ -23,7 +23,7 @@ func fit(s string, w int) string {
 	return s
 }
 
-// fitRight is fit for numbers: right-aligned.
+// fitRight is Fit for numbers: right-aligned.
 func fitRight(s string, w int) string {
 	if w <= 0 {
 		return ""

@@ -122,9 +122,7 @@ func (g *Groups) Filter() filter.Filter { return g.filter }
 func (g *Groups) regroup() {
 	g.insp = g.all
 	if !g.filter.Empty() {
-		n := *g.all
-		n.Messages = g.filter.Apply(g.all.Messages)
-		n.Groups = triage.GroupMessages(n.Messages)
+		n := g.filter.Narrow(*g.all)
 		g.insp = &n
 	}
 	insp := g.insp

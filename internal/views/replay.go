@@ -84,7 +84,7 @@ func (r *Replay) View() string {
 const replayLabel = 13
 
 func (r *Replay) row(b *strings.Builder, label, value string) {
-	b.WriteString(r.ctx.Styles.Label.Render(fit(label, replayLabel)))
+	b.WriteString(r.ctx.Styles.Label.Render(Fit(label, replayLabel)))
 	b.WriteString(value)
 	b.WriteByte('\n')
 }

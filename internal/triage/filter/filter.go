@@ -115,6 +115,18 @@ func (f Filter) Apply(ts []triage.Triaged) []triage.Triaged {
 	return out
 }
 
+// Narrow keeps the messages of in that f matches and regroups them, so group
+// counts and ages are the filtered ones; the batch (what was read) stays.
+// The headless commands and the TUI's groups screen both narrow this way.
+func (f Filter) Narrow(in triage.Inspection) triage.Inspection {
+	if f.Empty() {
+		return in
+	}
+	in.Messages = f.Apply(in.Messages)
+	in.Groups = triage.GroupMessages(in.Messages)
+	return in
+}
+
 // Exprs are the expressions as written, for a plan or a journal entry.
 func (f Filter) Exprs() []string {
 	out := make([]string, len(f.clauses))

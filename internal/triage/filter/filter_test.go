@@ -289,3 +289,25 @@ func TestFilterJSONIsARecord(t *testing.T) {
 		t.Errorf("an empty filter read back narrows nothing, as it did when parsed: %v %+v", err, empty)
 	}
 }
+
+func TestNarrowRegroupsWhatMatchesAndKeepsTheBatch(t *testing.T) {
+	ts := filterBatch(t, redact.New())
+	in := triage.Inspection{Batch: triage.Batch{Queue: "nghia-dia", Depth: 4}, Messages: ts, Groups: triage.GroupMessages(ts)}
+	f, err := ParseWhere([]string{"reason=rejected"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Narrow(in)
+	if !slices.Equal(ids(got.Messages), []string{"m-1", "m-3"}) {
+		t.Errorf("messages %v, want m-1 and m-3", ids(got.Messages))
+	}
+	if len(got.Groups) != 2 || got.Groups[0].Count+got.Groups[1].Count != 2 {
+		t.Errorf("groups %+v, want the two rejected codes, one message each", got.Groups)
+	}
+	if got.Batch.Depth != 4 || len(in.Messages) != 4 {
+		t.Errorf("the batch or the input changed: depth %d, input %d messages", got.Batch.Depth, len(in.Messages))
+	}
+	if all := (Filter{}).Narrow(in); len(all.Messages) != 4 || len(all.Groups) != len(in.Groups) {
+		t.Errorf("an empty filter narrowed: %d messages, %d groups", len(all.Messages), len(all.Groups))
+	}
+}

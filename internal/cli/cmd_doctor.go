@@ -1,10 +1,11 @@
-package main
+package cli
 
 import (
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"github.com/dlqt/dlqt/internal/triage/doctor"
@@ -55,10 +56,7 @@ included), 1 when at least one is, or when the topology could not be read
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				if findings == nil {
-					findings = []doctor.Finding{}
-				}
-				err = writeJSON(out, findings)
+				err = writeFindingsJSON(out, findings)
 			} else {
 				err = printFindings(out, top.Vhost, findings)
 			}
@@ -111,19 +109,22 @@ func printFindings(w io.Writer, vhost string, fs []doctor.Finding) error {
 }
 
 // wrapIndented breaks text between words into lines of at most width
-// columns (a longer word gets a line of its own), each after indent.
+// terminal cells (a longer word gets a line of its own), each after indent.
 func wrapIndented(text, indent string, width int) string {
 	var b strings.Builder
-	line := indent
+	line, cells := indent, ansi.StringWidth(indent)
 	for _, word := range strings.Fields(text) {
-		if line != indent && len(line)+1+len(word) > width {
+		w := ansi.StringWidth(word)
+		if line != indent && cells+1+w > width {
 			b.WriteString(line + "\n")
-			line = indent
+			line, cells = indent, ansi.StringWidth(indent)
 		}
 		if line != indent {
 			line += " "
+			cells++
 		}
 		line += word
+		cells += w
 	}
 	if line != indent {
 		b.WriteString(line + "\n")

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 )
 
 // The scenarios take a few seconds to settle on the broker, so the tests of
-// package main share one loaded vhost, created on first use and deleted when
+// package e2e share one loaded vhost, created on first use and deleted when
 // the package's tests end. Tests only browse it (which puts every message
 // back); the one test that accepts a quorum delivery cost loads its own.
 var shared struct {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/cli"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -123,7 +124,7 @@ func TestWhereNarrowsMessagesAndGroupsByEveryField(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("messages --where %v: %v, want %v", tc.exprs, got, tc.want)
 			}
-			rows := decodeJSON[[]groupRow](t, runDlqt(t, env, snapArgs(snap, append([]string{"groups", "park", "--json"}, whereArgs(tc.exprs)...)...)...))
+			rows := decodeJSON[[]cli.GroupRow](t, runDlqt(t, env, snapArgs(snap, append([]string{"groups", "park", "--json"}, whereArgs(tc.exprs)...)...)...))
 			total := 0
 			for _, r := range rows {
 				total += r.Count
@@ -179,12 +180,12 @@ func TestDiscardWhereNarrowsTheGroupOnTheBroker(t *testing.T) {
 	// A queue and reason whose messages carry two event types or more, so
 	// the filter narrows the group to a strict, non-empty part of it.
 	var queue, reason, event string
-	var before []messageJSON
+	var before []cli.MessageRow
 	for _, p := range scen.Parking {
 		if p.Type != triage.QueueClassic || queue != "" {
 			continue
 		}
-		ms := decodeLines[messageJSON](t, runDlqt(t, env, "messages", p.Queue, "--json"))
+		ms := decodeLines[cli.MessageRow](t, runDlqt(t, env, "messages", p.Queue, "--json"))
 		types := map[string]map[string]bool{}
 		for _, m := range ms {
 			if m.EventType == "" {

@@ -1,12 +1,10 @@
-package main
+package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,7 +14,6 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
-	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -99,15 +96,7 @@ func (a *app) messagesCommand() *cobra.Command {
 			if !asJSON {
 				return printMessages(out, in, f)
 			}
-			enc := json.NewEncoder(out)
-			enc.SetEscapeHTML(false)
-			red := a.redactor()
-			for i := range in.Messages {
-				if err := enc.Encode(messageRow(in.Messages[i], red)); err != nil {
-					return err
-				}
-			}
-			return nil
+			return writeMessageLines(out, in.Messages, a.redactor())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per line")
@@ -137,18 +126,7 @@ func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (t
 	if err != nil {
 		return in, f, err
 	}
-	return narrow(in, f), f, nil
-}
-
-// narrow keeps the messages the filter matches and regroups them; the batch
-// (what was read) is unchanged.
-func narrow(in triage.Inspection, f filter.Filter) triage.Inspection {
-	if f.Empty() {
-		return in
-	}
-	in.Messages = f.Apply(in.Messages)
-	in.Groups = triage.GroupMessages(in.Messages)
-	return in
+	return f.Narrow(in), f, nil
 }
 
 func (a *app) snapshotCommand() *cobra.Command {
@@ -215,7 +193,7 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 	}
 	defer done()
 	opts := a.browseOptions()
-	opts.Progress = progressTo(os.Stderr, "reading "+queue)
+	opts.Progress = progressTo(a.stderr, "reading "+queue)
 	in, err := triage.Inspect(ctx, r, queue, opts, a.redactor())
 	if err != nil {
 		if dc, ok := err.(*triage.DeliveryCostError); ok {
@@ -224,7 +202,7 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 		return in, err
 	}
 	if in.Batch.Truncated() {
-		fmt.Fprintf(os.Stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", len(in.Batch.Messages), in.Batch.Depth, queue)
+		fmt.Fprintf(a.stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", len(in.Batch.Messages), in.Batch.Depth, queue)
 	}
 	return in, nil
 }
@@ -246,116 +224,7 @@ func progressTo(w io.Writer, what string) func(read, expected int) {
 	}
 }
 
-// Output shapes. Field names are the documented JSON contract.
-
-type queueRow struct {
-	Vhost            string   `json:"vhost"`
-	Name             string   `json:"name"`
-	Type             string   `json:"type"`
-	Messages         int      `json:"messages"`
-	Parking          bool     `json:"parking"`
-	DeadLetteredFrom []string `json:"dead_lettered_from"`
-	PublishRate      float64  `json:"publish_rate"`
-}
-
-func queueRows(top triage.Topology, parking []triage.ParkingQueue) []queueRow {
-	byName := map[string]triage.ParkingQueue{}
-	for _, p := range parking {
-		byName[p.Name] = p
-	}
-	rows := make([]queueRow, 0, len(top.Queues))
-	for _, q := range top.Queues {
-		p, isParking := byName[q.Name]
-		from := []string{}
-		if isParking && p.DeadLetteredFrom != nil {
-			from = sanitizeAll(p.DeadLetteredFrom)
-		}
-		rows = append(rows, queueRow{
-			Vhost: sanitize.Line(top.Vhost), Name: sanitize.Line(q.Name), Type: q.Type,
-			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
-		})
-	}
-	slices.SortFunc(rows, func(a, b queueRow) int { return strings.Compare(a.Name, b.Name) })
-	return rows
-}
-
-type groupRow struct {
-	Reason     string   `json:"reason"`
-	ReasonCode string   `json:"reason_code"`
-	Count      int      `json:"count"`
-	Oldest     *string  `json:"oldest"`
-	Newest     *string  `json:"newest"`
-	EventTypes []string `json:"event_types"`
-}
-
-func groupRows(gs []triage.Group) []groupRow {
-	rows := make([]groupRow, 0, len(gs))
-	for _, g := range gs {
-		types := g.EventTypes
-		if types == nil {
-			types = []string{}
-		}
-		rows = append(rows, groupRow{
-			Reason: string(g.Reason), ReasonCode: g.ReasonCode, Count: g.Count,
-			Oldest: rfc3339(g.Oldest), Newest: rfc3339(g.Newest), EventTypes: types,
-		})
-	}
-	return rows
-}
-
-type messageJSON struct {
-	ID           string         `json:"id"`
-	Reason       string         `json:"reason"`
-	ReasonCode   string         `json:"reason_code"`
-	EventType    string         `json:"event_type"`
-	Attempts     int            `json:"attempts"`
-	Timeline     []triage.Event `json:"timeline"`
-	Headers      triage.Headers `json:"headers"`
-	Payload      string         `json:"payload"`
-	PayloadBytes int            `json:"payload_bytes"`
-	Redactions   int            `json:"redactions"`
-}
-
-func messageRow(t triage.Triaged, red *redact.Redactor) messageJSON {
-	headers, n := redact.Headers(t.Message.Headers, red)
-	if headers == nil {
-		headers = triage.Headers{}
-	}
-	timeline := t.Timeline
-	if timeline == nil {
-		timeline = []triage.Event{}
-	}
-	return messageJSON{
-		ID: t.ID, Reason: string(t.Reason), ReasonCode: t.ReasonCode, EventType: t.Envelope.EventType,
-		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
-		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + n,
-	}
-}
-
-func rfc3339(t time.Time) *string {
-	if t.IsZero() {
-		return nil
-	}
-	s := t.UTC().Format(time.RFC3339)
-	return &s
-}
-
-func sanitizeAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = sanitize.Line(s)
-	}
-	return out
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func printQueues(w io.Writer, rows []queueRow) error {
+func printQueues(w io.Writer, rows []QueueRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUEUE\tTYPE\tMESSAGES\tRATE/s\tPARKING\tDEAD-LETTERED FROM")
 	for _, r := range rows {
@@ -368,7 +237,7 @@ func printQueues(w io.Writer, rows []queueRow) error {
 	return tw.Flush()
 }
 
-func printGroups(w io.Writer, in triage.Inspection, f filter.Filter, rows []groupRow) error {
+func printGroups(w io.Writer, in triage.Inspection, f filter.Filter, rows []GroupRow) error {
 	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES")

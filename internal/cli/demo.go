@@ -1,8 +1,7 @@
-package main
+package cli
 
 import (
 	"bytes"
-	_ "embed"
 	"fmt"
 	"time"
 
@@ -12,18 +11,12 @@ import (
 	scenario "github.com/dlqt/dlqt/internal/demo" // "demo" names the command below
 )
 
-// demoSnapshot was captured from the scenarios of `dlqt demo load` on a real
-// RabbitMQ 3.10 (see `make demo-snapshot`), so the demo shows what the broker
-// really writes.
-//
-//go:embed testdata/demo.snapshot.json
-var demoSnapshot []byte
-
 // demoVhost is the only vhost `dlqt demo load` creates, empties or deletes.
 const demoVhost = "dlqt-demo"
 
-func openDemo() (*broker.Snapshot, error) {
-	s, err := broker.ReadSnapshot(bytes.NewReader(demoSnapshot))
+// openDemo reads the bundled demo snapshot the binary embeds.
+func (a *app) openDemo() (*broker.Snapshot, error) {
+	s, err := broker.ReadSnapshot(bytes.NewReader(a.assets.DemoSnapshot))
 	if err != nil {
 		return nil, fmt.Errorf("bundled demo snapshot: %w", err)
 	}

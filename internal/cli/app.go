@@ -1,14 +1,15 @@
-package main
+package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,13 +19,16 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
-	"github.com/dlqt/dlqt/internal/ui"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // app holds what the flags, the environment and the config file decided.
 // Precedence: flag, then DLQT_* environment variable, then config file,
 // then the default.
 type app struct {
+	assets Assets    // what the binary embeds
+	stderr io.Writer // progress, notes and notices; stdout is for results
+
 	amqpURL, mgmtURL, vhost  string
 	journalPath, actor, host string
 	configPath               string
@@ -45,7 +49,7 @@ type app struct {
 	// readOnly (--read-only, DLQT_READ_ONLY, read_only) refuses every
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
-	health   ui.HealthThresholds // the TUI's queue health thresholds
+	health   views.HealthThresholds // the TUI's queue health thresholds
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -198,7 +202,7 @@ func (a *app) brokerConfig() broker.Config {
 func (a *app) openReader(ctx context.Context) (r triage.Reader, close func(), err error) {
 	switch {
 	case a.demo:
-		s, err := openDemo()
+		s, err := a.openDemo()
 		return s, func() {}, err
 	case a.snapshotPath != "":
 		s, err := broker.OpenSnapshot(a.snapshotPath)
@@ -221,6 +225,22 @@ func (a *app) openJournal() (*journal.Journal, error) {
 	return journal.Open(a.journalPath, 2*time.Second)
 }
 
+// openForChange opens the journal, then dials the broker: a locked journal
+// must stop a discard or a replay before any message is held. The recorder
+// journals as the configured actor; done closes both.
+func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *broker.Live, done func(), err error) {
+	j, err := a.openJournal()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	live, err = broker.Dial(ctx, a.brokerConfig())
+	if err != nil {
+		j.Close()
+		return nil, nil, nil, err
+	}
+	return journal.NewRecorder(j, a.actor, a.host), live, func() { live.Close(); j.Close() }, nil
+}
+
 // redactedURL hides a URL's password for messages.
 func redactedURL(raw string) string {
 	u, err := url.Parse(raw)
@@ -232,8 +252,10 @@ func redactedURL(raw string) string {
 
 // brokerUnreachable tells "nothing answers" (fall back to the demo) from
 // "something answered and said no" (bad credentials, missing vhost), which
-// must never be papered over with demo data.
+// must never be papered over with demo data. The broker package keeps the
+// dial error under its one-line explanation, so this reads the error chain,
+// never the text.
 func brokerUnreachable(err error) bool {
 	var netErr *net.OpError
-	return errors.As(err, &netErr) || strings.Contains(err.Error(), "connection refused")
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr)
 }

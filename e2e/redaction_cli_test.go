@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/cli"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -42,7 +43,7 @@ func writeConfig(t *testing.T, text string) string {
 }
 
 // oneMessage runs `dlqt messages park --json` and decodes its only line.
-func oneMessage(t *testing.T, env []string, args ...string) messageJSON {
+func oneMessage(t *testing.T, env []string, args ...string) cli.MessageRow {
 	t.Helper()
 	r := runDlqt(t, env, args...)
 	if r.code != 0 {
@@ -50,7 +51,7 @@ func oneMessage(t *testing.T, env []string, args ...string) messageJSON {
 	}
 	sc := bufio.NewScanner(strings.NewReader(r.stdout))
 	sc.Buffer(nil, 1<<20)
-	var m messageJSON
+	var m cli.MessageRow
 	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &m) != nil || sc.Scan() {
 		t.Fatalf("want one JSON line, got:\n%s", r.stdout)
 	}

@@ -1,17 +1,14 @@
-package main
+package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dlqt/dlqt/internal/broker"
-	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
@@ -69,27 +66,11 @@ func (a *app) discardRequest(queue string, ids []string, group, reason string, w
 	if req.Reason == "" {
 		return req, usageError{errors.New("--reason TEXT is required: the journal keeps why messages were discarded")}
 	}
-	req.Selection.IDs = ids
-	if group != "" {
-		k, err := triage.ParseGroupKey(group)
-		if err != nil {
-			return req, usageError{err}
-		}
-		req.Selection.Group = &k
+	sel, err := a.selection(ids, group, where)
+	if err != nil {
+		return req, err
 	}
-	if len(where) > 0 {
-		if len(ids) > 0 {
-			return req, usageError{errors.New("--where narrows a group or the whole queue; --id already names the messages: use one or the other")}
-		}
-		f, err := a.parseWhere(where)
-		if err != nil {
-			return req, err
-		}
-		req.Selection.Where = &f
-	}
-	if err := req.Selection.Validate(); err != nil {
-		return req, usageError{fmt.Errorf("%w (--id ID ..., --group REASON[/CODE] or --where EXPR)", err)}
-	}
+	req.Selection = sel
 	return req, nil
 }
 
@@ -122,24 +103,17 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 	if a.demo || a.snapshotPath != "" {
 		return usageError{errors.New("discard --yes changes the broker: a snapshot is read-only")}
 	}
-	// The journal first: a locked journal must stop the discard before
-	// anything is held.
-	j, err := a.openJournal()
+	rec, live, done, err := a.openForChange(ctx)
 	if err != nil {
 		return err
 	}
-	defer j.Close()
-	live, err := broker.Dial(ctx, a.brokerConfig())
-	if err != nil {
-		return err
-	}
-	defer live.Close()
+	defer done()
 	top, err := live.Topology(ctx)
 	if err != nil {
 		return err
 	}
-	req.Browse.Progress = progressTo(os.Stderr, "holding "+req.Queue)
-	res, err := triage.Discard(ctx, live, top, journal.NewRecorder(j, a.actor, a.host), req)
+	req.Browse.Progress = progressTo(a.stderr, "holding "+req.Queue)
+	res, err := triage.Discard(ctx, live, top, rec, req)
 	if err != nil {
 		var dc *triage.DeliveryCostError
 		if errors.As(err, &dc) {

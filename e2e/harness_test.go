@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The tests of package main run the built dlqt binary: headless commands as
+// The tests of package e2e run the built dlqt binary: headless commands as
 // subprocesses, the TUI inside tmux, asserting on what a person would see.
 
 var dlqtBin string
@@ -25,18 +25,41 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	dlqtBin = filepath.Join(dir, "dlqt")
-	build := exec.Command("go", "build", "-o", dlqtBin, ".")
+	// The module root holds main.go; this package's directory is one below.
+	build := exec.Command("go", "build", "-o", dlqtBin, "..")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building dlqt for the end-to-end tests:", err)
 		os.Exit(1)
 	}
+	tmuxSocket = fmt.Sprintf("dlqt-e2e-%d", os.Getpid())
+	// A private tmux server that outlives its sessions: on the shared default
+	// one, killing the last session of one test let the server exit under
+	// the next test's new-session ("server exited unexpectedly").
+	if _, err := exec.LookPath("tmux"); err == nil {
+		if out, err := tmuxCmd("start-server", ";", "set-option", "-g", "exit-empty", "off").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "starting tmux for the end-to-end tests: %v: %s\n", err, out)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
 	for _, c := range cleanups {
 		c()
 	}
+	if out, err := tmuxCmd("display-message", "-p", "#{socket_path}").Output(); err == nil {
+		tmuxCmd("kill-server").Run()
+		os.Remove(strings.TrimSpace(string(out))) // tmux leaves the socket file
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// tmuxSocket names this test run's own tmux server (tmux -L).
+var tmuxSocket string
+
+// tmuxCmd is a tmux command on this run's server.
+func tmuxCmd(args ...string) *exec.Cmd {
+	return exec.Command("tmux", append([]string{"-L", tmuxSocket}, args...)...)
 }
 
 // isolatedEnv keeps a test's dlqt away from the user's config, journal and
@@ -109,14 +132,14 @@ func startTerm(t *testing.T, w, h int, env []string, args ...string) *term {
 		if t.Failed() {
 			t.Logf("screen at failure:\n%s", s.screen())
 		}
-		exec.Command("tmux", "kill-session", "-t", s.session).Run()
+		tmuxCmd("kill-session", "-t", s.session).Run()
 	})
 	return s
 }
 
 func (s *term) tmux(args ...string) string {
 	s.t.Helper()
-	out, err := exec.Command("tmux", args...).CombinedOutput()
+	out, err := tmuxCmd(args...).CombinedOutput()
 	if err != nil {
 		s.t.Fatalf("tmux %v: %v: %s", args, err, out)
 	}
@@ -125,7 +148,7 @@ func (s *term) tmux(args ...string) string {
 
 // screen is what the pane shows now, as plain text.
 func (s *term) screen() string {
-	out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", s.session).CombinedOutput()
+	out, _ := tmuxCmd("capture-pane", "-p", "-t", s.session).CombinedOutput()
 	return string(out)
 }
 
@@ -200,7 +223,7 @@ func (s *term) waitGone(text string) string {
 
 // exited reports whether dlqt's process has ended.
 func (s *term) exited() bool {
-	out, _ := exec.Command("tmux", "display-message", "-p", "-t", s.session, "#{pane_dead}").CombinedOutput()
+	out, _ := tmuxCmd("display-message", "-p", "-t", s.session, "#{pane_dead}").CombinedOutput()
 	return strings.TrimSpace(string(out)) == "1"
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
-	"github.com/dlqt/dlqt/internal/broker"
-	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
@@ -104,35 +103,9 @@ func (f replayFlags) options(allow []string) (replay.Options, error) {
 	return o, nil
 }
 
-func (f replayFlags) selection(a *app) (triage.Selection, error) {
-	var sel triage.Selection
-	sel.IDs = f.ids
-	if f.group != "" {
-		k, err := triage.ParseGroupKey(f.group)
-		if err != nil {
-			return sel, usageError{err}
-		}
-		sel.Group = &k
-	}
-	if len(f.where) > 0 {
-		if len(f.ids) > 0 {
-			return sel, usageError{errors.New("--where narrows a group or the whole queue; --id already names the messages: use one or the other")}
-		}
-		w, err := a.parseWhere(f.where)
-		if err != nil {
-			return sel, err
-		}
-		sel.Where = &w
-	}
-	if err := sel.Validate(); err != nil {
-		return sel, usageError{err}
-	}
-	return sel, nil
-}
-
 func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	ctx := cmd.Context()
-	sel, err := f.selection(a)
+	sel, err := a.selection(f.ids, f.group, f.where)
 	if err != nil {
 		return err
 	}
@@ -182,27 +155,29 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 	}
 	plan := st.ResumePlan()
 	plan.Options.AutoRamp = true // headless: nobody is there to press ramp-up
-	c := st.Counts()
-	fmt.Fprintf(cmd.OutOrStdout(), "resuming replay %s of %s: %d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n"+
-		"A message published but not yet confirmed when dlqt stopped is published again: it may be delivered twice.\n",
-		st.ID, st.Queue, c[replay.OutcomeConfirmed], c[replay.OutcomeFailedAgain], c[replay.OutcomeReturned],
-		len(plan.Items)-c[replay.OutcomeConfirmed]-c[replay.OutcomeFailedAgain]-c[replay.OutcomeReturned])
+	fmt.Fprint(cmd.OutOrStdout(), resumeNotice(st.ID, st.Queue, len(plan.Items), st.Counts()))
 	return a.runReplay(cmd.Context(), cmd, plan)
+}
+
+// resumeNotice says what resuming a replay of items messages does, from the
+// outcomes journalled before the interruption: a confirmed message's source
+// is acked without a new publish, a failed-again or returned one stays where
+// it went, and every other one is published (again, if it was in flight).
+func resumeNotice(id, queue string, items int, c map[replay.Outcome]int) string {
+	confirmed, failed, returned := c[replay.OutcomeConfirmed], c[replay.OutcomeFailedAgain], c[replay.OutcomeReturned]
+	return fmt.Sprintf("resuming replay %s of %s: %d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n"+
+		"A message published but not yet confirmed when dlqt stopped is published again: it may be delivered twice.\n",
+		id, queue, confirmed, failed, returned, items-confirmed-failed-returned)
 }
 
 // runReplay carries out a plan headless: progress on stderr, the result on
 // stdout, a non-zero exit when a threshold stopped it.
 func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Plan) error {
-	j, err := a.openJournal()
+	rec, live, done, err := a.openForChange(ctx)
 	if err != nil {
 		return err
 	}
-	defer j.Close()
-	live, err := broker.Dial(ctx, a.brokerConfig())
-	if err != nil {
-		return err
-	}
-	defer live.Close()
+	defer done()
 	port, err := live.OpenReplay(ctx, plan.ID, plan.Queue)
 	if err != nil {
 		return err
@@ -214,7 +189,7 @@ func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Pla
 	for _, n := range port.Notes() {
 		fmt.Fprintln(errw, "dlqt: note:", n)
 	}
-	res, err := replay.Run(ctx, plan, port, journal.NewRecorder(j, a.actor, a.host), nil, progressLines(errw))
+	res, err := replay.Run(ctx, plan, port, rec, nil, progressLines(errw))
 	printResult(cmd.OutOrStdout(), res)
 	switch {
 	case err != nil:
@@ -279,7 +254,7 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 	for _, t := range p.Sample {
 		// The payload is redacted and sanitised, and pretty-printed: one line here.
 		payload := strings.Join(strings.Fields(t.Payload), " ")
-		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", t.ID, t.Reason, dash(t.ReasonCode), clip(payload, 100))
+		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", t.ID, t.Reason, dash(t.ReasonCode), ansi.Truncate(payload, 100, "…"))
 	}
 	if p.Allowed {
 		fmt.Fprintln(w, "  allowed: yes")
@@ -302,12 +277,4 @@ func printResult(w io.Writer, r replay.Result) {
 	if r.StoppedBecause != "" {
 		fmt.Fprintln(w, "stopped:", sanitize.Line(r.StoppedBecause))
 	}
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

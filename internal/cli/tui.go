@@ -1,9 +1,8 @@
-package main
+package cli
 
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
@@ -17,7 +16,7 @@ func (a *app) runTUI(ctx context.Context) error {
 	if len(a.keymap) > 0 {
 		userKeys = a.keymap
 	}
-	keys, err := ui.LoadKeyMap(defaultKeymap, userKeys)
+	keys, err := ui.LoadKeyMap(a.assets.Keymap, userKeys)
 	if err != nil {
 		return usageError{fmt.Errorf("key bindings: %w", err)}
 	}
@@ -27,9 +26,9 @@ func (a *app) runTUI(ctx context.Context) error {
 	if err != nil && a.demoFallback && !a.demo && a.snapshotPath == "" && brokerUnreachable(err) {
 		// DEMO first: a narrow status line cuts the end, never the warning.
 		notice = fmt.Sprintf("DEMO data: no broker answered at %s (%v)", redactedURL(a.amqpURL), err)
-		fmt.Fprintln(os.Stderr, "dlqt:", notice)
+		fmt.Fprintln(a.stderr, "dlqt:", notice)
 		var demo triage.Reader
-		demo, err = openDemo()
+		demo, err = a.openDemo()
 		r, closeReader = demo, func() {}
 	}
 	if err != nil {

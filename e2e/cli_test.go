@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlqt/dlqt/internal/cli"
 	"github.com/dlqt/dlqt/internal/demo"
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -29,8 +30,8 @@ func decodeJSON[T any](t *testing.T, r result) T {
 
 func TestQueuesJSONMarksExactlyTheParkingQueues(t *testing.T) {
 	cfg, scen := scenarioVhost(t)
-	rows := decodeJSON[[]queueRow](t, runDlqt(t, brokerEnv(t, cfg), "queues", "--json"))
-	byName := map[string]queueRow{}
+	rows := decodeJSON[[]cli.QueueRow](t, runDlqt(t, brokerEnv(t, cfg), "queues", "--json"))
+	byName := map[string]cli.QueueRow{}
 	for _, r := range rows {
 		if r.Vhost != cfg.Vhost {
 			t.Errorf("queue %s: vhost %q, want %q", r.Name, r.Vhost, cfg.Vhost)
@@ -65,7 +66,7 @@ func TestGroupsJSONMatchWhatTheBrokerProduced(t *testing.T) {
 			continue // TestGroupsRefuseQuorumDeliveryCost
 		}
 		t.Run(p.Queue, func(t *testing.T) {
-			rows := decodeJSON[[]groupRow](t, runDlqt(t, env, "groups", p.Queue, "--json"))
+			rows := decodeJSON[[]cli.GroupRow](t, runDlqt(t, env, "groups", p.Queue, "--json"))
 			var got []demo.GroupCount
 			for _, r := range rows {
 				got = append(got, demo.GroupCount{Reason: triage.Reason(r.Reason), ReasonCode: r.ReasonCode, Count: r.Count})
@@ -156,7 +157,7 @@ func TestMessagesJSONAreRedactedSanitisedAndLeaveTheQueueAsItWas(t *testing.T) {
 	if totalRedactions == 0 {
 		t.Error("the scenarios plant secrets, yet nothing was redacted")
 	}
-	rows := decodeJSON[[]queueRow](t, runDlqt(t, env, "queues", "--json"))
+	rows := decodeJSON[[]cli.QueueRow](t, runDlqt(t, env, "queues", "--json"))
 	for _, row := range rows {
 		if want, ok := scen.Depths[row.Name]; ok && row.Messages != want {
 			t.Errorf("after browsing, %s holds %d messages, want %d", row.Name, row.Messages, want)
@@ -192,7 +193,7 @@ func TestSnapshotFileReadsLikeTheBroker(t *testing.T) {
 
 func TestDemoNeedsNoBroker(t *testing.T) {
 	env := append(isolatedEnv(t), "DLQT_AMQP_URL=amqp://guest:guest@127.0.0.1:1/", "DLQT_MGMT_URL=http://127.0.0.1:1")
-	rows := decodeJSON[[]queueRow](t, runDlqt(t, env, "--demo", "queues", "--json"))
+	rows := decodeJSON[[]cli.QueueRow](t, runDlqt(t, env, "--demo", "queues", "--json"))
 	parking := 0
 	for _, r := range rows {
 		if r.Parking {
@@ -202,7 +203,7 @@ func TestDemoNeedsNoBroker(t *testing.T) {
 	if parking < 3 {
 		t.Errorf("the demo snapshot shows %d parking queues; it should show the scenarios", parking)
 	}
-	groups := decodeJSON[[]groupRow](t, runDlqt(t, env, "--demo", "groups", "billing.parking", "--json"))
+	groups := decodeJSON[[]cli.GroupRow](t, runDlqt(t, env, "--demo", "groups", "billing.parking", "--json"))
 	reasons := map[string]bool{}
 	for _, g := range groups {
 		reasons[g.Reason] = true

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dlqt/dlqt/internal/triage/redact"
-	"github.com/dlqt/dlqt/internal/ui"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // fileConfig is the optional YAML config file. Unknown keys are an error,
@@ -45,7 +45,7 @@ type fileConfig struct {
 	ReadOnly bool `yaml:"read_only"`
 	// Health colours the TUI's queues screen (rate_warn, rate_crit in msg/s,
 	// age_warn, age_crit as durations, depth_warn, depth_crit).
-	Health ui.HealthThresholds `yaml:"health"`
+	Health views.HealthThresholds `yaml:"health"`
 }
 
 // redactionConfig is the redaction section: secrets by key name, by JSON

@@ -1,8 +1,7 @@
-package main
+package e2e
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -63,6 +62,7 @@ func TestTUIWalksTheFourScreensAndTagsIntoTheJournal(t *testing.T) {
 	// body with the planted escapes and the binary body
 	s.keys("Enter")
 	scr = s.waitFor("leg-0005", "leg-0006")
+	assertClean(t, s, scen, scr)
 
 	// 4. one message: the escape shows as visible text, the password is masked
 	s.keys("Enter")
@@ -120,7 +120,7 @@ func TestTUIAt80x24WithoutColourShowsTheAttemptTimeline(t *testing.T) {
 		assertClean(t, s, scen, scr)
 	}
 
-	styled, _ := exec.Command("tmux", "capture-pane", "-p", "-e", "-t", s.session).CombinedOutput()
+	styled, _ := tmuxCmd("capture-pane", "-p", "-e", "-t", s.session).CombinedOutput()
 	if sgr := colourSGR(string(styled)); sgr != "" {
 		t.Errorf("NO_COLOR is set, yet the screen carries colour (%q)", sgr)
 	}

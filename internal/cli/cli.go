@@ -1,0 +1,96 @@
+// Package cli is dlqt's command line: the cobra commands, how flags, the
+// environment and the config file decide the settings, and the headless
+// output (the JSON contract and the plain tables) for scripts and people.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Assets are the files the binary embeds: the default key bindings and the
+// bundled demo snapshot.
+type Assets struct {
+	Keymap       []byte // keymap.yaml
+	DemoSnapshot []byte // testdata/demo.snapshot.json
+}
+
+// Exit codes: 0 done, 1 the work failed, 2 dlqt could not understand the
+// command line.
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks errors in how dlqt was called (exit 2), as opposed to
+// failures while doing the work (exit 1).
+type usageError struct{ error }
+
+// Main runs dlqt with args (without the program name) and returns the exit
+// code; an error is one line on stderr.
+func Main(ctx context.Context, args []string, assets Assets, stdout, stderr io.Writer) int {
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
+	}
+	root := newRootCommand(assets, stderr)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "dlqt:", err)
+	}
+	return exitCode(err)
+}
+
+// exitCode is 0 for success, exitUsage for a usage error, else exitFailure.
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		return exitUsage
+	}
+	return exitFailure
+}
+
+func newRootCommand(assets Assets, stderr io.Writer) *cobra.Command {
+	a := &app{assets: assets, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "dlqt",
+		Short: "Triage RabbitMQ dead-letter and parking queues",
+		Long: `dlqt lists the parking queues of a RabbitMQ vhost, groups their messages by
+why they died, and shows each message as a decoded, redacted envelope with
+its attempt timeline. Browsing puts every message back: the only trace it
+leaves is the redelivered flag (and, on quorum queues, a delivery count, which
+dlqt asks about first).`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.resolve(cmd)
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runTUI(cmd.Context())
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	a.bindFlags(root)
+	root.AddCommand(
+		a.queuesCommand(),
+		a.groupsCommand(),
+		a.messagesCommand(),
+		a.snapshotCommand(),
+		a.demoCommand(),
+		a.discardCommand(),
+		a.replayCommand(),
+		a.journalCommand(),
+		a.doctorCommand(),
+	)
+	return root
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
+	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
+)
+
+// The JSON output of the headless commands (--json) is a contract with
+// scripts: the field names, and that a list is [] and never null, stay put.
+
+// QueueRow is one element of `dlqt queues --json`.
+type QueueRow struct {
+	Vhost            string   `json:"vhost"`
+	Name             string   `json:"name"`
+	Type             string   `json:"type"`
+	Messages         int      `json:"messages"`
+	Parking          bool     `json:"parking"`
+	DeadLetteredFrom []string `json:"dead_lettered_from"`
+	PublishRate      float64  `json:"publish_rate"`
+}
+
+// queueRows lists every queue of the topology by name, parking ones marked
+// with the queues that dead-letter into them.
+func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
+	byName := map[string]triage.ParkingQueue{}
+	for _, p := range parking {
+		byName[p.Name] = p
+	}
+	rows := make([]QueueRow, 0, len(top.Queues))
+	for _, q := range top.Queues {
+		p, isParking := byName[q.Name]
+		from := []string{}
+		if isParking && p.DeadLetteredFrom != nil {
+			from = sanitizeAll(p.DeadLetteredFrom)
+		}
+		rows = append(rows, QueueRow{
+			Vhost: sanitize.Line(top.Vhost), Name: sanitize.Line(q.Name), Type: q.Type,
+			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
+		})
+	}
+	slices.SortFunc(rows, func(a, b QueueRow) int { return strings.Compare(a.Name, b.Name) })
+	return rows
+}
+
+// GroupRow is one element of `dlqt groups QUEUE --json`.
+type GroupRow struct {
+	Reason     string   `json:"reason"`
+	ReasonCode string   `json:"reason_code"`
+	Count      int      `json:"count"`
+	Oldest     *string  `json:"oldest"`
+	Newest     *string  `json:"newest"`
+	EventTypes []string `json:"event_types"`
+}
+
+// groupRows shows a group's ages as RFC 3339 UTC, null when unknown.
+func groupRows(gs []triage.Group) []GroupRow {
+	rows := make([]GroupRow, 0, len(gs))
+	for _, g := range gs {
+		types := g.EventTypes
+		if types == nil {
+			types = []string{}
+		}
+		rows = append(rows, GroupRow{
+			Reason: string(g.Reason), ReasonCode: g.ReasonCode, Count: g.Count,
+			Oldest: rfc3339(g.Oldest), Newest: rfc3339(g.Newest), EventTypes: types,
+		})
+	}
+	return rows
+}
+
+// MessageRow is one line of `dlqt messages QUEUE --json`.
+type MessageRow struct {
+	ID           string         `json:"id"`
+	Reason       string         `json:"reason"`
+	ReasonCode   string         `json:"reason_code"`
+	EventType    string         `json:"event_type"`
+	Attempts     int            `json:"attempts"`
+	Timeline     []triage.Event `json:"timeline"`
+	Headers      triage.Headers `json:"headers"`
+	Payload      string         `json:"payload"`
+	PayloadBytes int            `json:"payload_bytes"`
+	Redactions   int            `json:"redactions"`
+}
+
+// messageRow carries the redacted payload and headers; Redactions counts
+// both.
+func messageRow(t triage.Triaged, red *redact.Redactor) MessageRow {
+	headers, n := redact.Headers(t.Message.Headers, red)
+	if headers == nil {
+		headers = triage.Headers{}
+	}
+	timeline := t.Timeline
+	if timeline == nil {
+		timeline = []triage.Event{}
+	}
+	return MessageRow{
+		ID: t.ID, Reason: string(t.Reason), ReasonCode: t.ReasonCode, EventType: t.Envelope.EventType,
+		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
+		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + n,
+	}
+}
+
+func rfc3339(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339)
+	return &s
+}
+
+func sanitizeAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = sanitize.Line(s)
+	}
+	return out
+}
+
+// writeJSON writes v indented, with <, > and & as they are.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeMessageLines writes one MessageRow per line (JSON Lines), so a script
+// can stream a large queue.
+func writeMessageLines(w io.Writer, ms []triage.Triaged, red *redact.Redactor) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i := range ms {
+		if err := enc.Encode(messageRow(ms[i], red)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFindingsJSON writes the doctor's findings, [] when there are none.
+func writeFindingsJSON(w io.Writer, fs []doctor.Finding) error {
+	if fs == nil {
+		fs = []doctor.Finding{}
+	}
+	return writeJSON(w, fs)
+}

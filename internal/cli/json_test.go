@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
+	"github.com/dlqt/dlqt/internal/triage/redact"
+)
+
+// The JSON output is a contract with scripts: these tests pin its exact
+// text for the shapes that are easy to break (null lists, missing times,
+// escapes, names out of order).
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := writeJSON(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestQueueRowsJSON(t *testing.T) {
+	top := triage.Topology{Vhost: "prod\x1b[2J", Queues: []triage.Queue{
+		{Name: "orders", Type: "classic", Messages: 3, PublishRate: 1.5},
+		{Name: "billing.parking", Type: "quorum", Messages: 7},
+		{Name: "audit.parking", Type: "classic"},
+	}}
+	parking := []triage.ParkingQueue{
+		{Queue: triage.Queue{Name: "billing.parking"}, DeadLetteredFrom: []string{"billing", "pay\nments"}},
+		{Queue: triage.Queue{Name: "audit.parking"}}, // found by name: nothing dead-letters into it
+	}
+	tests := []struct {
+		name    string
+		top     triage.Topology
+		parking []triage.ParkingQueue
+		want    string
+	}{
+		{"no queues is an empty array", triage.Topology{Vhost: "/"}, nil, "[]\n"},
+		{"sorted by name, parking marked, names sanitised", top, parking, `[
+  {
+    "vhost": "prod\\x1b[2J",
+    "name": "audit.parking",
+    "type": "classic",
+    "messages": 0,
+    "parking": true,
+    "dead_lettered_from": [],
+    "publish_rate": 0
+  },
+  {
+    "vhost": "prod\\x1b[2J",
+    "name": "billing.parking",
+    "type": "quorum",
+    "messages": 7,
+    "parking": true,
+    "dead_lettered_from": [
+      "billing",
+      "pay\\nments"
+    ],
+    "publish_rate": 0
+  },
+  {
+    "vhost": "prod\\x1b[2J",
+    "name": "orders",
+    "type": "classic",
+    "messages": 3,
+    "parking": false,
+    "dead_lettered_from": [],
+    "publish_rate": 1.5
+  }
+]
+`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := jsonOf(t, queueRows(tc.top, tc.parking)); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestGroupRowsJSON(t *testing.T) {
+	oldest := time.Date(2026, 11, 30, 9, 0, 0, 0, time.FixedZone("CET", 3600))
+	tests := []struct {
+		name   string
+		groups []triage.Group
+		want   string
+	}{
+		{"no groups is an empty array", nil, "[]\n"},
+		{"times in UTC, unknown times null, no event types an empty array", []triage.Group{
+			{Reason: triage.ReasonRejected, ReasonCode: "address_invalid", Count: 2, Oldest: oldest, Newest: oldest.Add(time.Hour), EventTypes: []string{"order.created"}},
+			{Reason: triage.ReasonPublished, Count: 1},
+		}, `[
+  {
+    "reason": "rejected",
+    "reason_code": "address_invalid",
+    "count": 2,
+    "oldest": "2026-11-30T08:00:00Z",
+    "newest": "2026-11-30T09:00:00Z",
+    "event_types": [
+      "order.created"
+    ]
+  },
+  {
+    "reason": "published",
+    "reason_code": "",
+    "count": 1,
+    "oldest": null,
+    "newest": null,
+    "event_types": []
+  }
+]
+`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := jsonOf(t, groupRows(tc.groups)); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMessageLinesRedactHeadersAndKeepHTMLCharacters(t *testing.T) {
+	died := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	ms := []triage.Triaged{
+		{
+			ID: "m-1", Reason: triage.ReasonRejected, ReasonCode: "tax_profile_missing", Attempts: 3,
+			Envelope: triage.Envelope{EventType: "customer.updated"},
+			Message:  triage.Message{Headers: triage.Headers{"authorization": "Bearer abc.def.ghi", "x-note": "a<b & c>d"}},
+			Timeline: []triage.Event{{Time: died, Kind: triage.EventDeath, Queue: "billing", Reason: "rejected", Count: 3}},
+			Payload:  `{"note":"<b>"}`, PayloadBytes: 14, Redactions: 1,
+		},
+		{ID: "m-2", Reason: triage.ReasonPublished, Payload: "plain", PayloadBytes: 5}, // no headers, no timeline
+	}
+	var b bytes.Buffer
+	if err := writeMessageLines(&b, ms, redact.New()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want one line per message, got %d:\n%s", len(lines), b.String())
+	}
+	want := []string{
+		`{"id":"m-1","reason":"rejected","reason_code":"tax_profile_missing","event_type":"customer.updated","attempts":3,` +
+			`"timeline":[{"time":"2026-11-30T10:00:00Z","kind":"death","queue":"billing","reason":"rejected","count":3}],` +
+			`"headers":{"authorization":"` + maskedHeader(t, "Bearer abc.def.ghi") + `","x-note":"a<b & c>d"},` +
+			`"payload":"{\"note\":\"<b>\"}","payload_bytes":14,"redactions":2}`,
+		`{"id":"m-2","reason":"published","reason_code":"","event_type":"","attempts":0,"timeline":[],"headers":{},"payload":"plain","payload_bytes":5,"redactions":0}`,
+	}
+	for i := range want {
+		if lines[i] != want[i] {
+			t.Errorf("line %d\n got %s\nwant %s", i+1, lines[i], want[i])
+		}
+	}
+	if strings.Contains(b.String(), "abc.def.ghi") {
+		t.Error("the authorization header reached the output")
+	}
+}
+
+// maskedHeader is what the default redactor shows for a secret header, so
+// the test pins the JSON shape without restating the mask style.
+func maskedHeader(t *testing.T, v string) string {
+	t.Helper()
+	h, n := redact.Headers(triage.Headers{"authorization": v}, redact.New())
+	s, ok := h["authorization"].(string)
+	if n != 1 || !ok || s == v {
+		t.Fatalf("the default redactor left authorization as %v (%d redactions)", h["authorization"], n)
+	}
+	return s
+}
+
+func TestFindingsJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeFindingsJSON(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "[]\n" {
+		t.Errorf("no findings = %q, want []", b.String())
+	}
+	b.Reset()
+	fs := []doctor.Finding{{Kind: "maxlen-without-dlx", Severity: doctor.SeverityWarning, Queue: "orders", Detail: "x-max-length 10 & no DLX", Fix: "set a dead-letter exchange"}}
+	if err := writeFindingsJSON(&b, fs); err != nil {
+		t.Fatal(err)
+	}
+	want := `[
+  {
+    "kind": "maxlen-without-dlx",
+    "severity": "warning",
+    "queue": "orders",
+    "exchange": "",
+    "detail": "x-max-length 10 & no DLX",
+    "fix": "set a dead-letter exchange"
+  }
+]
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

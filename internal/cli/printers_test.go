@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
+	"github.com/dlqt/dlqt/internal/triage/replay"
+)
+
+// The plain-text plan and result are read by a person before and after a
+// replay: these pin the lines that say what goes where and what happened.
+
+func TestPrintPlan(t *testing.T) {
+	k := triage.GroupKey{Reason: triage.ReasonRejected, Code: "address_invalid"}
+	p := replay.Plan{
+		ID: "r-1", Vhost: "prod", Queue: "billing.parking", Selection: triage.Selection{Group: &k},
+		Items: make([]replay.Item, 3),
+		Destinations: []replay.Destination{
+			{Route: triage.Route{Exchange: "billing", RoutingKey: "invoice"}, Count: 2, Original: true, Allowed: true, Queues: []string{"billing"}},
+			{Route: triage.Route{RoutingKey: "side\x1b[2J"}, Count: 1},
+		},
+		Missing:  []string{"m-9"},
+		Sample:   []triage.Triaged{{ID: "m-1", Reason: triage.ReasonRejected, Payload: "{\n  \"a\": 1\n}"}},
+		Problems: []string{"destination :side is not in replay.allow"},
+		Options:  replay.Options{Canary: 5, CanaryRate: 1, Observe: 30 * time.Second, Rate: 50},
+	}
+	in := triage.Inspection{Batch: triage.Batch{Depth: 900, Messages: make([]triage.Message, 500)}}
+	var b bytes.Buffer
+	printPlan(&b, p, in)
+	want := `replay r-1: 3 message(s) of billing.parking (group rejected/address_invalid), vhost prod
+  only the first 500 of 900 messages were read (--limit): a group covers those
+  -> billing:invoice  2 message(s), original route, reaches billing
+  -> :side\x1b[2J  1 message(s), not allowed, reaches no queue
+  not found in the queue: m-9
+  sample m-1  rejected/-  { "a": 1 }
+  allowed: no
+  problem: destination :side is not in replay.allow
+  canary 5 at 1.0 msg/s, observe 30s, then up to 50.0 msg/s; at-least-once: a duplicate is possible after a crash
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestPlanSampleIsClippedToTerminalCells(t *testing.T) {
+	p := replay.Plan{ID: "r-1", Sample: []triage.Triaged{{ID: "m-1", Reason: triage.ReasonRejected, Payload: strings.Repeat("注", 80)}}}
+	var b bytes.Buffer
+	printPlan(&b, p, triage.Inspection{})
+	want := "  sample m-1  rejected/-  " + strings.Repeat("注", 49) + "…\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("want the sample clipped to 100 cells:\n%s", b.String())
+	}
+}
+
+func TestPrintResult(t *testing.T) {
+	var b bytes.Buffer
+	printResult(&b, replay.Result{ID: "r-1", Resolved: 5, FailedAgain: 1, Untouched: 94, Published: 6})
+	if want := "replay r-1: resolved 5, failed again 1, returned 0, untouched 94 (published 6)\n"; b.String() != want {
+		t.Errorf("stopped early: got %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	printResult(&b, replay.Result{ID: "r-2", Resolved: 100, Published: 100, PacedPublished: 95, PacedElapsed: 1900 * time.Millisecond,
+		StoppedBecause: "destination backlog\ngrew"})
+	want := "replay r-2: resolved 100, failed again 0, returned 0, untouched 0 (published 100)\n" +
+		"paced: 95 published in 1.9s, 50.0 msg/s\n" +
+		"stopped: destination backlog\\ngrew\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+}
+
+func TestPrintFindings(t *testing.T) {
+	var b bytes.Buffer
+	if err := printFindings(&b, "prod", nil); err != nil || !strings.HasPrefix(b.String(), "vhost prod: no findings.") {
+		t.Errorf("no findings: %q, %v", b.String(), err)
+	}
+	b.Reset()
+	fs := []doctor.Finding{
+		{Kind: "dlx-missing-exchange", Severity: doctor.SeverityError, Queue: "orders", Exchange: "gone",
+			Detail: "dead letters of orders go to exchange gone, which does not exist, so the broker drops them",
+			Fix:    "declare exchange gone"},
+		{Kind: "maxlen-without-dlx", Severity: doctor.SeverityWarning, Queue: "q", Detail: "drops the oldest", Fix: "add a DLX"},
+	}
+	if err := printFindings(&b, "prod", fs); err != nil {
+		t.Fatal(err)
+	}
+	want := `vhost prod: 2 finding(s): 1 error, 1 warning, 0 advisory
+
+ERROR  dlx-missing-exchange  queue orders  exchange gone
+  dead letters of orders go to exchange gone, which does not exist, so the
+  broker drops them
+  Fix: declare exchange gone
+
+WARNING  maxlen-without-dlx  queue q
+  drops the oldest
+  Fix: add a DLX
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
