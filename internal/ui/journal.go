@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // journalMsg answers a read of the whole journal with its chain check.
@@ -74,8 +75,21 @@ func (m *Model) onJournal(msg journalMsg) tea.Cmd {
 		m.setErr(fmt.Errorf("reading the journal: %w", msg.err))
 		return nil
 	}
-	m.journalV.SetEntries(msg.entries, msg.verifyErr)
+	m.journalV.SetEntries(journalRows(msg.entries), msg.verifyErr)
 	return nil
+}
+
+// journalRows are the journal's entries as the journal screen shows them.
+func journalRows(es []journal.Entry) []views.JournalEntry {
+	rows := make([]views.JournalEntry, len(es))
+	for i, e := range es {
+		rows[i] = views.JournalEntry{
+			Seq: e.Seq, Time: e.Time, Actor: e.Actor, Host: e.Host, Action: e.Action, Vhost: e.Vhost,
+			Queue: e.Queue, MessageIDs: e.MessageIDs, Reason: e.Reason, Details: e.Details,
+			PrevHash: e.PrevHash, Hash: e.Hash,
+		}
+	}
+	return rows
 }
 
 // journalKey handles the journal screen's own keys.

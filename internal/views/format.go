@@ -8,31 +8,41 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// fit truncates s to w cells with "…" and pads it to exactly w cells, so
-// columns line up and never wrap.
-func fit(s string, w int) string {
+// Fit truncates s to w cells with "…" and pads it to exactly w cells, so
+// columns line up and never wrap (and a reversed status bar spans the line).
+// Cells, not bytes: a wide rune takes two.
+func Fit(s string, w int) string { return fitAligned(s, w, false) }
+
+// fitRight is Fit for numbers: right-aligned.
+func fitRight(s string, w int) string { return fitAligned(s, w, true) }
+
+func fitAligned(s string, w int, right bool) string {
 	if w <= 0 {
 		return ""
 	}
 	s = ansi.Truncate(s, w, "…")
-	if n := ansi.StringWidth(s); n < w {
-		s += strings.Repeat(" ", w-n)
+	n := ansi.StringWidth(s)
+	if n >= w {
+		return s
 	}
-	return s
+	if right {
+		return strings.Repeat(" ", w-n) + s
+	}
+	return s + strings.Repeat(" ", w-n)
 }
 
-// fitRight is fit for numbers: right-aligned.
-func fitRight(s string, w int) string {
-	if w <= 0 {
-		return ""
+// SanitizeAll is triage.SanitizeLine of each string, for lists of broker
+// names.
+func SanitizeAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = triage.SanitizeLine(s)
 	}
-	s = ansi.Truncate(s, w, "…")
-	if n := ansi.StringWidth(s); n < w {
-		s = strings.Repeat(" ", w-n) + s
-	}
-	return s
+	return out
 }
 
 // Count formats n with thousands separators: 48210 -> "48,210".

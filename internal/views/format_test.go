@@ -36,16 +36,16 @@ func TestAge(t *testing.T) {
 }
 
 func TestFitTruncatesWithEllipsisAndPads(t *testing.T) {
-	if got := fit("orders.dead-letter.queue", 10); got != "orders.de…" {
+	if got := Fit("orders.dead-letter.queue", 10); got != "orders.de…" {
 		t.Errorf("fit = %q", got)
 	}
-	if got := fit("ab", 4); got != "ab  " {
+	if got := Fit("ab", 4); got != "ab  " {
 		t.Errorf("fit = %q", got)
 	}
 	if got := fitRight("7", 3); got != "  7" {
 		t.Errorf("fitRight = %q", got)
 	}
-	if got := fit("日本語テキスト", 7); ansi.StringWidth(got) != 7 {
+	if got := Fit("日本語テキスト", 7); ansi.StringWidth(got) != 7 {
 		t.Errorf("fit of wide runes = %q, %d cells", got, ansi.StringWidth(got))
 	}
 }

@@ -170,7 +170,7 @@ func (p *page) field(label, value string) {
 		if i == 0 {
 			l = label
 		}
-		p.lines = append(p.lines, "  "+p.st.Label.Render(fit(l, labelWidth))+part)
+		p.lines = append(p.lines, "  "+p.st.Label.Render(Fit(l, labelWidth))+part)
 	}
 }
 
@@ -318,7 +318,7 @@ func when(now, t time.Time) string {
 // timelineLine is one step of the attempt timeline.
 func timelineLine(e triage.Event) string {
 	s := triage.SanitizeLine
-	parts := []string{fit(stamp(e.Time), 20), fit(string(e.Kind), 11)}
+	parts := []string{Fit(stamp(e.Time), 20), Fit(string(e.Kind), 11)}
 	if e.Queue != "" {
 		parts = append(parts, s(e.Queue))
 	}

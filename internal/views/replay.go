@@ -82,7 +82,7 @@ func (r *Replay) View() string {
 const replayLabel = 13
 
 func (r *Replay) row(b *strings.Builder, label, value string) {
-	b.WriteString(r.ctx.Styles.Label.Render(fit(label, replayLabel)))
+	b.WriteString(r.ctx.Styles.Label.Render(Fit(label, replayLabel)))
 	b.WriteString(value)
 	b.WriteByte('\n')
 }
@@ -123,7 +123,7 @@ func (r *Replay) dryRun() string {
 		}
 		reach := "reaches no queue"
 		if len(d.Queues) > 0 {
-			reach = "→ " + strings.Join(sanitizeAll(d.Queues), ", ")
+			reach = "→ " + strings.Join(SanitizeAll(d.Queues), ", ")
 		}
 		line := fmt.Sprintf("%s  %d msg  %s", triage.SanitizeLine(routeText(d.Route)), d.Count, reach)
 		r.row(&b, label, line)
@@ -143,7 +143,7 @@ func (r *Replay) dryRun() string {
 		b.WriteString(st.Warn.Render("problem: "+triage.SanitizeLine(pr)) + "\n")
 	}
 	if len(p.Missing) > 0 {
-		r.row(&b, "not found", strings.Join(sanitizeAll(p.Missing), ", "))
+		r.row(&b, "not found", strings.Join(SanitizeAll(p.Missing), ", "))
 	}
 	b.WriteString(st.Section.Render("sample (redacted)") + "\n")
 	for _, t := range p.Sample {
@@ -162,14 +162,6 @@ func (r *Replay) dryRun() string {
 
 // routeText is a route as the user types it: EXCHANGE:ROUTING_KEY.
 func routeText(r triage.Route) string { return r.Exchange + ":" + r.RoutingKey }
-
-func sanitizeAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = triage.SanitizeLine(s)
-	}
-	return out
-}
 
 // PhaseText says in words where a replay is, with what the operator can do.
 func PhaseText(p triage.ReplayProgress, k KeyMap) string {
@@ -234,7 +226,7 @@ func (r *Replay) gauge() string {
 	if pr.DestinationDepth >= 0 {
 		depth = Count(pr.DestinationDepth) + " ready"
 		if len(p.DestinationQueues) > 0 {
-			depth += " in " + strings.Join(sanitizeAll(p.DestinationQueues), ", ")
+			depth += " in " + strings.Join(SanitizeAll(p.DestinationQueues), ", ")
 		}
 	}
 	r.row(&b, "destination", depth)

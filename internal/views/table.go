@@ -288,10 +288,10 @@ func (t *Table) View() string {
 		if c.Right {
 			cells[i] = fitRight(c.Title, ws[i])
 		} else {
-			cells[i] = fit(c.Title, ws[i])
+			cells[i] = Fit(c.Title, ws[i])
 		}
 	}
-	b.WriteString(st.Header.Render(fit("  "+strings.Join(cells, " "), t.width)))
+	b.WriteString(st.Header.Render(Fit("  "+strings.Join(cells, " "), t.width)))
 	h := t.bodyHeight()
 	for n := 0; n < h; n++ {
 		b.WriteByte('\n')
@@ -308,17 +308,17 @@ func (t *Table) View() string {
 			if c.Right {
 				cells[i] = fitRight(v, ws[i])
 			} else {
-				cells[i] = fit(v, ws[i])
+				cells[i] = Fit(v, ws[i])
 			}
 		}
 		line := strings.Join(cells, " ")
 		switch own, ok := t.rowStyle(t.visible[vi]); {
 		case vi == t.cursor:
-			b.WriteString(st.Selected.Render(fit("› "+line, t.width)))
+			b.WriteString(st.Selected.Render(Fit("› "+line, t.width)))
 		case ok:
-			b.WriteString(own.Render(fit("  "+line, t.width)))
+			b.WriteString(own.Render(Fit("  "+line, t.width)))
 		default:
-			b.WriteString(fit("  "+line, t.width))
+			b.WriteString(Fit("  "+line, t.width))
 		}
 	}
 	if t.showFilterLine() {
