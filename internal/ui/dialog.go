@@ -29,14 +29,20 @@ func place(w, h int, s string) string {
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, s)
 }
 
-// answer reads a confirmation: yes on the confirm key, no on any other
-// key; what is not a key (a paste) is no answer and leaves it open.
-func answer(c *programContext, msg tea.Msg) (yes, answered bool) {
+// confirm is Update for a confirmation self: the confirm key runs yes, any
+// other key runs no (when there is one); either closes it. What is not a
+// key (a paste) is no answer and leaves it open.
+func confirm(c *programContext, self dialog, msg tea.Msg, yes func() tea.Cmd, no func()) (dialog, tea.Cmd) {
 	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return false, false
+	switch {
+	case !ok:
+		return self, nil
+	case key.Matches(k, c.Keys.Confirm):
+		return nil, yes()
+	case no != nil:
+		no()
 	}
-	return key.Matches(k, c.Keys.Confirm), true
+	return nil, nil
 }
 
 // prompt is the text input of every dialog that asks for words (a tag, a
@@ -150,17 +156,14 @@ func (d *costDialog) View(width int) string {
 // Update browses anyway on yes; any other key goes back, to the queue list
 // when nothing of the queue was read yet.
 func (d *costDialog) Update(msg tea.Msg) (dialog, tea.Cmd) {
-	f := d.flow
-	yes, ok := answer(f.c, msg)
-	switch {
-	case !ok:
-		return d, nil
-	case yes:
-		f.costAccepted = d.cost.Queue
-		return nil, f.start(d.cost.Queue, true)
-	case f.groups.Inspection() == nil:
-		f.c.focus = screenQueues
-		f.queues.SelectName(d.cost.Queue)
-	}
-	return nil, nil
+	f, queue := d.flow, d.cost.Queue
+	return confirm(f.c, d, msg, func() tea.Cmd {
+		f.costAccepted = queue
+		return f.start(queue, true)
+	}, func() {
+		if f.groups.Inspection() == nil {
+			f.c.focus = screenQueues
+			f.queues.SelectName(queue)
+		}
+	})
 }

@@ -76,15 +76,8 @@ func (d *discardConfirm) View(width int) string {
 }
 
 func (d *discardConfirm) Update(msg tea.Msg) (dialog, tea.Cmd) {
-	yes, ok := answer(d.flow.c, msg)
-	switch {
-	case !ok:
-		return d, nil
-	case !yes:
-		d.flow.c.done = "discard cancelled: nothing changed"
-		return nil, nil
-	}
-	return nil, d.flow.run(d.tg, d.reason)
+	return confirm(d.flow.c, d, msg, func() tea.Cmd { return d.flow.run(d.tg, d.reason) },
+		func() { d.flow.c.done = "discard cancelled: nothing changed" })
 }
 
 // run discards tg's ids from the broker, journalled with reason.

@@ -67,13 +67,11 @@ func (s *doctorScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		s.onDoctor(r)
 		return s, nil
 	}
-	if cmd, ok := listKeys(s, &s.c.Keys, msg); ok {
-		return s, cmd
-	}
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return s, nil
-	}
+	return s, listUpdate(s, &s.c.Keys, msg)
+}
+
+// key handles the screen's own keys, those the list left.
+func (s *doctorScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	keys := s.c.Keys
 	switch {
 	case key.Matches(k, keys.Open):
@@ -83,11 +81,11 @@ func (s *doctorScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 			s.leave(s.c)
 		}
 	case key.Matches(k, keys.Refresh):
-		return s, s.run()
+		return s.run()
 	default:
-		return s, s.Doctor.Update(k)
+		return s.Doctor.Update(k)
 	}
-	return s, nil
+	return nil
 }
 
 func (s *doctorScreen) onDoctor(msg doctorMsg) {

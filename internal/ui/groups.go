@@ -38,13 +38,11 @@ func (s *groupsScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	case discardedMsg:
 		return s, s.discard.onDone(msg)
 	}
-	if cmd, ok := listKeys(s, &s.c.Keys, msg); ok {
-		return s, cmd
-	}
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return s, nil
-	}
+	return s, listUpdate(s, &s.c.Keys, msg)
+}
+
+// key handles the screen's own keys, those the list left.
+func (s *groupsScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	keys := s.c.Keys
 	switch {
 	case key.Matches(k, keys.Open):
@@ -52,11 +50,11 @@ func (s *groupsScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	case key.Matches(k, keys.Back):
 		s.flow.leave()
 	case key.Matches(k, keys.Refresh):
-		return s, s.flow.refresh()
+		return s.flow.refresh()
 	default:
-		return s, s.Groups.Update(k)
+		return s.Groups.Update(k)
 	}
-	return s, nil
+	return nil
 }
 
 // target is the selected group as shown (filtered, and then it says so).

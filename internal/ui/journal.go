@@ -63,13 +63,11 @@ func (s *journalScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		s.onJournal(r)
 		return s, nil
 	}
-	if cmd, ok := listKeys(s, &s.c.Keys, msg); ok {
-		return s, cmd
-	}
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return s, nil
-	}
+	return s, listUpdate(s, &s.c.Keys, msg)
+}
+
+// key handles the screen's own keys, those the list left.
+func (s *journalScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	keys := s.c.Keys
 	switch {
 	case key.Matches(k, keys.Open):
@@ -79,11 +77,11 @@ func (s *journalScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	case key.Matches(k, keys.Back):
 		s.leave(s.c)
 	case key.Matches(k, keys.Refresh):
-		return s, s.reload()
+		return s.reload()
 	default:
-		return s, s.Journal.Update(k)
+		return s.Journal.Update(k)
 	}
-	return s, nil
+	return nil
 }
 
 func (s *journalScreen) onJournal(msg journalMsg) {

@@ -19,13 +19,11 @@ type messagesScreen struct {
 }
 
 func (s *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
-	if cmd, ok := listKeys(s, &s.c.Keys, msg); ok {
-		return s, cmd
-	}
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return s, nil
-	}
+	return s, listUpdate(s, &s.c.Keys, msg)
+}
+
+// key handles the screen's own keys, those the list left.
+func (s *messagesScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	keys := s.c.Keys
 	switch {
 	case key.Matches(k, keys.Open):
@@ -33,7 +31,7 @@ func (s *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	case key.Matches(k, keys.Back):
 		s.c.focus = screenGroups
 	case key.Matches(k, keys.Refresh):
-		return s, s.flow.refresh()
+		return s.flow.refresh()
 	case key.Matches(k, keys.Tag):
 		if t, ok := s.Selected(); ok {
 			s.flow.startTag(t.ID)
@@ -41,9 +39,9 @@ func (s *messagesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	case key.Matches(k, keys.Mark):
 		s.ToggleMark()
 	default:
-		return s, s.Messages.Update(k)
+		return s.Messages.Update(k)
 	}
-	return s, nil
+	return nil
 }
 
 // target is the marked messages the filter shows, else the selected one.

@@ -36,27 +36,25 @@ func (s *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	case pollMsg:
 		return s, s.onPoll()
 	}
-	if cmd, ok := listKeys(s, &s.c.Keys, msg); ok {
-		return s, cmd
-	}
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return s, nil
-	}
+	return s, listUpdate(s, &s.c.Keys, msg)
+}
+
+// key handles the screen's own keys, those the list left.
+func (s *queuesScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	keys := s.c.Keys
 	switch {
 	case key.Matches(k, keys.Open):
 		if q, ok := s.Selected(); ok {
-			return s, s.flow.openQueue(q.Name)
+			return s.flow.openQueue(q.Name)
 		}
 	case key.Matches(k, keys.Refresh):
 		s.SetLoading(true)
-		return s, s.refresh()
+		return s.refresh()
 	case key.Matches(k, keys.Back): // the first screen: nothing above it
 	default:
-		return s, s.Queues.Update(k)
+		return s.Queues.Update(k)
 	}
-	return s, nil
+	return nil
 }
 
 // refresh reads the queue list again.

@@ -43,13 +43,7 @@ func (d *startConfirm) View(width int) string {
 }
 
 func (d *startConfirm) Update(msg tea.Msg) (dialog, tea.Cmd) {
-	switch yes, ok := answer(d.replay.c, msg); {
-	case !ok:
-		return d, nil
-	case yes:
-		return nil, d.replay.startRun(d.plan)
-	}
-	return nil, nil
+	return confirm(d.replay.c, d, msg, func() tea.Cmd { return d.replay.startRun(d.plan) }, nil)
 }
 
 // abortConfirm asks before aborting a running replay (and, with quit,
@@ -78,13 +72,7 @@ func (d *abortConfirm) View(width int) string {
 }
 
 func (d *abortConfirm) Update(msg tea.Msg) (dialog, tea.Cmd) {
-	switch yes, ok := answer(d.replay.c, msg); {
-	case !ok:
-		return d, nil
-	case yes:
-		return nil, d.replay.abort(d.quit)
-	}
-	return nil, nil
+	return confirm(d.replay.c, d, msg, func() tea.Cmd { return d.replay.abort(d.quit) }, nil)
 }
 
 // planField is a dry-run setting the operator may change.

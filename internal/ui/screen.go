@@ -88,6 +88,23 @@ func listKeys(l lister, keys *views.KeyMap, msg tea.Msg) (cmd tea.Cmd, ok bool) 
 	return nil, false
 }
 
+// keyedList is a list screen with keys of its own.
+type keyedList interface {
+	lister
+	key(tea.KeyPressMsg) tea.Cmd
+}
+
+// listUpdate gives a key to the list first (listKeys), then to the screen.
+func listUpdate(s keyedList, keys *views.KeyMap, msg tea.Msg) tea.Cmd {
+	if cmd, ok := listKeys(s, keys, msg); ok {
+		return cmd
+	}
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		return s.key(k)
+	}
+	return nil
+}
+
 // returnTo is where a side screen (journal, doctor, replay) was opened
 // from, so back goes there.
 type returnTo struct{ from screenID }
