@@ -333,11 +333,8 @@ func TestReplayDryRunEditsAreCheckedAgainstTheAllowlist(t *testing.T) {
 	h.press("open")
 	h.mustShow("orders:order.retry", "allowed by replay.allow")
 
-	h.send(keyPress("e"))
-	d := h.m.c.dialog.(*editPrompt) // it starts with the current value
-	d.input.SetValue(":elsewhere")
-	h.m.c.dialog = d
-	h.press("open")
+	h.send(keyPress("e")) // the prompt starts with the current value
+	h.answerPlanPrompt(":elsewhere")
 	h.mustShow("NOT allowed", "problem:")
 	h.press("open") // enter refuses a plan with problems
 	if h.m.c.dialog != nil {
@@ -346,20 +343,11 @@ func TestReplayDryRunEditsAreCheckedAgainstTheAllowlist(t *testing.T) {
 	h.mustShow("may not run")
 
 	h.send(keyPress("c"))
-	d = h.m.c.dialog.(*editPrompt)
-	d.input.SetValue("zero")
-	h.m.c.dialog = d
-	h.press("open")
+	h.answerPlanPrompt("zero")
 	h.mustShow("refused: canary size")
-	d = h.m.c.dialog.(*editPrompt)
-	d.input.SetValue("2")
-	h.m.c.dialog = d
-	h.press("open")
+	h.answerPlanPrompt("2")
 	h.send(keyPress("o"))
-	d = h.m.c.dialog.(*editPrompt)
-	d.input.SetValue("3")
-	h.m.c.dialog = d
-	h.press("open")
+	h.answerPlanPrompt("3")
 	h.mustShow("2 at 1.0 msg/s, then observe 3s")
 	if o := h.m.replay.Plan().Options; o.Canary != 2 || o.Observe != 3*time.Second {
 		t.Fatalf("plan options %+v", o)
@@ -395,6 +383,18 @@ func TestReplayRunsThroughTheEngineWithTheSelectedIDs(t *testing.T) {
 	if h.m.c.focus != screenMessages {
 		t.Fatalf("screen %d after the replay", h.m.c.focus)
 	}
+}
+
+// answerPlanPrompt replaces the text of the open plan prompt with v and
+// presses enter; there must be one.
+func (h *harness) answerPlanPrompt(v string) {
+	h.t.Helper()
+	d, ok := h.m.c.dialog.(*editPrompt)
+	if !ok {
+		h.t.Fatalf("no plan prompt open: dialog %T", h.m.c.dialog)
+	}
+	d.input.SetValue(v)
+	h.press("open")
 }
 
 // closingPort is a ReplayPort whose only job is to say it was closed; the
