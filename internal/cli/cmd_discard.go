@@ -92,7 +92,7 @@ func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.Disc
 		if in.Batch.Truncated() {
 			where = fmt.Sprintf("not among the first %d messages (--limit)", len(in.Batch.Messages))
 		}
-		fmt.Fprintf(w, "%s: %s\n", where, strings.Join(sanitizeAll(missing), ", "))
+		fmt.Fprintf(w, "%s: %s\n", where, strings.Join(sanitize.Lines(missing), ", "))
 	}
 	fmt.Fprintln(w, "nothing changed: run again with --yes to discard")
 	return nil
@@ -134,7 +134,7 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 			where = fmt.Sprintf("not among the first %d messages of %s (--limit)", res.Held, sanitize.Line(req.Queue))
 		}
 		return fmt.Errorf("%d selected message(s) %s, nothing done for them: %s",
-			len(res.Missing), where, strings.Join(sanitizeAll(res.Missing), ", "))
+			len(res.Missing), where, strings.Join(sanitize.Lines(res.Missing), ", "))
 	}
 	return nil
 }

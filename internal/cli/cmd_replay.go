@@ -244,12 +244,12 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 		}
 		queues := "no queue"
 		if len(d.Queues) > 0 {
-			queues = strings.Join(sanitizeAll(d.Queues), ", ")
+			queues = strings.Join(sanitize.Lines(d.Queues), ", ")
 		}
 		fmt.Fprintf(w, "  -> %s  %d message(s), %s, reaches %s\n", sanitize.Line(d.Route.String()), d.Count, how, queues)
 	}
 	if len(p.Missing) > 0 {
-		fmt.Fprintf(w, "  not found in the queue: %s\n", strings.Join(sanitizeAll(p.Missing), ", "))
+		fmt.Fprintf(w, "  not found in the queue: %s\n", strings.Join(sanitize.Lines(p.Missing), ", "))
 	}
 	for _, t := range p.Sample {
 		// The payload is redacted and sanitised, and pretty-printed: one line here.

@@ -39,7 +39,7 @@ func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
 		p, isParking := byName[q.Name]
 		from := []string{}
 		if isParking && p.DeadLetteredFrom != nil {
-			from = sanitizeAll(p.DeadLetteredFrom)
+			from = sanitize.Lines(p.DeadLetteredFrom)
 		}
 		rows = append(rows, QueueRow{
 			Vhost: sanitize.Line(top.Vhost), Name: sanitize.Line(q.Name), Type: q.Type,
@@ -114,14 +114,6 @@ func rfc3339(t time.Time) *string {
 	}
 	s := t.UTC().Format(time.RFC3339)
 	return &s
-}
-
-func sanitizeAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = sanitize.Line(s)
-	}
-	return out
 }
 
 // writeJSON writes v indented, with <, > and & as they are.

@@ -84,13 +84,13 @@ func TestDiscardOfMarkedMessagesAsksAReasonThenConfirms(t *testing.T) {
 	h.mustShow("2 marked", "* m-1001", "* m-1003")
 
 	h.press("discard")
-	if _, ok := h.m.dialog.(reasonPrompt); !ok {
-		t.Fatalf("no reason prompt, dialog = %T", h.m.dialog)
+	if _, ok := h.m.c.dialog.(*reasonPrompt); !ok {
+		t.Fatalf("no reason prompt, dialog = %T", h.m.c.dialog)
 	}
 	h.mustShow("Discard 2 messages from orders.dlq", "2 marked messages")
 	h.press("open") // an empty reason
-	if _, ok := h.m.dialog.(reasonPrompt); !ok {
-		t.Fatalf("an empty reason moved on to %T", h.m.dialog)
+	if _, ok := h.m.c.dialog.(*reasonPrompt); !ok {
+		t.Fatalf("an empty reason moved on to %T", h.m.c.dialog)
 	}
 	h.mustShow("refused: a reason is required")
 	h.send(keyPress("space"))
@@ -103,9 +103,9 @@ func TestDiscardOfMarkedMessagesAsksAReasonThenConfirms(t *testing.T) {
 		t.Fatal("typing q in the reason quit")
 	}
 	h.press("open")
-	d, ok := h.m.dialog.(discardConfirm)
+	d, ok := h.m.c.dialog.(*discardConfirm)
 	if !ok {
-		t.Fatalf("no confirmation, dialog = %T", h.m.dialog)
+		t.Fatalf("no confirmation, dialog = %T", h.m.c.dialog)
 	}
 	if !slices.Equal(d.tg.ids, []string{"m-1001", "m-1003"}) {
 		t.Fatalf("confirmation for %v", d.tg.ids)
@@ -141,7 +141,7 @@ func TestDiscardOnTheGroupsScreenTakesTheGroupAsShown(t *testing.T) {
 	h.press("discard")
 	h.typeText("bad sku batch")
 	h.press("open")
-	d := h.m.dialog.(discardConfirm)
+	d := h.m.c.dialog.(*discardConfirm)
 	if !slices.Equal(d.tg.ids, []string{"m-1001", "m-1002", "m-1003"}) || d.tg.what != "group rejected/INVALID_SKU" {
 		t.Fatalf("group target %+v", d.tg)
 	}
@@ -177,8 +177,8 @@ func TestActionsOnASnapshotSayTheyNeedALiveBroker(t *testing.T) {
 	openInvalidSKU(h)
 	for _, action := range []string{"discard", "replay"} {
 		h.press(action)
-		if h.m.dialog != nil || h.m.screen != screenMessages {
-			t.Fatalf("%s opened %T on a snapshot", action, h.m.dialog)
+		if h.m.c.dialog != nil || h.m.c.focus != screenMessages {
+			t.Fatalf("%s opened %T on a snapshot", action, h.m.c.dialog)
 		}
 		h.mustShow(action + " needs a live broker: this is a snapshot, read-only")
 	}
@@ -188,8 +188,8 @@ func TestActionsInReadOnlyModeSaySo(t *testing.T) {
 	h := newHarness(t, Options{Journal: openJournal(t), ActionsOff: "read-only mode is on"}, 120, 40)
 	openInvalidSKU(h)
 	h.press("discard")
-	if h.m.dialog != nil {
-		t.Fatalf("discard opened %T in read-only mode", h.m.dialog)
+	if h.m.c.dialog != nil {
+		t.Fatalf("discard opened %T in read-only mode", h.m.c.dialog)
 	}
 	h.mustShow("discard is off: read-only mode is on")
 }
@@ -202,7 +202,7 @@ func TestStaleDiscardAndJournalRepliesAreDropped(t *testing.T) {
 	h.send(journalMsg{id: 999, entries: []journal.Entry{{Seq: 7, Action: "stale"}}})
 	h.send(replayProgressMsg{id: 999, p: replay.Progress{Phase: replay.PhaseRunning}})
 	h.send(replayDoneMsg{id: 999})
-	if h.m.screen != screenMessages || h.m.replay.Started() {
+	if h.m.c.focus != screenMessages || h.m.replay.Started() {
 		t.Fatal("a stale reply changed the screen")
 	}
 }
@@ -211,19 +211,19 @@ func TestStaleDiscardAndJournalRepliesAreDropped(t *testing.T) {
 // without running the replay's command: the test plays the engine's part.
 func startedReplay(t *testing.T) *harness {
 	h, _ := liveHarness(t, 80, 24)
-	h.m.fixedReplayID = "rp-20261130T100000-0a1b2c3d"
+	h.m.replay.fixedID = "rp-20261130T100000-0a1b2c3d"
 	h.openQueue("orders.dlq")
 	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
 	h.press("replay")
-	if h.m.screen != screenReplay {
-		t.Fatalf("screen %d after replay", h.m.screen)
+	if h.m.c.focus != screenReplay {
+		t.Fatalf("screen %d after replay", h.m.c.focus)
 	}
 	h.press("open")
-	if _, ok := h.m.dialog.(startConfirm); !ok {
-		t.Fatalf("enter did not ask first: dialog %T", h.m.dialog)
+	if _, ok := h.m.c.dialog.(*startConfirm); !ok {
+		t.Fatalf("enter did not ask first: dialog %T", h.m.c.dialog)
 	}
 	h.m.Update(keyPress("y")) // the run command is left unrun
-	if h.m.run == nil || !h.m.replay.Running() {
+	if h.m.replay.run == nil || !h.m.replay.Running() {
 		t.Fatal("no replay in flight after the confirmation")
 	}
 	return h
@@ -231,22 +231,22 @@ func startedReplay(t *testing.T) *harness {
 
 func TestReplayAbortAsksFirst(t *testing.T) {
 	h := startedReplay(t)
-	h.m.Update(replayProgressMsg{id: h.m.run.id, p: replay.Progress{Phase: replay.PhaseCanary, Total: 3, Remaining: 3}})
+	h.m.Update(replayProgressMsg{id: h.m.replay.run.id, p: replay.Progress{Phase: replay.PhaseCanary, Total: 3, Remaining: 3}})
 	h.m.Update(keyPress("a"))
-	if _, ok := h.m.dialog.(abortConfirm); !ok {
-		t.Fatalf("abort did not ask: dialog %T", h.m.dialog)
+	if _, ok := h.m.c.dialog.(*abortConfirm); !ok {
+		t.Fatalf("abort did not ask: dialog %T", h.m.c.dialog)
 	}
 	h.mustShow("Abort the replay?", "stays in orders.dlq")
 	h.m.Update(keyPress("n"))
-	if len(h.m.run.ctl) != 0 {
+	if len(h.m.replay.run.ctl) != 0 {
 		t.Fatal("a declined abort reached the replay")
 	}
 	h.m.Update(keyPress("esc")) // esc asks too
-	if _, ok := h.m.dialog.(abortConfirm); !ok {
-		t.Fatalf("esc did not ask: dialog %T", h.m.dialog)
+	if _, ok := h.m.c.dialog.(*abortConfirm); !ok {
+		t.Fatalf("esc did not ask: dialog %T", h.m.c.dialog)
 	}
 	h.m.Update(keyPress("y"))
-	if c := <-h.m.run.ctl; c != replay.Abort {
+	if c := <-h.m.replay.run.ctl; c != replay.Abort {
 		t.Fatalf("sent %v, want abort", c)
 	}
 }
@@ -255,16 +255,16 @@ func TestQuitDuringAReplayAsksThenAbortsAndQuitsWhenItEnds(t *testing.T) {
 	h := startedReplay(t)
 	h.press("journal") // another screen: quit still asks
 	h.m.Update(keyPress("q"))
-	d, ok := h.m.dialog.(abortConfirm)
+	d, ok := h.m.c.dialog.(*abortConfirm)
 	if !ok || !d.quit {
-		t.Fatalf("quit during a replay did not ask: dialog %T", h.m.dialog)
+		t.Fatalf("quit during a replay did not ask: dialog %T", h.m.c.dialog)
 	}
 	h.mustShow("A replay is running: quitting aborts it.")
 	h.m.Update(keyPress("y"))
-	if c := <-h.m.run.ctl; c != replay.Abort {
+	if c := <-h.m.replay.run.ctl; c != replay.Abort {
 		t.Fatalf("sent %v, want abort", c)
 	}
-	_, cmd := h.m.Update(replayDoneMsg{id: h.m.run.id, res: replay.Result{Aborted: true, Untouched: 3}})
+	_, cmd := h.m.Update(replayDoneMsg{id: h.m.replay.run.id, res: replay.Result{Aborted: true, Untouched: 3}})
 	if cmd == nil {
 		t.Fatal("no quit after the aborted replay ended")
 	}
@@ -275,16 +275,16 @@ func TestQuitDuringAReplayAsksThenAbortsAndQuitsWhenItEnds(t *testing.T) {
 
 func TestReplayKeysSendCommands(t *testing.T) {
 	h := startedReplay(t)
-	h.m.Update(replayProgressMsg{id: h.m.run.id, p: replay.Progress{Phase: replay.PhaseAwaitingRamp}})
+	h.m.Update(replayProgressMsg{id: h.m.replay.run.id, p: replay.Progress{Phase: replay.PhaseAwaitingRamp}})
 	h.mustShow("WAITING FOR YOUR DECISION", "+ ramps up")
 	h.m.Update(keyPress("+"))
 	h.m.Update(keyPress("p"))
-	h.m.Update(replayProgressMsg{id: h.m.run.id, p: replay.Progress{Phase: replay.PhasePaused}})
+	h.m.Update(replayProgressMsg{id: h.m.replay.run.id, p: replay.Progress{Phase: replay.PhasePaused}})
 	h.mustShow("PAUSED")
 	h.m.Update(keyPress("p"))
 	var got []replay.Command
-	for len(h.m.run.ctl) > 0 {
-		got = append(got, <-h.m.run.ctl)
+	for len(h.m.replay.run.ctl) > 0 {
+		got = append(got, <-h.m.replay.run.ctl)
 	}
 	want := []replay.Command{replay.RampUp, replay.Pause, replay.Resume}
 	if !slices.Equal(got, want) {
@@ -294,13 +294,13 @@ func TestReplayKeysSendCommands(t *testing.T) {
 
 func TestReplayGaugeShowsTheProgressThenTheOutcome(t *testing.T) {
 	h := startedReplay(t)
-	id := h.m.run.id
+	id := h.m.replay.run.id
 	h.m.Update(replayProgressMsg{id: id, p: gaugeProgress()})
 	h.mustShow("RUNNING", "target 40 msg/s", "achieved 38 msg/s", "120 of 300 published", "▁", "█",
 		"returned 1", "failed again 0", "remaining    180", "14 ready in orders.work", "eta          5s")
 	h.m.Update(replayDoneMsg{id: id, res: replay.Result{ID: "rp-x", Resolved: 297, Returned: 1, Untouched: 2}})
 	h.mustShow("FINISHED", "resolved     297", "returned     1", "untouched    2", "Duplicates are possible")
-	if h.m.run != nil {
+	if h.m.replay.run != nil {
 		t.Fatal("the run outlived its end")
 	}
 	h.m.Update(replayProgressMsg{id: id, p: replay.Progress{Phase: replay.PhaseCanary}})
@@ -309,7 +309,7 @@ func TestReplayGaugeShowsTheProgressThenTheOutcome(t *testing.T) {
 
 func TestReplayStoppedSaysWhy(t *testing.T) {
 	h := startedReplay(t)
-	id := h.m.run.id
+	id := h.m.replay.run.id
 	p := gaugeProgress()
 	p.Phase, p.StoppedBecause = replay.PhaseStopped, "m-1001 failed again into orders.dlq during the canary"
 	h.m.Update(replayProgressMsg{id: id, p: p})
@@ -320,47 +320,35 @@ func TestReplayStoppedSaysWhy(t *testing.T) {
 
 func TestReplayDryRunEditsAreCheckedAgainstTheAllowlist(t *testing.T) {
 	h, _ := liveHarness(t, 120, 40)
-	h.m.opts.Actions.Allow = []string{"orders:order.*"}
+	h.m.c.opts.Actions.Allow = []string{"orders:order.*"}
 	h.openQueue("orders.dlq")
 	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
 	h.press("replay") // the whole group
 	h.mustShow("orders:order.placed", "original route (allowed)", "3 messages", "canary", "5 at 1.0 msg/s")
 
 	h.send(keyPress("e"))
-	if _, ok := h.m.dialog.(editPrompt); !ok {
-		t.Fatalf("e did not open the destination prompt: %T", h.m.dialog)
+	if _, ok := h.m.c.dialog.(*editPrompt); !ok {
+		t.Fatalf("e did not open the destination prompt: %T", h.m.c.dialog)
 	}
 	h.typeText("orders:order.retry")
 	h.press("open")
 	h.mustShow("orders:order.retry", "allowed by replay.allow")
 
-	h.send(keyPress("e"))
-	d := h.m.dialog.(editPrompt) // it starts with the current value
-	d.input.SetValue(":elsewhere")
-	h.m.dialog = d
-	h.press("open")
+	h.send(keyPress("e")) // the prompt starts with the current value
+	h.answerPlanPrompt(":elsewhere")
 	h.mustShow("NOT allowed", "problem:")
 	h.press("open") // enter refuses a plan with problems
-	if h.m.dialog != nil {
-		t.Fatalf("a disallowed plan asked to start: %T", h.m.dialog)
+	if h.m.c.dialog != nil {
+		t.Fatalf("a disallowed plan asked to start: %T", h.m.c.dialog)
 	}
 	h.mustShow("may not run")
 
 	h.send(keyPress("c"))
-	d = h.m.dialog.(editPrompt)
-	d.input.SetValue("zero")
-	h.m.dialog = d
-	h.press("open")
+	h.answerPlanPrompt("zero")
 	h.mustShow("refused: canary size")
-	d = h.m.dialog.(editPrompt)
-	d.input.SetValue("2")
-	h.m.dialog = d
-	h.press("open")
+	h.answerPlanPrompt("2")
 	h.send(keyPress("o"))
-	d = h.m.dialog.(editPrompt)
-	d.input.SetValue("3")
-	h.m.dialog = d
-	h.press("open")
+	h.answerPlanPrompt("3")
 	h.mustShow("2 at 1.0 msg/s, then observe 3s")
 	if o := h.m.replay.Plan().Options; o.Canary != 2 || o.Observe != 3*time.Second {
 		t.Fatalf("plan options %+v", o)
@@ -370,13 +358,13 @@ func TestReplayDryRunEditsAreCheckedAgainstTheAllowlist(t *testing.T) {
 func TestReplayRunsThroughTheEngineWithTheSelectedIDs(t *testing.T) {
 	h, _ := liveHarness(t, 120, 40)
 	var ran replay.Plan
-	h.m.eng.runReplay = func(_ context.Context, plan replay.Plan, _ replay.Port, _ triage.Recorder, _ <-chan replay.Command, progress func(replay.Progress)) (replay.Result, error) {
+	h.m.c.eng.runReplay = func(_ context.Context, plan replay.Plan, _ replay.Port, _ triage.Recorder, _ <-chan replay.Command, progress func(replay.Progress)) (replay.Result, error) {
 		ran = plan
 		progress(replay.Progress{Phase: replay.PhaseCanary, Total: 2, Remaining: 2})
 		return replay.Result{ID: plan.ID, Resolved: 2}, nil
 	}
 	closed := false
-	h.m.opts.Actions.OpenReplay = func(context.Context, string, string, bool) (replay.Port, error) {
+	h.m.c.opts.Actions.OpenReplay = func(context.Context, string, string, bool) (replay.Port, error) {
 		return closingPort{closed: &closed}, nil
 	}
 	openInvalidSKU(h)
@@ -393,12 +381,24 @@ func TestReplayRunsThroughTheEngineWithTheSelectedIDs(t *testing.T) {
 	}
 	h.mustShow("FINISHED", "resolved     2")
 	h.press("back") // back to the messages, read again
-	if h.m.screen != screenMessages {
-		t.Fatalf("screen %d after the replay", h.m.screen)
+	if h.m.c.focus != screenMessages {
+		t.Fatalf("screen %d after the replay", h.m.c.focus)
 	}
 }
 
-// closingPort is a replay.Port whose only job is to say it was closed; the
+// answerPlanPrompt replaces the text of the open plan prompt with v and
+// presses enter; there must be one.
+func (h *harness) answerPlanPrompt(v string) {
+	h.t.Helper()
+	d, ok := h.m.c.dialog.(*editPrompt)
+	if !ok {
+		h.t.Fatalf("no plan prompt open: dialog %T", h.m.c.dialog)
+	}
+	d.input.SetValue(v)
+	h.press("open")
+}
+
+// closingPort is a ReplayPort whose only job is to say it was closed; the
 // fake engine never calls the rest.
 type closingPort struct {
 	replay.Port
@@ -427,8 +427,8 @@ func TestJournalScreenListsNewestFirstAndVerifies(t *testing.T) {
 		}
 	}
 	h.press("journal")
-	if h.m.screen != screenJournal {
-		t.Fatalf("screen %d", h.m.screen)
+	if h.m.c.focus != screenJournal {
+		t.Fatalf("screen %d", h.m.c.focus)
 	}
 	h.mustShow("2 entries", "chain verified")
 	s := h.screen()
@@ -439,8 +439,8 @@ func TestJournalScreenListsNewestFirstAndVerifies(t *testing.T) {
 	h.mustShow("entry 2", "second", "m-1", "prev hash", "hash")
 	h.press("back")
 	h.press("back")
-	if h.m.screen != screenQueues {
-		t.Fatalf("screen %d after leaving the journal", h.m.screen)
+	if h.m.c.focus != screenQueues {
+		t.Fatalf("screen %d after leaving the journal", h.m.c.focus)
 	}
 }
 
@@ -472,8 +472,8 @@ func TestInterruptedReplayBannerAndResume(t *testing.T) {
 		}
 	}
 	h.send(keyPress("U"))
-	if h.m.screen != screenReplay || h.m.replay.Plan().Prior == nil {
-		t.Fatalf("U did not open the resume plan: screen %d", h.m.screen)
+	if h.m.c.focus != screenReplay || h.m.replay.Plan().Prior == nil {
+		t.Fatalf("U did not open the resume plan: screen %d", h.m.c.focus)
 	}
 	h.mustShow("Resume interrupted replay", "2 messages")
 }

@@ -14,9 +14,10 @@ import (
 )
 
 // Every broker and journal call runs in one of these commands, never in
-// Update. Each reply carries the id of the request that asked for it; the
-// model keeps the id it still waits for and drops any other reply, so a
-// slow answer for a screen the user has left never lands on the wrong one.
+// Update. Each reply names the screen that asked (reply) and carries the id
+// of the request; the screen keeps the id it still waits for and drops any
+// other reply, so a slow answer for a screen the user has left never lands
+// on the wrong one.
 
 // engine is the read path the TUI drives: the same use cases the headless
 // commands call.
@@ -137,7 +138,7 @@ type tagsMsg struct {
 	err   error
 }
 
-func tagsCmd(j *journal.Journal, vhost, queue string, ids []string, id int) tea.Cmd {
+func tagsCmd(j TagStore, vhost, queue string, ids []string, id int) tea.Cmd {
 	return func() tea.Msg {
 		tags, err := j.Tags(vhost, queue, ids)
 		return tagsMsg{id: id, queue: queue, tags: tags, err: err}
@@ -153,7 +154,10 @@ type taggedMsg struct {
 	err       error
 }
 
-func tagCmd(j *journal.Journal, e journal.Entry) tea.Cmd {
+func tagCmd(j interface {
+	EntryRecorder
+	TagStore
+}, e journal.Entry) tea.Cmd {
 	return func() tea.Msg {
 		id := e.MessageIDs[0]
 		if _, err := j.Append(e); err != nil {
@@ -163,3 +167,9 @@ func tagCmd(j *journal.Journal, e journal.Entry) tea.Cmd {
 		return taggedMsg{queue: e.Queue, messageID: id, tags: tags[id], err: err}
 	}
 }
+
+func (parkingMsg) owner() screenID        { return screenQueues }
+func (browseProgressMsg) owner() screenID { return screenGroups }
+func (inspectedMsg) owner() screenID      { return screenGroups }
+func (tagsMsg) owner() screenID           { return screenGroups }
+func (taggedMsg) owner() screenID         { return screenGroups }

@@ -6,171 +6,92 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
-	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
-// Actions is the live broker's write side, handed in by main. A snapshot
-// or the demo has none: every action then says it needs a live broker.
-type Actions struct {
-	Sweeper triage.Sweeper
-	// OpenReplay prepares the broker side of replay replayID of queue.
-	// acceptCost is the user's consent to the delivery cost of holding a
-	// quorum queue with a delivery limit.
-	OpenReplay func(ctx context.Context, replayID, queue string, acceptCost bool) (replay.Port, error)
-	// Allow is replay.allow from the config file.
-	Allow []string
-	// AcceptDeliveryCost is --accept-delivery-cost.
-	AcceptDeliveryCost bool
+// discardFlow asks why, asks to confirm, then discards the target and
+// reads the queue again. It owns the discard request in flight.
+type discardFlow struct {
+	c    *programContext
+	flow *browseFlow
+	req  int // discard awaited, 0 when none
 }
 
-// target is what an action applies to: always the ids the user saw, so a
-// message that arrived after the last read is never touched.
-type target struct {
-	queue string
-	ids   []string
-	what  string // "group rejected/INVALID_SKU", "3 marked messages", "message m-1"
+func (d *discardFlow) inFlight() bool { return d.req != 0 }
+
+// begin asks for the reason of discarding tg.
+func (d *discardFlow) begin(tg target) { d.c.dialog = newReasonPrompt(d, tg) }
+
+// reasonPrompt asks why the target is discarded; an empty reason never
+// reaches the confirmation.
+type reasonPrompt struct {
+	prompt
+	tg target
 }
 
-// target is the marked messages, else the selected message; on the groups
-// screen the whole group as shown.
-func (m *Model) target() (target, error) {
-	insp := m.groups.Inspection()
-	if insp == nil {
-		return target{}, errors.New("nothing is read yet: open a queue first")
+func newReasonPrompt(d *discardFlow, tg target) *reasonPrompt {
+	p := &reasonPrompt{prompt: newPrompt(d.c, "reason: ", "(e.g. duplicate of INC-1234, fixed upstream)", 120, d.c.width-14), tg: tg}
+	p.head = []string{
+		fmt.Sprintf("Discard %s from %s", views.Plural(len(tg.ids), "message"), sanitize.Line(tg.queue)),
+		"(" + tg.what + ")",
 	}
-	tg := target{queue: insp.Batch.Queue}
-	switch m.screen {
-	case screenGroups:
-		g, ok := m.groups.Selected()
-		if !ok {
-			return target{}, errors.New("no group selected")
-		}
-		for _, i := range g.Members {
-			tg.ids = append(tg.ids, insp.Messages[i].ID)
-		}
-		code := g.ReasonCode
-		if code == "" {
-			code = "(no reason_code)"
-		}
-		tg.what = fmt.Sprintf("group %s/%s", g.Reason, code)
-		if f := m.groups.Filter(); !f.Empty() { // the group as filtered, and say so
-			tg.what += " where " + f.String()
-		}
-	case screenMessages:
-		if ids := m.messages.Marked(); len(ids) > 0 {
-			tg.ids, tg.what = ids, views.Plural(len(ids), "marked message")
-			break
-		}
-		t, ok := m.messages.Selected()
-		if !ok {
-			return target{}, errors.New("no message selected")
-		}
-		tg.ids, tg.what = []string{t.ID}, "message "+sanitize.Line(t.ID)
-	case screenMessage:
-		id := m.message.Shown().ID
-		tg.ids, tg.what = []string{id}, "message "+sanitize.Line(id)
-	default:
-		return target{}, errors.New("open a queue's groups or messages first")
-	}
-	return tg, nil
-}
-
-// actionsReady says why an action cannot run here, or nil.
-func (m *Model) actionsReady(action string) error {
-	if m.opts.Actions == nil {
-		if m.opts.ActionsOff != "" {
-			return fmt.Errorf("%s is off: %s", action, m.opts.ActionsOff)
-		}
-		return fmt.Errorf("%s needs a live broker: this is a snapshot, read-only (run dlqt without --demo or --snapshot)", action)
-	}
-	if m.opts.Journal == nil {
-		err := m.opts.JournalErr
-		if err == nil {
-			err = errors.New("no journal is open")
-		}
-		return fmt.Errorf("%s is off: it is journalled and %w", action, err)
-	}
-	if m.discardReq != 0 || m.run != nil {
-		return fmt.Errorf("%s waits: another action is still running", action)
-	}
-	return nil
-}
-
-// acceptCost is the delivery-cost consent for queue: the flag, or the
-// dialog the user answered yes for this queue.
-func (m *Model) acceptCost(queue string) bool {
-	return (m.opts.Actions != nil && m.opts.Actions.AcceptDeliveryCost) || m.costAccepted == queue
-}
-
-// actionTarget is what an action applies to, once it may run here; when it
-// may not, the reason is on the footer and ok is false.
-func (m *Model) actionTarget(action string) (tg target, ok bool) {
-	if err := m.actionsReady(action); err != nil {
-		m.setErr(err)
-		return tg, false
-	}
-	tg, err := m.target()
-	if err != nil {
-		m.setErr(fmt.Errorf("%s: %w", action, err))
-		return tg, false
-	}
-	return tg, true
-}
-
-func (m *Model) startDiscard() tea.Cmd {
-	if tg, ok := m.actionTarget("discard"); ok {
-		m.dialog = newReasonPrompt(m.ctx, tg, m.width)
-	}
-	return nil
-}
-
-// reasonKey edits the reason; enter moves on to the confirmation, which an
-// empty reason never reaches.
-func (m *Model) reasonKey(d reasonPrompt, k tea.KeyPressMsg) tea.Cmd {
-	switch k.String() {
-	case "esc":
-		m.dialog = nil
-		return nil
-	case "enter":
-		reason := strings.TrimSpace(d.input.Value())
+	p.keys = "enter: next (asks to confirm)    esc: cancel"
+	p.submit = func(reason string) (dialog, tea.Cmd, error) {
 		if reason == "" {
-			d.refused = "a reason is required: the journal keeps why messages were dropped"
-			m.dialog = d
-			return nil
+			return nil, nil, errors.New("a reason is required: the journal keeps why messages were dropped")
 		}
-		m.dialog = discardConfirm{tg: d.tg, reason: reason}
-		return nil
+		return &discardConfirm{flow: d, tg: tg, reason: reason}, nil, nil
 	}
-	var cmd tea.Cmd
-	d.input, cmd = d.input.Update(k)
-	d.refused = ""
-	m.dialog = d
-	return cmd
+	return p
 }
 
-func (m *Model) confirmKey(d discardConfirm, k tea.KeyPressMsg) tea.Cmd {
-	m.dialog = nil
-	if !key.Matches(k, m.ctx.Keys.Confirm) {
-		m.done = "discard cancelled: nothing changed"
-		return nil
+func (p *reasonPrompt) Update(msg tea.Msg) (dialog, tea.Cmd) { return p.handle(p, msg) }
+
+// discardConfirm is the last word before a discard.
+type discardConfirm struct {
+	flow   *discardFlow
+	tg     target
+	reason string
+}
+
+func (d *discardConfirm) View(width int) string {
+	k := d.flow.c.Keys
+	lines := []string{
+		"Discard for good?",
+		"",
+		"messages  " + views.Plural(len(d.tg.ids), "message") + " (" + d.tg.what + ")",
+		"from      " + sanitize.Line(d.tg.queue),
+		"reason    " + sanitize.Line(d.reason),
+		"",
+		"They are acked and gone from the broker; every other message is",
+		"put back in its place. The journal records the decision and the",
+		"outcome. Only these ids are taken, even if more arrived since.",
+		"",
+		fmt.Sprintf("%s discard    %s: cancel", k.Confirm.Help().Key, k.Cancel.Help().Key),
 	}
-	insp := m.groups.Inspection()
+	return box(d.flow.c.Context, width, lines)
+}
+
+func (d *discardConfirm) Update(msg tea.Msg) (dialog, tea.Cmd) {
+	return confirm(d.flow.c, d, msg, func() tea.Cmd { return d.flow.run(d.tg, d.reason) },
+		func() { d.flow.c.done = "discard cancelled: nothing changed" })
+}
+
+// run discards tg's ids from the broker, journalled with reason.
+func (d *discardFlow) run(tg target, reason string) tea.Cmd {
+	c := d.c
 	req := triage.DiscardRequest{
-		Vhost: m.vhost(insp), Queue: d.tg.queue, Reason: d.reason,
-		Selection: triage.Selection{IDs: d.tg.ids},
-		Browse:    triage.BrowseOptions{Limit: m.opts.BrowseLimit, AcceptDeliveryCost: m.acceptCost(d.tg.queue)},
+		Vhost: c.vhost(d.flow.groups.Inspection()), Queue: tg.queue, Reason: reason,
+		Selection: triage.Selection{IDs: tg.ids},
+		Browse:    triage.BrowseOptions{Limit: c.opts.BrowseLimit, AcceptDeliveryCost: d.flow.acceptCost(tg.queue)},
 	}
-	m.discardReq = m.nextID()
-	m.busy = "discarding " + views.Plural(len(d.tg.ids), "message") + " from " + sanitize.Line(d.tg.queue) + "…"
-	rec := journal.NewRecorder(m.opts.Journal, m.opts.Actor, m.opts.Host)
-	return discardCmd(m.base, m.eng, m.opts.Reader, m.opts.Actions.Sweeper, rec, req, m.discardReq)
+	d.req = c.nextID()
+	c.busy = "discarding " + views.Plural(len(tg.ids), "message") + " from " + sanitize.Line(tg.queue) + "…"
+	return discardCmd(c.base, c.eng, c.opts.Reader, c.opts.Actions.Sweeper, c.recorder(), req, d.req)
 }
 
 // discardedMsg answers a discard.
@@ -180,6 +101,8 @@ type discardedMsg struct {
 	res   triage.DiscardResult
 	err   error
 }
+
+func (discardedMsg) owner() screenID { return screenGroups }
 
 func discardCmd(ctx context.Context, e engine, r triage.Reader, s triage.Sweeper, rec triage.Recorder, req triage.DiscardRequest, id int) tea.Cmd {
 	return func() tea.Msg {
@@ -192,41 +115,35 @@ func discardCmd(ctx context.Context, e engine, r triage.Reader, s triage.Sweeper
 	}
 }
 
-func (m *Model) onDiscarded(msg discardedMsg) tea.Cmd {
-	if msg.id != m.discardReq {
+// onDone says what was discarded and reads the queue again.
+func (d *discardFlow) onDone(msg discardedMsg) tea.Cmd {
+	if msg.id != d.req {
 		return nil
 	}
-	m.discardReq, m.busy = 0, ""
+	c := d.c
+	d.req, c.busy = 0, ""
 	q := sanitize.Line(msg.queue)
 	done := fmt.Sprintf("discarded %d from %s", len(msg.res.Discarded), q)
 	if n := len(msg.res.Missing); n > 0 {
-		done += fmt.Sprintf("; %d no longer there: %s", n, strings.Join(sanitizeAll(msg.res.Missing), ", "))
+		done += fmt.Sprintf("; %d no longer there: %s", n, strings.Join(sanitize.Lines(msg.res.Missing), ", "))
 	}
 	var cost *triage.DeliveryCostError
 	switch {
 	case errors.As(msg.err, &cost):
-		m.setErr(fmt.Errorf("discard not done: %v; open the queue and accept the delivery cost first", cost))
+		c.setErr(fmt.Errorf("discard not done: %v; open the queue and accept the delivery cost first", cost))
 		return nil
 	case msg.err != nil:
-		m.setErr(fmt.Errorf("discard: %w", msg.err))
+		c.setErr(fmt.Errorf("discard: %w", msg.err))
 		if len(msg.res.Discarded) == 0 {
 			return nil
 		}
 	default:
-		m.setErr(nil)
+		c.setErr(nil)
 	}
-	m.done = done
-	m.messages.ClearMarks()
-	if m.groups.Queue() != msg.queue || m.screen == screenQueues {
+	c.done = done
+	d.flow.messages.ClearMarks()
+	if d.flow.groups.Queue() != msg.queue || c.focus == screenQueues {
 		return nil
 	}
-	return m.startBrowse(msg.queue, m.acceptCost(msg.queue))
-}
-
-func sanitizeAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = sanitize.Line(s)
-	}
-	return out
+	return d.flow.start(msg.queue, d.flow.acceptCost(msg.queue))
 }

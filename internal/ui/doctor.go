@@ -9,7 +9,18 @@ import (
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
+	"github.com/dlqt/dlqt/internal/views"
 )
+
+// doctorScreen shows the topology doctor's findings; it owns the diagnosis
+// in flight.
+type doctorScreen struct {
+	*views.Doctor
+	returnTo
+	plainFilter
+	c   *programContext
+	req int // diagnosis awaited, 0 when none
+}
 
 // doctorMsg answers a diagnosis of the vhost.
 type doctorMsg struct {
@@ -19,6 +30,8 @@ type doctorMsg struct {
 	err      error
 }
 
+func (doctorMsg) owner() screenID { return screenDoctor }
+
 func doctorCmd(ctx context.Context, r triage.Reader, patterns []string, id int) tea.Cmd {
 	return func() tea.Msg {
 		fs, top, err := doctor.Run(ctx, r, patterns)
@@ -26,63 +39,70 @@ func doctorCmd(ctx context.Context, r triage.Reader, patterns []string, id int) 
 	}
 }
 
-// openDoctor shows the doctor screen and runs a diagnosis; esc comes back.
-func (m *Model) openDoctor() tea.Cmd {
-	if m.screen == screenReplay {
+// list is the findings, unless one fills the screen.
+func (s *doctorScreen) list() *views.Table {
+	if s.Whole() {
 		return nil
 	}
-	if m.screen != screenDoctor {
-		m.doctorFrom = m.screen
-	}
-	m.screen = screenDoctor
-	return m.runDoctor()
+	return s.Table()
 }
 
-func (m *Model) runDoctor() tea.Cmd {
-	m.doctorReq = m.nextID()
-	m.doctor.SetLoading()
-	return doctorCmd(m.base, m.opts.Reader, m.opts.Patterns, m.doctorReq)
-}
-
-func (m *Model) onDoctor(msg doctorMsg) tea.Cmd {
-	if msg.id != m.doctorReq {
-		return nil // a diagnosis the user re-ran since
-	}
-	m.doctorReq = 0
-	if msg.err != nil {
-		m.doctor.SetFailed()
-		m.setErr(fmt.Errorf("doctor: reading the topology: %w", msg.err))
+// open shows the doctor screen and runs a diagnosis; back returns. A
+// replay keeps the screen.
+func (s *doctorScreen) open() tea.Cmd {
+	if s.c.focus == screenReplay {
 		return nil
 	}
-	m.setErr(nil)
-	vhost := msg.vhost
-	if vhost == "" {
-		vhost = m.opts.Vhost
+	s.visit(s.c, screenDoctor)
+	return s.run()
+}
+
+func (s *doctorScreen) run() tea.Cmd {
+	s.req = s.c.nextID()
+	s.SetLoading()
+	return doctorCmd(s.c.base, s.c.opts.Reader, s.c.opts.Patterns, s.req)
+}
+
+func (s *doctorScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
+	if r, ok := msg.(doctorMsg); ok {
+		s.onDoctor(r)
+		return s, nil
 	}
-	m.doctor.SetFindings(vhost, msg.findings)
+	return s, listUpdate(s, &s.c.Keys, msg)
+}
+
+// key handles the screen's own keys, those the list left.
+func (s *doctorScreen) key(k tea.KeyPressMsg) tea.Cmd {
+	keys := s.c.Keys
+	switch {
+	case key.Matches(k, keys.Open):
+		s.Open()
+	case key.Matches(k, keys.Back):
+		if !s.Close() {
+			s.leave(s.c)
+		}
+	case key.Matches(k, keys.Refresh):
+		return s.run()
+	default:
+		return s.Doctor.Update(k)
+	}
 	return nil
 }
 
-// doctorKey handles the doctor screen's own keys: open one finding, back
-// to the list or to where the user came from, re-run.
-func (m *Model) doctorKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
-	keys := m.ctx.Keys
-	switch {
-	case key.Matches(k, keys.Open):
-		m.doctor.Open()
-	case key.Matches(k, keys.Back):
-		if m.doctor.Close() {
-			return nil, true
-		}
-		if t := m.doctor.Table(); t.FilterValue() != "" {
-			t.ClearFilter()
-			return nil, true
-		}
-		m.screen = m.doctorFrom
-	case key.Matches(k, keys.Refresh):
-		return m.runDoctor(), true
-	default:
-		return nil, false
+func (s *doctorScreen) onDoctor(msg doctorMsg) {
+	if msg.id != s.req {
+		return // a diagnosis the user re-ran since
 	}
-	return nil, true
+	s.req = 0
+	if msg.err != nil {
+		s.SetFailed()
+		s.c.setErr(fmt.Errorf("doctor: reading the topology: %w", msg.err))
+		return
+	}
+	s.c.setErr(nil)
+	vhost := msg.vhost
+	if vhost == "" {
+		vhost = s.c.opts.Vhost
+	}
+	s.SetFindings(vhost, msg.findings)
 }

@@ -17,8 +17,8 @@ func TestDoctorScreenShowsFindingsWithSeverityWords(t *testing.T) {
 	h := newHarness(t, Options{Reader: plantedDoctor()}, 80, 24)
 	h.mustShow("doctor: 1 error, ", " — D shows them")
 	h.press("doctor")
-	if h.m.screen != screenDoctor {
-		t.Fatalf("screen %d, want doctor", h.m.screen)
+	if h.m.c.focus != screenDoctor {
+		t.Fatalf("screen %d, want doctor", h.m.c.focus)
 	}
 	want := doctor.Diagnose(plantedDoctor().top, nil)
 	if len(h.m.doctor.Findings()) == 0 {
@@ -35,12 +35,12 @@ func TestDoctorScreenShowsFindingsWithSeverityWords(t *testing.T) {
 	}
 	h.mustShow("one finding", "ERROR dlx-missing-exchange", "queue billing.work, exchange billing.dlx")
 	h.press("back")
-	if h.m.screen != screenDoctor || h.m.doctor.Whole() {
+	if h.m.c.focus != screenDoctor || h.m.doctor.Whole() {
 		t.Fatal("esc from one finding should show the list")
 	}
 	h.press("back")
-	if h.m.screen != screenQueues {
-		t.Fatalf("esc from the list left screen %d, want queues", h.m.screen)
+	if h.m.c.focus != screenQueues {
+		t.Fatalf("esc from the list left screen %d, want queues", h.m.c.focus)
 	}
 }
 

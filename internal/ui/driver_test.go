@@ -50,7 +50,7 @@ func newHarness(t testing.TB, opts Options, w, h int) *harness {
 		opts.Actor = "ana@bastion"
 	}
 	m := newModel(opts)
-	m.ctx.Now = func() time.Time { return fixedNow }
+	m.c.Now = func() time.Time { return fixedNow }
 	hs := &harness{t: t, m: m}
 	if r, ok := opts.Reader.(*fakeReader); ok {
 		hs.reader = r
@@ -94,7 +94,7 @@ func (h *harness) press(action string) {
 	h.t.Helper()
 	for _, a := range actions {
 		if a.name == action {
-			h.send(keyPress(a.binding(&h.m.ctx.Keys).Keys()[0]))
+			h.send(keyPress(a.binding(&h.m.c.Keys).Keys()[0]))
 			return
 		}
 	}
@@ -166,6 +166,6 @@ func ansiWidth(s string) int { return ansi.StringWidth(s) }
 // refreshQueuesID starts a queue list request without running it and
 // returns its id, so a test can answer it by hand.
 func (m *Model) refreshQueuesID() int {
-	m.refreshQueues()
-	return m.listReq
+	m.queues.refresh()
+	return m.queues.listReq
 }

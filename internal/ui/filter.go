@@ -5,41 +5,43 @@ import (
 
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
-// refilter puts the filter bar's line in force on the groups and messages
-// screens: field expressions (reason=expired died<1h) as --where reads
-// them, or, with none, today's plain substring. A line that does not parse
-// shows the parser's error under the bar and keeps the last good filter.
-func (m *Model) refilter() {
-	if m.screen != screenGroups && m.screen != screenMessages {
-		return
-	}
-	t := m.table()
+// fieldFilter is the filter bar of the groups and messages screens: field
+// expressions (reason=expired died<1h) as --where reads them, or, with
+// none, today's plain substring. A line that does not parse shows the
+// parser's error under the bar and keeps the last good filter.
+type fieldFilter struct {
+	c     *programContext
+	table *views.Table
+	set   func(filter.Filter) // the screen's own filter in force
+}
+
+func (f fieldFilter) list() *views.Table { return f.table }
+
+func (fieldFilter) filterHelp() string {
+	return "words, or fields: reason=expired died<1h • enter keep • esc clear • ctrl+c quit"
+}
+
+func (f fieldFilter) refilter() {
+	t := f.table
 	line := t.FilterValue()
 	if !hasFieldExpr(line) {
 		t.SetFilterError("")
-		m.setScreenFilter(filter.Filter{})
+		f.set(filter.Filter{})
 		t.SetSubstring(line)
 		return
 	}
-	opts := m.opts.Filter
-	opts.Now = m.now() // died<1h is counted from the screen's clock
-	f, err := filter.ParseLine(line, opts)
+	opts := f.c.opts.Filter
+	opts.Now = f.c.now() // died<1h is counted from the screen's clock
+	parsed, err := filter.ParseLine(line, opts)
 	if err != nil {
 		t.SetFilterError(sanitize.Line(err.Error()))
 		return
 	}
 	t.SetFilterError("")
-	m.setScreenFilter(f)
-}
-
-func (m *Model) setScreenFilter(f filter.Filter) {
-	if m.screen == screenGroups {
-		m.groups.SetFilter(f)
-		return
-	}
-	m.messages.SetFilter(f)
+	f.set(parsed)
 }
 
 // hasFieldExpr reports a line with at least one FIELD OP VALUE word; a

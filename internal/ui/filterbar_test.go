@@ -26,8 +26,8 @@ func TestFilterFieldsNarrowGroupsByRegrouping(t *testing.T) {
 		t.Fatalf("the filtered group's target: %+v (%v)", tg, err)
 	}
 	h.press("open") // now opens the group: its messages are the filtered ones
-	if h.m.screen != screenMessages || h.m.messages.Table().Len() != 1 {
-		t.Fatalf("screen %d with %d messages", h.m.screen, h.m.messages.Table().Len())
+	if h.m.c.focus != screenMessages || h.m.messages.Table().Len() != 1 {
+		t.Fatalf("screen %d with %d messages", h.m.c.focus, h.m.messages.Table().Len())
 	}
 	h.press("back")
 	h.press("back") // clears the filter
@@ -108,8 +108,8 @@ func TestTypingInTheFilterNeverTriggersActions(t *testing.T) {
 	openInvalidSKU(h)
 	h.press("filter")
 	h.typeText("xRvDJqtUm ")
-	if h.m.dialog != nil || h.m.screen != screenMessages || h.quit {
-		t.Fatalf("typing fired an action: dialog %T, screen %d, quit %v", h.m.dialog, h.m.screen, h.quit)
+	if h.m.c.dialog != nil || h.m.c.focus != screenMessages || h.quit {
+		t.Fatalf("typing fired an action: dialog %T, screen %d, quit %v", h.m.c.dialog, h.m.c.focus, h.quit)
 	}
 	if got := h.m.messages.Table().FilterValue(); got != "xRvDJqtUm " {
 		t.Fatalf("filter text %q", got)

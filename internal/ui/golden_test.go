@@ -74,7 +74,7 @@ var goldenScreens = []struct {
 		h.m.Update(keyPress("y")) // the replay's command is not run: the test reports for it
 		p := gaugeProgress()
 		p.Phase, p.ObserveLeft = replay.PhaseObserving, 12*time.Second
-		h.m.Update(replayProgressMsg{id: h.m.run.id, p: p})
+		h.m.Update(replayProgressMsg{id: h.m.replay.run.id, p: p})
 	}},
 	{"groups-where", func(h *harness) {
 		h.openQueue("orders.dlq")
@@ -82,11 +82,11 @@ var goldenScreens = []struct {
 		h.typeText("event_type~order died<1h")
 	}},
 	{"doctor", func(h *harness) {
-		h.m.opts.Reader = plantedDoctor()
+		h.m.c.opts.Reader = plantedDoctor()
 		h.press("doctor")
 	}},
 	{"doctor-finding", func(h *harness) {
-		h.m.opts.Reader = plantedDoctor()
+		h.m.c.opts.Reader = plantedDoctor()
 		h.press("doctor")
 		h.press("open")
 	}},
@@ -116,7 +116,7 @@ func fillOrdersFrom(h *harness, from time.Duration, depths ...int) {
 			}
 		}
 		at := fixedNow.Add(from + time.Duration(i)*5*time.Second)
-		h.m.ctx.Now = func() time.Time { return at }
+		h.m.c.Now = func() time.Time { return at }
 		h.send(pollMsg{})
 	}
 }
@@ -129,10 +129,10 @@ func goLive(h *harness) {
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(func() { j.Close() })
-	h.m.opts.Journal = j
-	h.m.opts.Actions = &Actions{Sweeper: h.reader,
+	h.m.c.opts.Journal = j
+	h.m.c.opts.Actions = &Actions{Sweeper: h.reader,
 		OpenReplay: func(context.Context, string, string, bool) (replay.Port, error) { return nil, nil }}
-	h.m.fixedReplayID = "rp-20261130T100000-0a1b2c3d"
+	h.m.replay.fixedID = "rp-20261130T100000-0a1b2c3d"
 }
 
 // TestGoldenScreens renders every screen at 80x24 and 120x40 with NO_COLOR
@@ -194,8 +194,8 @@ func TestBrokerEscapesNeverReachTheScreen(t *testing.T) {
 	h.openQueue(hostileQueue)
 	h.press("open")
 	h.press("open")
-	if h.m.screen != screenMessage {
-		t.Fatalf("screen %d, want message", h.m.screen)
+	if h.m.c.focus != screenMessage {
+		t.Fatalf("screen %d, want message", h.m.c.focus)
 	}
 	raw := h.m.Screen()
 	for _, bad := range []string{"\x1b[2J", "\x1b[31m", "\x1b]0;", "\a", "\u202e"} {

@@ -25,9 +25,11 @@ const maxHistory = 60
 // pollMsg is the poll timer firing.
 type pollMsg struct{}
 
+func (pollMsg) owner() screenID { return screenQueues }
+
 // pollTick arms the next poll; nil when polling is off.
-func (m *Model) pollTick() tea.Cmd {
-	every := m.opts.PollEvery
+func (s *queuesScreen) pollTick() tea.Cmd {
+	every := s.c.opts.PollEvery
 	if every < 0 {
 		return nil
 	}
@@ -39,12 +41,12 @@ func (m *Model) pollTick() tea.Cmd {
 
 // onPoll re-reads the topology while the queues screen is shown (and no
 // read is already in flight), then re-arms; it never blocks.
-func (m *Model) onPoll() tea.Cmd {
-	next := m.pollTick()
-	if m.screen != screenQueues || m.listReq != 0 || m.dialog != nil {
+func (s *queuesScreen) onPoll() tea.Cmd {
+	next := s.pollTick()
+	if s.c.focus != screenQueues || s.listReq != 0 || s.c.dialog != nil {
 		return next
 	}
-	return tea.Batch(m.refreshQueues(), next)
+	return tea.Batch(s.refresh(), next)
 }
 
 // queueSample is what the polls saw of one queue.

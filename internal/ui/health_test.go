@@ -12,7 +12,7 @@ import (
 func TestIngressIsDepthGrowthBetweenPolls(t *testing.T) {
 	h := newHarness(t, Options{}, 120, 40)
 	fillOrders(h, 5, 15, 40) // at 0 s (as read at start), 5 s, 10 s
-	tr := h.m.health.queues["orders.dlq"]
+	tr := h.m.queues.health.queues["orders.dlq"]
 	if tr == nil {
 		t.Fatal("no history for orders.dlq")
 	}
@@ -36,19 +36,19 @@ func TestIngressIsDepthGrowthBetweenPolls(t *testing.T) {
 // reads nothing, but keeps the timer going.
 func TestPollOnlyReadsWhileTheQueuesScreenShows(t *testing.T) {
 	h := newHarness(t, Options{}, 120, 40)
-	h.m.opts.PollEvery = time.Hour // armed, never run: the harness would wait for it
+	h.m.c.opts.PollEvery = time.Hour // armed, never run: the harness would wait for it
 	h.openQueue("orders.dlq")
-	before := h.m.listReq
-	cmd := h.m.onPoll()
-	if h.m.listReq != before {
+	before := h.m.queues.listReq
+	cmd := h.m.queues.onPoll()
+	if h.m.queues.listReq != before {
 		t.Fatal("a poll on the groups screen read the topology")
 	}
 	if cmd == nil {
 		t.Fatal("the poll timer stopped")
 	}
 	h.press("back")
-	h.m.onPoll()
-	if h.m.listReq == 0 {
+	h.m.queues.onPoll()
+	if h.m.queues.listReq == 0 {
 		t.Fatal("a poll on the queues screen did not read the topology")
 	}
 }

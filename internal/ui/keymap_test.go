@@ -76,15 +76,15 @@ func TestUserKeyMapDrivesTheScreens(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, Options{}, 80, 24)
-	h.m.ctx.Keys = km
+	h.m.c.Keys = km
 	h.m.queues.SelectName("orders.dlq")
 	h.send(keyPress("l"))
-	if h.m.screen != screenGroups {
-		t.Fatalf("l did not open the queue (screen %d)", h.m.screen)
+	if h.m.c.focus != screenGroups {
+		t.Fatalf("l did not open the queue (screen %d)", h.m.c.focus)
 	}
 	h.send(keyPress("h"))
-	if h.m.screen != screenQueues {
-		t.Fatalf("h did not go back (screen %d)", h.m.screen)
+	if h.m.c.focus != screenQueues {
+		t.Fatalf("h did not go back (screen %d)", h.m.c.focus)
 	}
 }
 

@@ -24,23 +24,23 @@ func TestQueueListShowsParkingQueuesSanitised(t *testing.T) {
 func TestEnterWalksTheFourScreensAndEscWalksBack(t *testing.T) {
 	h := newHarness(t, Options{}, 120, 40)
 	h.openQueue("orders.dlq")
-	if h.m.screen != screenGroups {
-		t.Fatalf("screen %d after open, want groups", h.m.screen)
+	if h.m.c.focus != screenGroups {
+		t.Fatalf("screen %d after open, want groups", h.m.c.focus)
 	}
 	h.mustShow("all 5 messages", "INVALID_SKU", "PAYMENT_TIMEOUT", "published")
 
 	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
 	h.press("open")
-	if h.m.screen != screenMessages {
-		t.Fatalf("screen %d, want messages", h.m.screen)
+	if h.m.c.focus != screenMessages {
+		t.Fatalf("screen %d, want messages", h.m.c.focus)
 	}
 	h.mustShow("m-1001", "m-1002", "m-1003")
 	h.mustNotShow("m-1004")
 
 	h.m.messages.SelectID("m-1001")
 	h.press("open")
-	if h.m.screen != screenMessage {
-		t.Fatalf("screen %d, want message", h.m.screen)
+	if h.m.c.focus != screenMessage {
+		t.Fatalf("screen %d, want message", h.m.c.focus)
 	}
 	h.mustShow("identity", "failure", "attempt timeline", "payload", "values redacted")
 	// the secret and the escape sequence from the payload never reach the screen
@@ -49,10 +49,10 @@ func TestEnterWalksTheFourScreensAndEscWalksBack(t *testing.T) {
 		t.Fatal("a payload escape sequence reached the screen")
 	}
 
-	for _, want := range []screen{screenMessages, screenGroups, screenQueues} {
+	for _, want := range []screenID{screenMessages, screenGroups, screenQueues} {
 		h.press("back")
-		if h.m.screen != want {
-			t.Fatalf("esc led to screen %d, want %d", h.m.screen, want)
+		if h.m.c.focus != want {
+			t.Fatalf("esc led to screen %d, want %d", h.m.c.focus, want)
 		}
 	}
 }
@@ -92,8 +92,8 @@ func TestFilterTypingNeverTriggersActions(t *testing.T) {
 		t.Fatalf("filter PAYM (any case) kept %d queues, want 1", n)
 	}
 	h.press("open")
-	if h.m.screen != screenGroups || h.m.groups.Queue() != "payments.parking" {
-		t.Fatalf("opened %q on screen %d", h.m.groups.Queue(), h.m.screen)
+	if h.m.c.focus != screenGroups || h.m.groups.Queue() != "payments.parking" {
+		t.Fatalf("opened %q on screen %d", h.m.groups.Queue(), h.m.c.focus)
 	}
 }
 
@@ -108,12 +108,12 @@ func TestCtrlCQuitsEvenWhileTyping(t *testing.T) {
 
 func TestStartQueueOpensItsGroupsAndEscListsQueues(t *testing.T) {
 	h := newHarness(t, Options{StartQueue: "orders.dlq"}, 80, 24)
-	if h.m.screen != screenGroups || h.m.groups.Inspection() == nil {
-		t.Fatalf("screen %d, inspection %v", h.m.screen, h.m.groups.Inspection() != nil)
+	if h.m.c.focus != screenGroups || h.m.groups.Inspection() == nil {
+		t.Fatalf("screen %d, inspection %v", h.m.c.focus, h.m.groups.Inspection() != nil)
 	}
 	h.press("back")
-	if h.m.screen != screenQueues {
-		t.Fatalf("esc led to screen %d, want queues", h.m.screen)
+	if h.m.c.focus != screenQueues {
+		t.Fatalf("esc led to screen %d, want queues", h.m.c.focus)
 	}
 	if q, _ := h.m.queues.Selected(); q.Name != "orders.dlq" {
 		t.Fatalf("selected %q, want the queue we came from", q.Name)
@@ -127,7 +127,7 @@ func TestStaleRepliesAreDropped(t *testing.T) {
 	h.m.queues.SelectName("orders.dlq")
 	_, staleBrowse := h.m.Update(keyPress("enter"))
 	h.press("back")
-	if h.m.browse != nil {
+	if h.m.flow.browse != nil {
 		t.Fatal("leaving the screen kept the browse")
 	}
 	h.openQueue(hostileQueue)
@@ -142,14 +142,14 @@ func TestStaleRepliesAreDropped(t *testing.T) {
 	h.mustNotShow("INVALID_SKU")
 
 	// tags read for the queue we left are dropped
-	h.send(tagsMsg{id: h.m.tagsReq, queue: "orders.dlq", tags: map[string][]string{"x-1": {"wrong-queue"}}})
+	h.send(tagsMsg{id: h.m.flow.tagsReq, queue: "orders.dlq", tags: map[string][]string{"x-1": {"wrong-queue"}}})
 	h.press("open")
 	h.mustNotShow("wrong-queue")
 	h.press("back")
 
 	// a stale queue list is dropped too
 	h.press("refresh")
-	h.send(parkingMsg{id: h.m.listReq - 1})
+	h.send(parkingMsg{id: h.m.queues.listReq - 1})
 	if h.m.queues.Table().Total() == 0 {
 		t.Fatal("a stale queue list emptied the screen")
 	}
@@ -158,8 +158,8 @@ func TestStaleRepliesAreDropped(t *testing.T) {
 func TestDeliveryCostAsksThenAcceptReBrowses(t *testing.T) {
 	h := newHarness(t, Options{}, 80, 24)
 	h.openQueue("payments.parking")
-	if _, ok := h.m.dialog.(costDialog); !ok {
-		t.Fatalf("no delivery-cost dialog, dialog = %T", h.m.dialog)
+	if _, ok := h.m.c.dialog.(*costDialog); !ok {
+		t.Fatalf("no delivery-cost dialog, dialog = %T", h.m.c.dialog)
 	}
 	h.mustShow("payments.parking", "delivery limit  5", "depth           2 messages", "dead-lettered")
 	h.press("confirm")
@@ -167,7 +167,7 @@ func TestDeliveryCostAsksThenAcceptReBrowses(t *testing.T) {
 	if len(calls) != 2 || calls[0].AcceptDeliveryCost || !calls[1].AcceptDeliveryCost {
 		t.Fatalf("browses %+v, want a refused one then an accepted one", calls)
 	}
-	if h.m.dialog != nil || h.m.groups.Inspection() == nil {
+	if h.m.c.dialog != nil || h.m.groups.Inspection() == nil {
 		t.Fatal("accepting did not browse the queue")
 	}
 	h.press("open")
@@ -178,8 +178,8 @@ func TestDeliveryCostAnyOtherKeyGoesBack(t *testing.T) {
 	h := newHarness(t, Options{}, 80, 24)
 	h.openQueue("payments.parking")
 	h.typeText("x")
-	if h.m.dialog != nil || h.m.screen != screenQueues {
-		t.Fatalf("dialog %T, screen %d: want back on the queue list", h.m.dialog, h.m.screen)
+	if h.m.c.dialog != nil || h.m.c.focus != screenQueues {
+		t.Fatalf("dialog %T, screen %d: want back on the queue list", h.m.c.dialog, h.m.c.focus)
 	}
 	if n := len(h.reader.calls()); n != 1 {
 		t.Fatalf("%d browses, want only the refused one", n)
@@ -258,8 +258,8 @@ func TestRefreshKeepsTheOpenMessage(t *testing.T) {
 	h.m.messages.SelectID("m-1002")
 	h.press("open")
 	h.press("refresh")
-	if h.m.screen != screenMessage || h.m.message.Shown().ID != "m-1002" {
-		t.Fatalf("after refresh: screen %d, message %q", h.m.screen, h.m.message.Shown().ID)
+	if h.m.c.focus != screenMessage || h.m.message.Shown().ID != "m-1002" {
+		t.Fatalf("after refresh: screen %d, message %q", h.m.c.focus, h.m.message.Shown().ID)
 	}
 	if n := len(h.reader.calls()); n != 2 {
 		t.Fatalf("%d browses, want 2", n)
@@ -278,13 +278,13 @@ func TestTagWritesTheJournalAndShows(t *testing.T) {
 	h.press("open")
 	h.m.messages.SelectID("m-1002")
 	h.press("tag")
-	if _, ok := h.m.dialog.(tagPrompt); !ok {
-		t.Fatalf("no tag prompt, dialog = %T", h.m.dialog)
+	if _, ok := h.m.c.dialog.(*tagPrompt); !ok {
+		t.Fatalf("no tag prompt, dialog = %T", h.m.c.dialog)
 	}
 	h.typeText("poison q") // q is text here, not quit
 	h.press("open")
-	if h.quit || h.m.dialog != nil {
-		t.Fatalf("quit %v, dialog %T after saving the tag", h.quit, h.m.dialog)
+	if h.quit || h.m.c.dialog != nil {
+		t.Fatalf("quit %v, dialog %T after saving the tag", h.quit, h.m.c.dialog)
 	}
 	h.mustShow("poison q", "done: tagged m-1002 in the journal; its tags: poison q")
 	h.press("down") // the confirmation is said once
@@ -317,7 +317,7 @@ func TestTagWithoutJournalSaysWhy(t *testing.T) {
 	h.openQueue("orders.dlq")
 	h.press("open")
 	h.press("tag")
-	if h.m.dialog != nil {
+	if h.m.c.dialog != nil {
 		t.Fatal("a tag prompt opened with no journal")
 	}
 	h.mustShow("tagging is off", "in use by another dlqt")

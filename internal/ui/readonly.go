@@ -9,7 +9,7 @@ import (
 // of the keymap: help no longer lists them and no key triggers them. Their
 // keys are kept aside so pressing one says why nothing happens.
 func (m *Model) removeWriteKeys() {
-	k := &m.ctx.Keys
+	k := &m.c.Keys
 	for _, b := range []*key.Binding{&k.Discard, &k.Replay, &k.ResumeReplay, &k.Reveal} {
 		m.offKeys = append(m.offKeys, key.NewBinding(key.WithKeys(b.Keys()...)))
 		b.SetEnabled(false)

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,27 +10,44 @@ import (
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
-	"github.com/dlqt/dlqt/internal/views"
 )
 
 // revealConfirm asks before the unredacted payload of one message shows.
 type revealConfirm struct {
+	screen    *messageScreen
 	queue, id string
 }
 
-func (d revealConfirm) view(ctx *views.Context, width int, actor string) string {
-	k := ctx.Keys
+func (d *revealConfirm) View(width int) string {
+	c := d.screen.c
+	k := c.Keys
 	body := strings.Join([]string{
-		ctx.Styles.Section.Render("Reveal the unredacted payload?"),
+		c.Styles.Section.Render("Reveal the unredacted payload?"),
 		"",
 		"message " + sanitize.Line(d.id) + " of " + sanitize.Line(d.queue),
 		"Secrets masked on every screen will show in clear.",
-		"A reveal entry naming " + sanitize.Line(actor) + " is written to the journal first;",
+		"A reveal entry naming " + sanitize.Line(c.opts.Actor) + " is written to the journal first;",
 		"leaving the message hides the payload again.",
 		"",
 		k.Confirm.Help().Key + " reveal   " + k.Cancel.Help().Key + " cancel",
 	}, "\n")
-	return ctx.Styles.Dialog.Width(min(width-2, 76)).Render(body)
+	return c.Styles.Dialog.Width(min(width-2, 76)).Render(body)
+}
+
+// Update writes the entry on confirm and closes on cancel; other keys
+// leave it open.
+func (d *revealConfirm) Update(msg tea.Msg) (dialog, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	c := d.screen.c
+	switch {
+	case ok && key.Matches(k, c.Keys.Confirm):
+		c.busy = "writing the reveal entry to the journal…"
+		return nil, revealCmd(c.opts.Journal, c.entry(triage.ActionReveal, c.vhost(d.screen.flow.groups.Inspection()),
+			d.queue, d.id, "payload shown unredacted in the TUI"))
+	case ok && key.Matches(k, c.Keys.Cancel):
+		return nil, nil
+	}
+	return d, nil
 }
 
 // revealedMsg answers the reveal entry written to the journal.
@@ -41,7 +57,9 @@ type revealedMsg struct {
 	err       error
 }
 
-func revealCmd(j *journal.Journal, e journal.Entry) tea.Cmd {
+func (revealedMsg) owner() screenID { return screenMessage }
+
+func revealCmd(j EntryRecorder, e journal.Entry) tea.Cmd {
 	return func() tea.Msg {
 		written, err := j.Append(e)
 		return revealedMsg{queue: e.Queue, id: e.MessageIDs[0], seq: written.Seq, err: err}
@@ -50,54 +68,34 @@ func revealCmd(j *journal.Journal, e journal.Entry) tea.Cmd {
 
 // startReveal asks for confirmation, on the message screen only, with a
 // journal to write to: no entry, no reveal.
-func (m *Model) startReveal() tea.Cmd {
-	if m.screen != screenMessage {
-		m.hint = "reveal works on one message: open it first"
-		return nil
+func (s *messageScreen) startReveal() {
+	c := s.c
+	if c.focus != screenMessage {
+		c.hint = "reveal works on one message: open it first"
+		return
 	}
-	if m.opts.Journal == nil {
-		err := m.opts.JournalErr
-		if err == nil {
-			err = errors.New("no journal is open")
-		}
-		m.setErr(fmt.Errorf("reveal refused: a reveal is journalled and %w", err))
-		return nil
+	if err := c.noJournal(); err != nil {
+		c.setErr(fmt.Errorf("reveal refused: a reveal is journalled and %w", err))
+		return
 	}
-	m.dialog = revealConfirm{queue: m.groups.Queue(), id: m.message.Shown().ID}
-	return nil
-}
-
-func (m *Model) revealKey(d revealConfirm, k tea.KeyPressMsg) tea.Cmd {
-	switch {
-	case key.Matches(k, m.ctx.Keys.Confirm):
-		m.dialog = nil
-		m.busy = "writing the reveal entry to the journal…"
-		return revealCmd(m.opts.Journal, journal.Entry{
-			Actor: m.opts.Actor, Host: m.opts.Host, Action: triage.ActionReveal,
-			Vhost: m.vhost(m.groups.Inspection()), Queue: d.queue, MessageIDs: []string{d.id},
-			Reason: "payload shown unredacted in the TUI",
-		})
-	case key.Matches(k, m.ctx.Keys.Cancel):
-		m.dialog = nil
-	}
-	return nil
+	c.dialog = &revealConfirm{screen: s, queue: s.flow.groups.Queue(), id: s.Shown().ID}
 }
 
 // onRevealed shows the payload once its entry is written, and only if the
 // user is still on that message.
-func (m *Model) onRevealed(msg revealedMsg) tea.Cmd {
-	m.busy = ""
+func (s *messageScreen) onRevealed(msg revealedMsg) {
+	c := s.c
+	c.busy = ""
 	if msg.err != nil {
-		m.setErr(fmt.Errorf("reveal refused: the journal entry could not be written: %w", msg.err))
-		return nil
+		c.setErr(fmt.Errorf("reveal refused: the journal entry could not be written: %w", msg.err))
+		return
 	}
-	shown := m.message.Shown()
-	if m.screen != screenMessage || shown.ID != msg.id {
-		m.done = fmt.Sprintf("reveal of %s journalled (#%d) but not shown: you left the message", sanitize.Line(msg.id), msg.seq)
-		return nil
+	shown := s.Shown()
+	if c.focus != screenMessage || shown.ID != msg.id {
+		c.done = fmt.Sprintf("reveal of %s journalled (#%d) but not shown: you left the message", sanitize.Line(msg.id), msg.seq)
+		return
 	}
 	p := triage.RenderPayload(shown.Message.Body, shown.Message.Properties.ContentType, nil) // sanitised, not redacted
-	m.message.Reveal(p.Text, msg.seq)
-	m.done = fmt.Sprintf("revealed %s; journal entry #%d", sanitize.Line(msg.id), msg.seq)
-	return nil
+	s.Reveal(p.Text, msg.seq)
+	c.done = fmt.Sprintf("revealed %s; journal entry #%d", sanitize.Line(msg.id), msg.seq)
 }

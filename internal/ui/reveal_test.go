@@ -13,8 +13,8 @@ func openM1001(h *harness) {
 	openInvalidSKU(h)
 	h.m.messages.SelectID("m-1001")
 	h.press("open")
-	if h.m.screen != screenMessage {
-		h.t.Fatalf("screen %d, want message", h.m.screen)
+	if h.m.c.focus != screenMessage {
+		h.t.Fatalf("screen %d, want message", h.m.c.focus)
 	}
 }
 
@@ -43,8 +43,8 @@ func TestRevealAsksThenJournalsBeforeShowing(t *testing.T) {
 	openM1001(h)
 	h.mustNotShow("hunter2")
 	h.press("reveal")
-	if _, ok := h.m.dialog.(revealConfirm); !ok {
-		t.Fatalf("reveal opened %T, want its confirmation", h.m.dialog)
+	if _, ok := h.m.c.dialog.(*revealConfirm); !ok {
+		t.Fatalf("reveal opened %T, want its confirmation", h.m.c.dialog)
 	}
 	h.mustShow("Reveal the unredacted payload?", "ana@bastion")
 
@@ -84,8 +84,8 @@ func TestRevealRefusedWithoutJournal(t *testing.T) {
 	h := newHarness(t, Options{JournalErr: journal.ErrLocked}, 120, 40)
 	openM1001(h)
 	h.press("reveal")
-	if h.m.dialog != nil {
-		t.Fatalf("reveal opened %T without a journal", h.m.dialog)
+	if h.m.c.dialog != nil {
+		t.Fatalf("reveal opened %T without a journal", h.m.c.dialog)
 	}
 	h.mustShow("reveal refused: a reveal is journalled and journal is in use by another dlqt")
 	h.mustNotShow("hunter2")
@@ -111,7 +111,7 @@ func TestReadOnlyRemovesWriteKeys(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	j := openJournal(t)
 	h := newHarness(t, Options{Journal: j, ReadOnly: true, ActionsOff: "read-only mode is on"}, 120, 40)
-	k := h.m.ctx.Keys
+	k := h.m.c.Keys
 	if k.Discard.Enabled() || k.Replay.Enabled() || k.Reveal.Enabled() || k.ResumeReplay.Enabled() {
 		t.Fatal("a write action is still in the keymap")
 	}
@@ -120,8 +120,8 @@ func TestReadOnlyRemovesWriteKeys(t *testing.T) {
 	h.mustNotShow("discard", "replay", "reveal")
 	for _, name := range []string{"x", "R", "v"} {
 		h.send(keyPress(name))
-		if h.m.dialog != nil {
-			t.Fatalf("%s opened %T in read-only mode", name, h.m.dialog)
+		if h.m.c.dialog != nil {
+			t.Fatalf("%s opened %T in read-only mode", name, h.m.c.dialog)
 		}
 		h.mustShow("read-only mode: discard, replay and reveal are off")
 	}

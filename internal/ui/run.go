@@ -11,11 +11,11 @@ import (
 // the screen: errors appear on the status area or come back from Run.
 func Run(ctx context.Context, opts Options) error {
 	m := newModel(opts)
-	m.base = ctx
+	m.c.base = ctx
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	_, err := p.Run()
-	m.stopBrowse()
-	m.stopReplay() // an unfinished replay aborts and puts its sources back
+	m.flow.stop()
+	m.replay.stop() // an unfinished replay aborts and puts its sources back
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return ctx.Err()
 	}

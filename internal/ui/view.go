@@ -3,7 +3,6 @@ package ui
 import (
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -14,47 +13,45 @@ import (
 // footer is what sits under the screen body: help, the status line, and the
 // error and notice lines when there are any.
 func (m *Model) footer() []string {
+	c := m.c
+	st := c.Styles
 	var lines []string
-	helpView := m.help.View(m.helpKeys())
+	helpView := m.help.View(m.focused())
 	legend := m.help.ShowAll // the full help explains "?" and "-" too
-	if t := m.table(); t != nil && t.Filtering() {
-		legend = false
+	if m.typing() {
 		// keys are text now: say so rather than list actions that will not fire
-		helpView = m.ctx.Styles.Dim.Render("typing filters the list • enter keep filter • esc clear • ctrl+c quit")
-		if m.screen == screenGroups || m.screen == screenMessages {
-			helpView = m.ctx.Styles.Dim.Render("words, or fields: reason=expired died<1h • enter keep • esc clear • ctrl+c quit")
-		}
+		helpView, legend = st.Dim.Render(m.focused().(lister).filterHelp()), false
 	}
-	if m.dialog != nil {
+	if c.dialog != nil {
 		helpView, legend = "", false
 	}
 	if helpView != "" {
 		lines = append(lines, strings.Split(helpView, "\n")...)
 		if legend {
-			lines = append(lines, m.ctx.Styles.Dim.Render(views.Fit(views.Legend, m.width)))
+			lines = append(lines, st.Dim.Render(views.Fit(views.Legend, c.width)))
 		}
 	}
-	lines = append(lines, m.ctx.Styles.Status.Render(views.Fit(m.status(), m.width)))
-	if m.busy != "" {
-		lines = append(lines, m.ctx.Styles.Notice.Render(views.Fit(m.busy, m.width)))
+	lines = append(lines, st.Status.Render(views.Fit(m.status(), c.width)))
+	if c.busy != "" {
+		lines = append(lines, st.Notice.Render(views.Fit(c.busy, c.width)))
 	}
-	for _, l := range m.banner() {
-		lines = append(lines, m.ctx.Styles.Warn.Render(views.Fit(l, m.width)))
+	for _, l := range m.replay.banner() {
+		lines = append(lines, st.Warn.Render(views.Fit(l, c.width)))
 	}
-	if m.hint != "" {
-		lines = append(lines, m.ctx.Styles.Notice.Render(views.Fit(m.hint, m.width)))
+	if c.hint != "" {
+		lines = append(lines, st.Notice.Render(views.Fit(c.hint, c.width)))
 	}
-	if m.done != "" {
-		lines = append(lines, m.ctx.Styles.Notice.Render(views.Fit("done: "+m.done, m.width)))
+	if c.done != "" {
+		lines = append(lines, st.Notice.Render(views.Fit("done: "+c.done, c.width)))
 	}
-	if m.lastErr != "" {
-		for _, l := range brokenLines("error: "+m.lastErr, m.width, false) {
-			lines = append(lines, m.ctx.Styles.Error.Render(l))
+	if c.lastErr != "" {
+		for _, l := range brokenLines("error: "+c.lastErr, c.width, false) {
+			lines = append(lines, st.Error.Render(l))
 		}
 	}
-	if m.opts.Notice != "" {
-		for _, l := range brokenLines("note: "+sanitize.Line(m.opts.Notice), m.width, true) {
-			lines = append(lines, m.ctx.Styles.Notice.Render(l))
+	if c.opts.Notice != "" {
+		for _, l := range brokenLines("note: "+sanitize.Line(c.opts.Notice), c.width, true) {
+			lines = append(lines, st.Notice.Render(l))
 		}
 	}
 	return lines
@@ -63,121 +60,60 @@ func (m *Model) footer() []string {
 // status is the bottom line: source, vhost, the snapshot's bound and the
 // actor, most important first since a narrow terminal cuts the end.
 func (m *Model) status() string {
+	o := m.c.opts
 	var parts []string
 	source := ""
-	if m.opts.Reader != nil {
-		source = sanitize.Line(m.opts.Reader.Describe())
+	if o.Reader != nil {
+		source = sanitize.Line(o.Reader.Describe())
 		parts = append(parts, source)
 	}
 	// a live reader names its vhost already; say it once
-	if vh := "vhost " + sanitize.Line(m.opts.Vhost); m.opts.Vhost != "" && !strings.Contains(source, vh) {
+	if vh := "vhost " + sanitize.Line(o.Vhost); o.Vhost != "" && !strings.Contains(source, vh) {
 		parts = append(parts, vh)
 	}
-	if m.screen != screenQueues {
-		if m.browse != nil {
-			parts = append(parts, "reading "+sanitize.Line(m.browse.queue)+"…")
-		} else if insp := m.groups.Inspection(); insp != nil {
-			parts = append(parts, views.Bound(insp.Batch))
+	if m.c.focus != screenQueues {
+		if r := m.flow.reading(); r != "" {
+			parts = append(parts, r)
 		}
 	}
-	if m.opts.Actor != "" {
-		parts = append(parts, "actor "+sanitize.Line(m.opts.Actor))
+	if o.Actor != "" {
+		parts = append(parts, "actor "+sanitize.Line(o.Actor))
 	}
 	return " " + strings.Join(parts, " │ ")
-}
-
-func (m *Model) helpKeys() interface {
-	ShortHelp() []key.Binding
-	FullHelp() [][]key.Binding
-} {
-	switch m.screen {
-	case screenQueues:
-		return &m.queues
-	case screenGroups:
-		return &m.groups
-	case screenMessages:
-		return &m.messages
-	case screenReplay:
-		return &m.replay
-	case screenJournal:
-		return &m.journalV
-	case screenDoctor:
-		return &m.doctor
-	default:
-		return &m.message
-	}
 }
 
 // layout pushes the body size down to every screen; the footer's height
 // changes with help, errors and notices, so it runs after every update.
 func (m *Model) layout() {
-	m.help.SetWidth(m.width)
-	h := max(m.height-len(m.footer()), 1)
-	m.queues.SetSize(m.width, h)
-	m.groups.SetSize(m.width, h)
-	m.messages.SetSize(m.width, h)
-	m.message.SetSize(m.width, h)
-	m.replay.SetSize(m.width, h)
-	m.journalV.SetSize(m.width, h)
-	m.doctor.SetSize(m.width, h)
+	m.help.SetWidth(m.c.width)
+	h := max(m.c.height-len(m.footer()), 1)
+	for _, s := range m.screens {
+		s.SetSize(m.c.width, h)
+	}
 }
 
 func (m *Model) body(h int) string {
-	if m.dialog != nil {
-		var d string
-		switch dl := m.dialog.(type) {
-		case costDialog:
-			d = dl.view(m.ctx, m.width)
-		case tagPrompt:
-			d = dl.view(m.ctx, m.width)
-		case reasonPrompt:
-			d = dl.view(m.ctx, m.width)
-		case discardConfirm:
-			d = dl.view(m.ctx, m.width)
-		case editPrompt:
-			d = dl.view(m.ctx, m.width)
-		case startConfirm:
-			d = dl.view(m.ctx, m.width)
-		case abortConfirm:
-			d = dl.view(m.ctx, m.width, m.replay.Plan().Queue)
-		case revealConfirm:
-			d = dl.view(m.ctx, m.width, m.opts.Actor)
-		}
-		return place(m.width, h, d)
+	if d := m.c.dialog; d != nil {
+		return place(m.c.width, h, d.View(m.c.width))
 	}
-	switch m.screen {
-	case screenQueues:
-		return m.queues.View()
-	case screenGroups:
-		return m.groups.View()
-	case screenMessages:
-		return m.messages.View()
-	case screenReplay:
-		return m.replay.View()
-	case screenJournal:
-		return m.journalV.View()
-	case screenDoctor:
-		return m.doctor.View()
-	default:
-		return m.message.View()
-	}
+	return m.focused().View()
 }
 
 // Screen renders the whole screen as a string: exactly height lines, none
 // wider than width.
 func (m *Model) Screen() string {
 	foot := m.footer()
-	h := max(m.height-len(foot), 1)
+	h := max(m.c.height-len(foot), 1)
 	lines := strings.Split(m.body(h), "\n")
 	for len(lines) < h {
 		lines = append(lines, "")
 	}
 	lines = append(lines[:h], foot...)
-	if len(lines) > m.height {
-		lines = lines[:m.height]
+	if len(lines) > m.c.height {
+		lines = lines[:m.c.height]
 	}
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, m.width, "…")
+		lines[i] = ansi.Truncate(l, m.c.width, "…")
 	}
 	return strings.Join(lines, "\n")
 }

@@ -16,27 +16,23 @@ import (
 // urgent first, the selected one's detail and fix under the list; open
 // shows one finding whole.
 type Doctor struct {
-	ctx      *Context
-	table    Table
+	listScreen
 	vhost    string
 	findings []doctor.Finding
 	loading  bool
 	loaded   bool
 	failed   bool
 	whole    bool // one finding on the whole screen
-	width    int
-	height   int
 }
 
 // NewDoctor returns an empty doctor screen.
 func NewDoctor(ctx *Context) Doctor {
-	d := Doctor{ctx: ctx, table: newTable(ctx, []Column{
+	return Doctor{listScreen: newListScreen(ctx, newTable(ctx, []Column{
 		{Title: "severity", Width: 8},
 		{Title: "kind", Width: 22},
 		{Title: "queue", Width: 10, Flex: 3},
 		{Title: "exchange", Width: 8, Flex: 2},
-	})}
-	return d
+	}))}
 }
 
 // SeverityWord is how a severity reads on screen: a word, never only a hue.
@@ -107,9 +103,6 @@ func (d *Doctor) Close() bool {
 
 // Whole reports whether one finding fills the screen.
 func (d *Doctor) Whole() bool { return d.whole }
-
-// Table exposes the list for filtering.
-func (d *Doctor) Table() *Table { return &d.table }
 
 // SetSize sets the area of the screen body: the list takes what its rows
 // need up to half, the selected finding the rest.

@@ -12,27 +12,25 @@ import (
 
 // Fit truncates s to w cells with "…" and pads it to exactly w cells, so
 // columns line up and never wrap (and a reversed status bar spans the line).
-func Fit(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	s = ansi.Truncate(s, w, "…")
-	if n := ansi.StringWidth(s); n < w {
-		s += strings.Repeat(" ", w-n)
-	}
-	return s
-}
+// Cells, not bytes: a wide rune takes two.
+func Fit(s string, w int) string { return fitAligned(s, w, false) }
 
 // fitRight is Fit for numbers: right-aligned.
-func fitRight(s string, w int) string {
+func fitRight(s string, w int) string { return fitAligned(s, w, true) }
+
+func fitAligned(s string, w int, right bool) string {
 	if w <= 0 {
 		return ""
 	}
 	s = ansi.Truncate(s, w, "…")
-	if n := ansi.StringWidth(s); n < w {
-		s = strings.Repeat(" ", w-n) + s
+	n := ansi.StringWidth(s)
+	if n >= w {
+		return s
 	}
-	return s
+	if right {
+		return strings.Repeat(" ", w-n) + s
+	}
+	return s + strings.Repeat(" ", w-n)
 }
 
 // Count formats n with thousands separators: 48210 -> "48,210".

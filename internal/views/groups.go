@@ -17,8 +17,7 @@ import (
 // Groups is the second screen: the messages of one queue grouped by
 // (reason, reason_code), with the browse progress while it is read.
 type Groups struct {
-	ctx     *Context
-	table   Table
+	listScreen
 	queue   string
 	all     *triage.Inspection // as read
 	insp    *triage.Inspection // as shown: all, or regrouped by the filter
@@ -28,20 +27,18 @@ type Groups struct {
 	read    int
 	expect  int
 	spin    spinner.Model
-	width   int
-	height  int
 }
 
 // NewGroups returns an empty groups screen.
 func NewGroups(ctx *Context) Groups {
-	return Groups{ctx: ctx, spin: spinner.New(spinner.WithSpinner(spinner.Line)), table: newManagedTable(ctx, []Column{
+	return Groups{spin: spinner.New(spinner.WithSpinner(spinner.Line)), listScreen: newListScreen(ctx, newManagedTable(ctx, []Column{
 		{Title: "reason", Width: 14},
 		{Title: "reason_code", Width: 12, Flex: 2},
 		{Title: "count", Width: 6, Right: true},
 		{Title: "oldest", Width: 6, Right: true},
 		{Title: "newest", Width: 6, Right: true},
 		{Title: "event types", Width: 10, Flex: 2},
-	})}
+	}))}
 }
 
 // Bound says how much of the queue a snapshot holds, for headers and the
@@ -129,17 +126,13 @@ func (g *Groups) regroup() {
 	now := g.ctx.now()
 	rows := make([][]string, len(insp.Groups))
 	for i, gr := range insp.Groups {
-		types := make([]string, len(gr.EventTypes))
-		for j, t := range gr.EventTypes {
-			types[j] = sanitize.Line(t)
-		}
 		rows[i] = []string{
 			string(gr.Reason),
 			orDash(sanitize.Line(gr.ReasonCode)),
 			Count(gr.Count),
 			ageSince(now, gr.Oldest),
 			ageSince(now, gr.Newest),
-			orDash(strings.Join(types, ", ")),
+			orDash(strings.Join(sanitize.Lines(gr.EventTypes), ", ")),
 		}
 	}
 	g.table.SetRows(rows)
@@ -169,18 +162,6 @@ func (g *Groups) SelectGroup(reason triage.Reason, code string) {
 		}
 	}
 }
-
-// Table exposes the list for filtering.
-func (g *Groups) Table() *Table { return &g.table }
-
-// SetSize sets the area of the screen body.
-func (g *Groups) SetSize(w, h int) {
-	g.width, g.height = w, h
-	g.table.SetSize(w, h-2)
-}
-
-// Update handles movement and filter typing.
-func (g *Groups) Update(msg tea.Msg) tea.Cmd { return g.table.Update(msg) }
 
 func (g *Groups) header() string {
 	name := sanitize.Line(g.queue)
@@ -253,7 +234,7 @@ func (g *Groups) View() string {
 	if g.insp != nil {
 		list = g.table.View()
 	}
-	return fitLines(st.Title.Render(g.header())+"\n"+second+"\n"+list, g.width, g.height)
+	return g.frame(st.Title.Render(g.header()), second, list)
 }
 
 // ShortHelp implements help.KeyMap.

@@ -26,25 +26,19 @@ func DefaultHealth() HealthThresholds {
 // WithDefaults fills the zero fields from DefaultHealth.
 func (h HealthThresholds) WithDefaults() HealthThresholds {
 	d := DefaultHealth()
-	if h.RateWarn == 0 {
-		h.RateWarn = d.RateWarn
-	}
-	if h.RateCrit == 0 {
-		h.RateCrit = d.RateCrit
-	}
-	if h.AgeWarn == 0 {
-		h.AgeWarn = d.AgeWarn
-	}
-	if h.AgeCrit == 0 {
-		h.AgeCrit = d.AgeCrit
-	}
-	if h.DepthWarn == 0 {
-		h.DepthWarn = d.DepthWarn
-	}
-	if h.DepthCrit == 0 {
-		h.DepthCrit = d.DepthCrit
-	}
+	h.RateWarn, h.RateCrit = orDefault(h.RateWarn, d.RateWarn), orDefault(h.RateCrit, d.RateCrit)
+	h.AgeWarn, h.AgeCrit = orDefault(h.AgeWarn, d.AgeWarn), orDefault(h.AgeCrit, d.AgeCrit)
+	h.DepthWarn, h.DepthCrit = orDefault(h.DepthWarn, d.DepthWarn), orDefault(h.DepthCrit, d.DepthCrit)
 	return h
+}
+
+// orDefault is v, or d when v is zero.
+func orDefault[T comparable](v, d T) T {
+	var zero T
+	if v == zero {
+		return d
+	}
+	return v
 }
 
 // Health is a queue's state as a word, so it reads without colour.

@@ -6,33 +6,46 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
+
+// JournalEntry is one journal entry as the journal screen shows it; the
+// root converts the journal's own entries, so views needs no journal.
+type JournalEntry struct {
+	Seq        uint64
+	Time       time.Time
+	Actor      string
+	Host       string
+	Action     string
+	Vhost      string
+	Queue      string
+	MessageIDs []string
+	Reason     string
+	Details    map[string]any
+	PrevHash   string
+	Hash       string
+}
 
 // Journal is the journal screen: every entry, newest first, with whether
 // the hash chain verifies at the top; enter shows one entry whole.
 type Journal struct {
-	ctx     *Context
-	table   Table
+	listScreen
 	path    string
-	entries []journal.Entry // newest first, as the rows
-	verify  string          // "verified" or why not; empty while loading
+	entries []JournalEntry // newest first, as the rows
+	verify  string         // "verified" or why not; empty while loading
 	broken  bool
 	loading bool
 	detail  bool // one entry is open
 	scroll  int  // first line of the open entry shown
-	width   int
-	height  int
 }
 
 // NewJournal returns an empty journal screen.
 func NewJournal(ctx *Context) Journal {
-	return Journal{ctx: ctx, table: newTable(ctx, []Column{
+	return Journal{listScreen: newListScreen(ctx, newTable(ctx, []Column{
 		{Title: "seq", Width: 5, Right: true},
 		{Title: "time (UTC)", Width: 14},
 		{Title: "actor", Width: 8, Flex: 1},
@@ -40,7 +53,7 @@ func NewJournal(ctx *Context) Journal {
 		{Title: "queue", Width: 8, Flex: 2},
 		{Title: "count", Width: 5, Right: true},
 		{Title: "reason", Width: 6, Flex: 4},
-	})}
+	}))}
 }
 
 // SetLoading shows that the journal is being read.
@@ -50,9 +63,9 @@ func (j *Journal) SetLoading(path string) {
 
 // SetEntries shows entries (in journal order) newest first; verifyErr is
 // the chain check's answer.
-func (j *Journal) SetEntries(entries []journal.Entry, verifyErr error) {
+func (j *Journal) SetEntries(entries []JournalEntry, verifyErr error) {
 	j.loading = false
-	j.entries = make([]journal.Entry, len(entries))
+	j.entries = make([]JournalEntry, len(entries))
 	for i, e := range entries {
 		j.entries[len(entries)-1-i] = e
 	}
@@ -67,7 +80,7 @@ func (j *Journal) SetEntries(entries []journal.Entry, verifyErr error) {
 			strconv.FormatUint(e.Seq, 10),
 			e.Time.UTC().Format("01-02 15:04:05"),
 			orDash(sanitize.Line(e.Actor)),
-			sanitize.Line(string(e.Action)),
+			sanitize.Line(e.Action),
 			orDash(sanitize.Line(e.Queue)),
 			strconv.Itoa(entryCount(e)),
 			orDash(sanitize.Line(e.Reason)),
@@ -78,7 +91,7 @@ func (j *Journal) SetEntries(entries []journal.Entry, verifyErr error) {
 
 // entryCount is how many messages an entry names: its ids, or the count a
 // group decision recorded.
-func entryCount(e journal.Entry) int {
+func entryCount(e JournalEntry) int {
 	if len(e.MessageIDs) > 0 {
 		return len(e.MessageIDs)
 	}
@@ -109,12 +122,6 @@ func (j *Journal) Table() *Table {
 		return nil
 	}
 	return &j.table
-}
-
-// SetSize sets the area of the screen body.
-func (j *Journal) SetSize(w, h int) {
-	j.width, j.height = w, h
-	j.table.SetSize(w, h-2)
 }
 
 // Update moves in the list, or scrolls the open entry.
@@ -155,9 +162,9 @@ func (j *Journal) View() string {
 		}
 	}
 	if j.detail {
-		return fitLines(st.Title.Render(title)+"\n"+status+"\n"+j.entryView(), j.width, j.height)
+		return j.frame(st.Title.Render(title), status, j.entryView())
 	}
-	return fitLines(st.Title.Render(title)+"\n"+status+"\n"+j.table.View(), j.width, j.height)
+	return j.frame(st.Title.Render(title), status, j.table.View())
 }
 
 func (j *Journal) entryView() string {
@@ -171,7 +178,7 @@ func (j *Journal) entryView() string {
 	p.field("time", stamp(e.Time))
 	p.field("actor", sanitize.Line(e.Actor))
 	p.field("host", sanitize.Line(e.Host))
-	p.field("action", sanitize.Line(string(e.Action)))
+	p.field("action", sanitize.Line(e.Action))
 	p.field("vhost", sanitize.Line(e.Vhost))
 	p.field("queue", orDash(sanitize.Line(e.Queue)))
 	p.field("reason", orDash(sanitize.Line(e.Reason)))

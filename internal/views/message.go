@@ -213,15 +213,22 @@ func (p *page) text(s string) {
 	}
 }
 
+// render lays the message out in the viewport, section by section.
 func (m *Message) render() {
 	if m.width <= 0 {
 		return
 	}
-	now := m.ctx.now()
-	t := m.msg
-	s := sanitize.Line
 	p := &page{st: m.ctx.Styles, width: m.width}
+	m.identity(p)
+	m.failure(p)
+	m.timeline(p)
+	m.payload(p)
+	m.headerSection(p)
+	m.vp.SetContentLines(p.lines)
+}
 
+func (m *Message) identity(p *page) {
+	t, s := m.msg, sanitize.Line
 	p.section("identity")
 	p.field("id", s(t.ID))
 	p.field("message_id", orDash(s(t.Message.Properties.MessageID)))
@@ -234,12 +241,15 @@ func (m *Message) render() {
 	p.field("schema version", orDash(s(t.Envelope.SchemaVersion)))
 	p.field("occurred at", orDash(s(t.Envelope.OccurredAt)))
 	p.field("tags", orDash(tagList(m.tags)))
+}
 
+func (m *Message) failure(p *page) {
+	t, s := m.msg, sanitize.Line
 	p.section("failure")
 	p.field("reason", string(t.Reason))
 	p.field("reason_code", orDash(s(t.ReasonCode)))
 	p.field("attempts", strconv.Itoa(t.Attempts))
-	died := when(now, t.DiedAt)
+	died := when(m.ctx.now(), t.DiedAt)
 	if t.DiedAt.IsZero() {
 		died = "? (no death time recorded on this message)"
 	}
@@ -254,7 +264,10 @@ func (m *Message) render() {
 		p.field("first failed", orDash(s(f.FirstFailedAt)))
 		p.field("last failed", orDash(s(f.LastFailedAt)))
 	}
+}
 
+func (m *Message) timeline(p *page) {
+	t := m.msg
 	p.section("attempt timeline (" + Plural(len(t.Timeline), "event") + ")")
 	for _, e := range t.Timeline {
 		p.hanging(timelineLine(e), 33)
@@ -262,9 +275,14 @@ func (m *Message) render() {
 	if len(t.Timeline) == 0 {
 		p.lines = append(p.lines, "  no death or retry history on this message")
 	}
+}
 
+// payload is the redacted payload, or the clear one after a reveal; a
+// reveal scrolls to payloadAt.
+func (m *Message) payload(p *page) {
+	t := m.msg
 	head := "payload (" + Plural(t.PayloadBytes, "byte")
-	if ct := s(t.Message.Properties.ContentType); ct != "" {
+	if ct := sanitize.Line(t.Message.Properties.ContentType); ct != "" {
 		head += ", " + ct
 	}
 	if t.Redactions > 0 {
@@ -285,16 +303,20 @@ func (m *Message) render() {
 	default:
 		p.text(sanitize.Text(t.Payload)) // triage did it already; the screen is the last line of defence
 	}
+}
 
+// headerSection lists the headers but x-death (the timeline shows it).
+func (m *Message) headerSection(p *page) {
+	s := sanitize.Line
 	keys := make([]string, 0, len(m.headers))
 	for k := range m.headers {
-		if k == "x-death" { // shown as the timeline above
+		if k == "x-death" {
 			continue
 		}
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	head = fmt.Sprintf("headers (%d", len(keys))
+	head := fmt.Sprintf("headers (%d", len(keys))
 	if m.hidden > 0 {
 		head += ", " + Plural(m.hidden, "value") + " redacted"
 	}
@@ -305,8 +327,6 @@ func (m *Message) render() {
 	if len(keys) == 0 {
 		p.lines = append(p.lines, "  (none)")
 	}
-
-	m.vp.SetContentLines(p.lines)
 }
 
 // when is an absolute time with its age: "2026-11-30 10:37:02Z (5m ago)".

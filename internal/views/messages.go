@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
@@ -16,21 +15,18 @@ import (
 
 // Messages is the third screen: the messages of one group.
 type Messages struct {
-	ctx    *Context
-	table  Table
+	listScreen
 	insp   *triage.Inspection
 	group  triage.Group
 	tags   map[string][]string
 	marks  map[string]bool // message ids the next action applies to
 	filter filter.Filter   // field filter in force; empty: none
 	limit  int64           // quorum delivery limit of the queue, 0 when none
-	width  int
-	height int
 }
 
 // NewMessages returns an empty messages screen.
 func NewMessages(ctx *Context) Messages {
-	return Messages{ctx: ctx, table: newManagedTable(ctx, nil)}
+	return Messages{listScreen: newListScreen(ctx, newManagedTable(ctx, nil))}
 }
 
 func (m *Messages) columns() []Column {
@@ -135,13 +131,7 @@ func minute(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04")
 }
 
-func tagList(tags []string) string {
-	clean := make([]string, len(tags))
-	for i, t := range tags {
-		clean[i] = sanitize.Line(t)
-	}
-	return strings.Join(clean, ",")
-}
+func tagList(tags []string) string { return strings.Join(sanitize.Lines(tags), ",") }
 
 // ToggleMark marks or unmarks the message under the cursor and moves down,
 // so a run of messages is marked by pressing the key repeatedly.
@@ -225,18 +215,6 @@ func (m *Messages) SelectID(id string) {
 	}
 }
 
-// Table exposes the list for filtering.
-func (m *Messages) Table() *Table { return &m.table }
-
-// SetSize sets the area of the screen body.
-func (m *Messages) SetSize(w, h int) {
-	m.width, m.height = w, h
-	m.table.SetSize(w, h-2)
-}
-
-// Update handles movement and filter typing.
-func (m *Messages) Update(msg tea.Msg) tea.Cmd { return m.table.Update(msg) }
-
 // View draws the group's title and its messages.
 func (m *Messages) View() string {
 	st := m.ctx.Styles
@@ -260,7 +238,7 @@ func (m *Messages) View() string {
 		second = fmt.Sprintf("filtered: %s of %s where %s", Count(m.table.Len()),
 			Plural(len(m.group.Members), "message"), m.filter.String())
 	}
-	return fitLines(st.Title.Render(title)+"\n"+second+"\n"+m.table.View(), m.width, m.height)
+	return m.frame(st.Title.Render(title), second, m.table.View())
 }
 
 // ShortHelp implements help.KeyMap.

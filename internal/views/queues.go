@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -17,8 +16,7 @@ import (
 
 // Queues is the first screen: every parking queue of the vhost.
 type Queues struct {
-	ctx      *Context
-	table    Table
+	listScreen
 	queues   []triage.ParkingQueue
 	loading  bool
 	loaded   bool
@@ -28,13 +26,11 @@ type Queues struct {
 	trends   map[string]Trend
 	status   []Health // per row of queues
 	doctor   string   // the doctor's summary for the header, "" until known
-	width    int
-	height   int
 }
 
 // NewQueues returns the queue list, empty until SetQueues.
 func NewQueues(ctx *Context) Queues {
-	q := Queues{ctx: ctx, health: DefaultHealth(), table: newTable(ctx, []Column{
+	return Queues{health: DefaultHealth(), listScreen: newListScreen(ctx, newTable(ctx, []Column{
 		{Title: "state", Width: 5},
 		{Title: "queue", Width: 12, Flex: 3},
 		{Title: "depth", Width: 6, Right: true},
@@ -43,8 +39,7 @@ func NewQueues(ctx *Context) Queues {
 		{Title: "oldest", Width: 6, Right: true},
 		{Title: "cons", Width: 4, Right: true},
 		{Title: "sources", Width: 10, Flex: 2}, // queues that dead-letter here
-	})}
-	return q
+	}))}
 }
 
 // trendWidth cells of trendCell polls each: 2½ minutes at the 5 s poll.
@@ -87,11 +82,7 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 	rows := make([][]string, len(qs))
 	q.status = make([]Health, len(qs))
 	for i, p := range qs {
-		from := make([]string, len(p.DeadLetteredFrom))
-		for j, f := range p.DeadLetteredFrom {
-			from[j] = sanitize.Line(f)
-		}
-		source := strings.Join(from, ", ")
+		source := strings.Join(sanitize.Lines(p.DeadLetteredFrom), ", ")
 		if p.ByName && source == "" {
 			source = "(matched by name)"
 		}
@@ -193,18 +184,6 @@ func (q *Queues) SelectName(name string) {
 	}
 }
 
-// Table exposes the list for filtering.
-func (q *Queues) Table() *Table { return &q.table }
-
-// SetSize sets the area of the screen body.
-func (q *Queues) SetSize(w, h int) {
-	q.width, q.height = w, h
-	q.table.SetSize(w, h-2)
-}
-
-// Update handles movement and filter typing.
-func (q *Queues) Update(msg tea.Msg) tea.Cmd { return q.table.Update(msg) }
-
 // View draws the list, or says how to get some parking queues.
 func (q *Queues) View() string {
 	st := q.ctx.Styles
@@ -232,16 +211,12 @@ func (q *Queues) View() string {
 		if patterns == nil {
 			patterns = triage.DefaultParkingPatterns
 		}
-		clean := make([]string, len(patterns))
-		for i, p := range patterns {
-			clean[i] = sanitize.Line(p)
-		}
 		body := strings.Join([]string{
 			head,
 			"",
 			"No parking queues in this vhost: no queue receives dead letters, and no",
 			"queue name contains a parking pattern:",
-			"  " + strings.Join(clean, ", "),
+			"  " + strings.Join(sanitize.Lines(patterns), ", "),
 			"",
 			"To try dlqt:",
 			"  make demo     load realistic scenarios into the dlqt-demo vhost and open it",
@@ -253,7 +228,7 @@ func (q *Queues) View() string {
 	if doctor != "" {
 		doctor += " — " + q.ctx.Keys.Doctor.Help().Key + " shows them"
 	}
-	return fitLines(st.Dim.Render(head)+"\n"+doctor+"\n"+q.table.View(), q.width, q.height)
+	return q.frame(st.Dim.Render(head), doctor, q.table.View())
 }
 
 // ShortHelp implements help.KeyMap.

@@ -125,7 +125,7 @@ func (r *Replay) dryRun() string {
 		}
 		reach := "reaches no queue"
 		if len(d.Queues) > 0 {
-			reach = "→ " + strings.Join(sanitizeAll(d.Queues), ", ")
+			reach = "→ " + strings.Join(sanitize.Lines(d.Queues), ", ")
 		}
 		line := fmt.Sprintf("%s  %d msg  %s", sanitize.Line(routeText(d.Route)), d.Count, reach)
 		r.row(&b, label, line)
@@ -145,7 +145,7 @@ func (r *Replay) dryRun() string {
 		b.WriteString(st.Warn.Render("problem: "+sanitize.Line(pr)) + "\n")
 	}
 	if len(p.Missing) > 0 {
-		r.row(&b, "not found", strings.Join(sanitizeAll(p.Missing), ", "))
+		r.row(&b, "not found", strings.Join(sanitize.Lines(p.Missing), ", "))
 	}
 	b.WriteString(st.Section.Render("sample (redacted)") + "\n")
 	for _, t := range p.Sample {
@@ -164,14 +164,6 @@ func (r *Replay) dryRun() string {
 
 // routeText is a route as the user types it: EXCHANGE:ROUTING_KEY.
 func routeText(r triage.Route) string { return r.Exchange + ":" + r.RoutingKey }
-
-func sanitizeAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = sanitize.Line(s)
-	}
-	return out
-}
 
 // PhaseText says in words where a replay is, with what the operator can do.
 func PhaseText(p replay.Progress, k KeyMap) string {
@@ -236,7 +228,7 @@ func (r *Replay) gauge() string {
 	if pr.DestinationDepth >= 0 {
 		depth = Count(pr.DestinationDepth) + " ready"
 		if len(p.DestinationQueues) > 0 {
-			depth += " in " + strings.Join(sanitizeAll(p.DestinationQueues), ", ")
+			depth += " in " + strings.Join(sanitize.Lines(p.DestinationQueues), ", ")
 		}
 	}
 	r.row(&b, "destination", depth)

@@ -143,3 +143,12 @@ func writeEscapedRune(b *strings.Builder, r rune) int {
 	}
 	return 6
 }
+
+// Lines is Line of each string, for lists of broker names.
+func Lines(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Line(s)
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/views"
+)
+
+// browseFlow is the drill-down of one queue: its groups, one group's
+// messages, one message. It owns the browse in flight, the tags read for
+// the queue and the delivery-cost consent; the groups, messages and message
+// screens show what it holds.
+type browseFlow struct {
+	c        *programContext
+	queues   *views.Queues
+	groups   *views.Groups
+	messages *views.Messages
+	message  *views.Message
+
+	browse       *browse // inspection awaited, nil when none
+	tagsReq      int     // tags awaited, 0 when none
+	tags         map[string][]string
+	costAccepted string // the queue whose delivery cost the user accepted
+}
+
+// openQueue shows the groups screen of name and browses it.
+func (f *browseFlow) openQueue(name string) tea.Cmd {
+	f.c.focus = screenGroups
+	f.tags, f.tagsReq = nil, 0 // tags of the previous queue are not this one's
+	f.groups.Open(name)
+	return f.start(name, false)
+}
+
+// leave goes from the groups back to the queue list, on the queue left.
+func (f *browseFlow) leave() {
+	f.stop()
+	f.groups.StopLoading()
+	f.c.focus = screenQueues
+	f.queues.SelectName(f.groups.Queue())
+}
+
+// openGroup shows the messages of the selected group.
+func (f *browseFlow) openGroup() {
+	insp := f.groups.Inspection()
+	if g, ok := f.groups.Selected(); ok && insp != nil {
+		f.messages.Open(insp, g, f.tags)
+		f.c.focus = screenMessages
+	}
+}
+
+// openMessage shows the selected message.
+func (f *browseFlow) openMessage() {
+	if t, ok := f.messages.Selected(); ok {
+		f.message.SetMessage(t, f.deliveryLimit(), f.c.opts.Redactor, f.tags[t.ID])
+		f.c.focus = screenMessage
+	}
+}
+
+// refresh reads the queue again; the screen stays where it is.
+func (f *browseFlow) refresh() tea.Cmd { return f.start(f.groups.Queue(), false) }
+
+// start inspects queue, replacing any browse in flight.
+func (f *browseFlow) start(queue string, acceptCost bool) tea.Cmd {
+	f.stop()
+	b, ctx := newBrowse(f.c.base, f.c.nextID(), queue)
+	f.browse = b
+	spin := f.groups.StartLoading()
+	opts := triage.BrowseOptions{Limit: f.c.opts.BrowseLimit, AcceptDeliveryCost: acceptCost}
+	return tea.Batch(spin, b.start(ctx, f.c.eng, f.c.opts.Reader, opts, f.c.opts.Redactor))
+}
+
+func (f *browseFlow) stop() {
+	if f.browse != nil {
+		f.browse.cancel()
+		f.browse = nil
+	}
+}
+
+// acceptCost is the delivery-cost consent for queue: the flag, or the
+// dialog the user answered yes for this queue.
+func (f *browseFlow) acceptCost(queue string) bool {
+	a := f.c.opts.Actions
+	return (a != nil && a.AcceptDeliveryCost) || f.costAccepted == queue
+}
+
+// reading is the browse for the status line: in flight, or its bound.
+func (f *browseFlow) reading() string {
+	if f.browse != nil {
+		return "reading " + sanitize.Line(f.browse.queue) + "…"
+	}
+	if insp := f.groups.Inspection(); insp != nil {
+		return views.Bound(insp.Batch)
+	}
+	return ""
+}
+
+func (f *browseFlow) onProgress(msg browseProgressMsg) tea.Cmd {
+	if f.browse == nil || msg.id != f.browse.id {
+		return nil // a browse the user walked away from
+	}
+	f.groups.SetProgress(msg.read, msg.expected)
+	return f.browse.next()
+}
+
+func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
+	if f.browse == nil || msg.id != f.browse.id {
+		return nil
+	}
+	f.browse.cancel() // releases the context; the browse is over
+	f.browse = nil
+	var cost *triage.DeliveryCostError
+	if errors.As(msg.err, &cost) {
+		f.groups.StopLoading()
+		f.c.dialog = &costDialog{flow: f, cost: cost}
+		return nil
+	}
+	if msg.err != nil && len(msg.insp.Messages) == 0 {
+		f.groups.SetFailed()
+		f.c.setErr(fmt.Errorf("reading %s: %w", msg.queue, msg.err))
+		return nil
+	}
+	if msg.err != nil {
+		f.c.setErr(fmt.Errorf("browse of %s stopped early after %s (all released): %w",
+			msg.queue, views.Plural(len(msg.insp.Messages), "message"), msg.err))
+	} else {
+		f.c.setErr(nil)
+	}
+	insp := msg.insp
+	f.groups.SetInspection(&insp)
+	f.reselect(&insp)
+	return f.loadTags(&insp)
+}
+
+// reselect keeps the user where they were after a refresh: same group, same
+// message, or the nearest screen up that still exists.
+func (f *browseFlow) reselect(insp *triage.Inspection) {
+	if f.c.focus == screenGroups || f.c.focus == screenQueues {
+		return
+	}
+	old := f.messages.Group()
+	f.groups.SelectGroup(old.Reason, old.ReasonCode)
+	g, ok := f.groups.Selected()
+	if !ok || g.Reason != old.Reason || g.ReasonCode != old.ReasonCode {
+		f.c.focus = screenGroups
+		return
+	}
+	f.messages.SetGroup(insp, g, f.tags)
+	if f.c.focus == screenMessage {
+		shown := f.message.Shown()
+		f.messages.SelectID(shown.ID)
+		t, ok := f.messages.Selected()
+		if !ok || t.ID != shown.ID {
+			f.c.focus = screenMessages
+			return
+		}
+		f.message.SetMessage(t, f.deliveryLimit(), f.c.opts.Redactor, f.tags[t.ID])
+	}
+}
+
+func (f *browseFlow) deliveryLimit() int64 {
+	insp := f.groups.Inspection()
+	if insp == nil {
+		return 0
+	}
+	q, _ := insp.Topology.Queue(insp.Batch.Queue)
+	return q.DeliveryLimit
+}
+
+func (f *browseFlow) loadTags(insp *triage.Inspection) tea.Cmd {
+	if f.c.opts.Journal == nil || len(insp.Messages) == 0 {
+		return nil
+	}
+	ids := make([]string, len(insp.Messages))
+	for i, t := range insp.Messages {
+		ids[i] = t.ID
+	}
+	f.tagsReq = f.c.nextID()
+	return tagsCmd(f.c.opts.Journal, f.c.vhost(insp), insp.Batch.Queue, ids, f.tagsReq)
+}
+
+func (f *browseFlow) onTags(msg tagsMsg) {
+	if msg.id != f.tagsReq || msg.queue != f.groups.Queue() {
+		return
+	}
+	f.tagsReq = 0
+	if msg.err != nil {
+		f.c.setErr(msg.err)
+		return
+	}
+	f.tags = msg.tags
+	f.pushTags()
+}
+
+// pushTags hands the current tags to the screens that show them.
+func (f *browseFlow) pushTags() {
+	f.messages.SetTags(f.tags)
+	f.message.SetTags(f.tags[f.message.Shown().ID])
+}
+
+// startTag asks for a tag of message id, with a journal to keep it in.
+func (f *browseFlow) startTag(id string) {
+	if err := f.c.noJournal(); err != nil {
+		f.c.setErr(fmt.Errorf("tagging is off: %w", err))
+		return
+	}
+	f.c.dialog = newTagPrompt(f, id)
+}
+
+func (f *browseFlow) onTagged(msg taggedMsg) {
+	if msg.err != nil {
+		f.c.setErr(fmt.Errorf("tagging %s: %w", msg.messageID, msg.err))
+		return
+	}
+	if msg.queue != f.groups.Queue() {
+		return // written; the screen has moved to another queue
+	}
+	if f.tags == nil {
+		f.tags = map[string][]string{}
+	}
+	f.tags[msg.messageID] = msg.tags
+	f.pushTags()
+	f.c.done = "tagged " + sanitize.Line(msg.messageID) + " in the journal; its tags: " +
+		sanitize.Line(strings.Join(msg.tags, ", "))
+}

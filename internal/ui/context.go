@@ -1,0 +1,130 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/views"
+)
+
+// programContext is what the root shares with every screen, flow and
+// dialog (gh-dash's ProgramContext): the views' keys, styles and clock, the
+// options, the engine, the size, the request ids, and the few slots a
+// screen may set for the root to show: which screen has the focus, the open
+// dialog and the footer's status lines. Screens set them in Update, so the
+// effect of a key is on screen when Update returns.
+type programContext struct {
+	*views.Context
+	opts   Options
+	eng    engine
+	base   context.Context // ends when the program does
+	colour bool
+	width  int
+	height int
+	lastID int // request ids, increasing
+
+	focus  screenID
+	dialog dialog // nil when none
+
+	lastErr string
+	done    string // what the last action wrote, until the next key
+	busy    string // an action in flight, e.g. "discarding 3 messages…"
+	hint    string // a one-line hint until the next key
+
+	// writers are the flows that change the broker; one at a time.
+	writers []interface{ inFlight() bool }
+	quit    func() tea.Cmd
+}
+
+// now is the views' clock, so tests that fix it fix the rates too.
+func (c *programContext) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *programContext) nextID() int {
+	c.lastID++
+	return c.lastID
+}
+
+func (c *programContext) setErr(err error) {
+	if err == nil {
+		c.lastErr = ""
+		return
+	}
+	c.lastErr = sanitize.Line(err.Error())
+}
+
+// noJournal says why nothing can be journalled, nil when it can.
+func (c *programContext) noJournal() error {
+	switch {
+	case c.opts.Journal != nil:
+		return nil
+	case c.opts.JournalErr != nil:
+		return c.opts.JournalErr
+	}
+	return errors.New("no journal is open")
+}
+
+// vhost is the vhost entries name: the flag's, else the inspection's.
+func (c *programContext) vhost(insp *triage.Inspection) string {
+	if c.opts.Vhost != "" || insp == nil {
+		return c.opts.Vhost
+	}
+	return insp.Batch.Vhost
+}
+
+// entry is a journal entry about one message, by the TUI's actor.
+func (c *programContext) entry(action triage.Action, vhost, queue, id, reason string) journal.Entry {
+	return journal.Entry{Actor: c.opts.Actor, Host: c.opts.Host, Action: action,
+		Vhost: vhost, Queue: queue, MessageIDs: []string{id}, Reason: reason}
+}
+
+// recorder journals the use cases' records under the TUI's actor.
+func (c *programContext) recorder() triage.Recorder {
+	return recorder{j: c.opts.Journal, actor: c.opts.Actor, host: c.opts.Host}
+}
+
+// actionsReady says why a write action cannot run now, or nil.
+func (c *programContext) actionsReady(action string) error {
+	if c.opts.Actions == nil {
+		if c.opts.ActionsOff != "" {
+			return fmt.Errorf("%s is off: %s", action, c.opts.ActionsOff)
+		}
+		return fmt.Errorf("%s needs a live broker: this is a snapshot, read-only (run dlqt without --demo or --snapshot)", action)
+	}
+	if err := c.noJournal(); err != nil {
+		return fmt.Errorf("%s is off: it is journalled and %w", action, err)
+	}
+	for _, w := range c.writers {
+		if w.inFlight() {
+			return fmt.Errorf("%s waits: another action is still running", action)
+		}
+	}
+	return nil
+}
+
+// recorder writes records as journal entries under one actor and host, as
+// journal.Recorder does for the headless commands, through the one journal
+// method the TUI is given for writing.
+type recorder struct {
+	j           EntryRecorder
+	actor, host string
+}
+
+func (r recorder) Record(rec triage.Record) error {
+	_, err := r.j.Append(journal.Entry{
+		Actor: r.actor, Host: r.host, Action: rec.Action, Vhost: rec.Vhost, Queue: rec.Queue,
+		MessageIDs: rec.MessageIDs, Reason: rec.Reason, Details: rec.Details,
+	})
+	return err
+}

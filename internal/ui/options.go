@@ -1,0 +1,97 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/replay"
+	"github.com/dlqt/dlqt/internal/views"
+)
+
+// HealthThresholds are the queues screen's thresholds (the config's health
+// section).
+type HealthThresholds = views.HealthThresholds
+
+// Options is everything main.go hands the TUI.
+type Options struct {
+	Reader      triage.Reader // live broker or snapshot file
+	Vhost       string
+	Actor, Host string
+	// Journal is where tags, reveals and actions are written; nil (or a
+	// JournalErr) turns them off and says why.
+	Journal     Journal
+	JournalErr  error
+	Patterns    []string // parking name patterns
+	Redactor    *redact.Redactor
+	BrowseLimit int
+	StartQueue  string // --queue: open straight on this queue's groups
+	KeyMap      KeyMap // from LoadKeyMap
+	Notice      string // shown under the status line, e.g. "showing the demo snapshot"
+	// Actions is the live broker's write side (discard, replay); nil on a
+	// snapshot, where each action says it needs a live broker.
+	Actions *Actions
+	// ActionsOff says why Actions is nil when it is not a snapshot, e.g.
+	// read-only mode; each refused action says it.
+	ActionsOff string
+	// ReadOnly removes discard, replay and reveal from the keymap; their keys
+	// only say "read-only mode".
+	ReadOnly bool
+	// Filter is what the filter bar parses field expressions with (the
+	// tenant path and the redactor), as --where does.
+	Filter filter.Options
+	// Health colours the queues screen; zero fields keep the defaults.
+	Health views.HealthThresholds
+	// PollEvery is how often the queues screen re-reads the topology for
+	// rates and trends: 0 means every 5 s, negative never (tests).
+	PollEvery time.Duration
+}
+
+// The TUI's uses of the journal, each as small as its caller needs;
+// *journal.Journal is all of them.
+type (
+	// EntryRecorder appends an entry and returns it as written (with its seq).
+	EntryRecorder interface {
+		Append(journal.Entry) (journal.Entry, error)
+	}
+	// TagStore reads the tags of messages by id.
+	TagStore interface {
+		Tags(vhost, queue string, ids []string) (map[string][]string, error)
+	}
+	// EntryReader reads the whole journal for its screen.
+	EntryReader interface {
+		Path() string
+		Entries() ([]journal.Entry, error)
+	}
+	// ReplayLog is what the replays that started and never finished are
+	// found in (replay.Interrupted reads it).
+	ReplayLog interface {
+		replay.Journal
+	}
+	// Journal is every use together, what Options takes.
+	Journal interface {
+		EntryRecorder
+		TagStore
+		EntryReader
+		ReplayLog
+	}
+)
+
+var _ Journal = (*journal.Journal)(nil)
+
+// Actions is the live broker's write side, handed in by main. A snapshot
+// or the demo has none: every action then says it needs a live broker.
+type Actions struct {
+	Sweeper triage.Sweeper
+	// OpenReplay prepares the broker side of replay replayID of queue.
+	// acceptCost is the user's consent to the delivery cost of holding a
+	// quorum queue with a delivery limit.
+	OpenReplay func(ctx context.Context, replayID, queue string, acceptCost bool) (replay.Port, error)
+	// Allow is replay.allow from the config file.
+	Allow []string
+	// AcceptDeliveryCost is --accept-delivery-cost.
+	AcceptDeliveryCost bool
+}
