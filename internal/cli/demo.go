@@ -31,7 +31,7 @@ func (a *app) demoCommand() *cobra.Command {
 	demo.AddCommand(&cobra.Command{
 		Use:   "load",
 		Short: "Recreate vhost " + demoVhost + " and make realistic messages die in it",
-		Long: `load (re)creates the vhost ` + demoVhost + ` on the broker and builds the seed
+		Long: `load (re)creates the vhost ` + demoVhost + ` on the broker and builds the demo
 topologies in it for real: broker dead-lettering (rejected, expired, maxlen,
 delivery_limit) into fanout parking queues, application-managed retries through
 TTL buckets into a DLQ, and framework fault messages. It never touches any

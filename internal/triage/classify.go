@@ -6,10 +6,10 @@ import (
 )
 
 // ClassifyReason tells a broker death into queue m.Queue from an application
-// publish (DESIGN.md "Why is it here?"). The broker put the message here when
+// publish (docs/ARCHITECTURE.md, "Why is it here?"). The broker put the message here when
 // x-death[0].queue dead-letters, through its effective DLX, into an exchange
 // that routes to m.Queue: the reason is then that death's. Otherwise an
-// application published it here (seed 002: the last death is an `expired` in
+// application published it here (app-run retries: the last death is an `expired` in
 // a retry bucket whose DLX feeds the work queue, not this one).
 func ClassifyReason(m Message, deaths []Death, top Topology) Reason {
 	if len(deaths) > 0 && deaths[0].Reason != "" && newRouter(top).brokerDeath(m, deaths[0]) {

@@ -188,7 +188,7 @@ func undated(parsed bool, raw string) string {
 }
 
 // retryEvents reads the headers applications set on their own retries
-// (seed 002): x-retry-count / x-last-error / x-last-error-time on each retry,
+// (app-run retries): x-retry-count / x-last-error / x-last-error-time on each retry,
 // x-error / x-failed-at when giving up, x-original-exchange /
 // x-original-routingKey when republishing (Spring AMQP uses these too).
 func retryEvents(h Headers) []Event {

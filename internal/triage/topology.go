@@ -67,10 +67,10 @@ func FindParkingQueues(t Topology, patterns []string) []ParkingQueue {
 
 // retryTargets returns the work queues a retry bucket feeds, or nothing when
 // q is not a bucket. A bucket holds messages for a TTL, then its DLX sends
-// them back to work (seed 002: orders.retry.2s.q -> orders.exchange ->
+// them back to work (orders.retry.2s.q -> orders.exchange ->
 // orders.main.q). A work queue is consumed or dead-letters its own failures
 // (it has consumers or a DLX), and no queue without a TTL dead-letters into
-// it: such a queue is a parking queue, as in seed 001, where viec2 (TTL)
+// it: such a queue is a parking queue, as in the graveyard demo, where viec2 (TTL)
 // and viec (none) both dead-letter into nghia-dia. When in doubt the target
 // stays a parking queue: hiding one is worse than listing one too many.
 func (r *router) retryTargets(q Queue, targets map[string][]string) []string {

@@ -85,7 +85,8 @@ type Failure struct {
 	LastFailedAt    string `json:"last_failed_at,omitempty"`
 }
 
-// Envelope is the diagnostic envelope of seed 003, decoded tolerantly: any
+// Envelope is the diagnostic envelope applications attach to a parked
+// message (docs/ARCHITECTURE.md), decoded tolerantly: any
 // field may be missing, and a body that is not a JSON object has IsJSON false.
 type Envelope struct {
 	IsJSON        bool     `json:"-"`

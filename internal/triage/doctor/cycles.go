@@ -84,7 +84,7 @@ func (d *doctor) cycleFinding(members []string, edges map[string][]string) Findi
 			"A dead letter headed back to a queue it already died in, with no rejection on the way, is dropped by RabbitMQ: no error, no parking queue, nothing to replay.",
 			path, strings.Join(how, "; "))
 		f.Fix = fmt.Sprintf("Break the cycle: point the dead-letter exchange of %s at a parking exchange (a fanout with a parking queue bound to it), not back into the cycle. "+
-			"For a delayed retry, let the consumer publish to a wait queue and count x-death (seed 002).", start)
+			"For a delayed retry, let the consumer publish to a wait queue and count x-death.", start)
 		return f
 	}
 
@@ -121,7 +121,7 @@ func (d *doctor) cycleFinding(members []string, edges map[string][]string) Findi
 	f.Detail = fmt.Sprintf("Dead letters go round a retry cycle: %s, waiting in %s. Messages die there by consumer rejection: %s, and RabbitMQ never drops a message whose trip includes a rejection. "+
 		"A message that always fails comes back every lap, forever, unless the consumer counts its tries.%s", path, strings.Join(delaying, ", "), strings.Join(who, "; "), alsoDropped)
 	f.Fix = fmt.Sprintf("Check that the consumer of %s reads the x-death count for %s and, past a limit, publishes the message to a parking queue and acks it instead of rejecting it again. "+
-		"Or let the application publish retries itself (seed 002) and point the dead-letter exchange of %s at a parking queue.", start, start, start)
+		"Or let the application publish retries itself (to per-delay wait queues) and point the dead-letter exchange of %s at a parking queue.", start, start, start)
 	return f
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // lengthLimits finds queues that delete their oldest messages when full,
-// with nowhere to dead-letter them: data lost without a trace (seed 001).
+// with nowhere to dead-letter them: data lost without a trace.
 // Parking queues are left to parkingFindings, which names every way they
 // lose messages in one finding.
 func (d *doctor) lengthLimits(parking []triage.ParkingQueue) []Finding {
@@ -48,7 +48,7 @@ func parkingFindings(parking []triage.ParkingQueue) []Finding {
 			out = append(out, Finding{
 				Kind: KindParkingConsumers, Severity: SeverityWarning, Queue: p.Name,
 				Detail: fmt.Sprintf("Parking queue %s has %s%s: whatever lands there is taken automatically before a person sees it. "+
-					"A consumer that republishes to the work queue is seed 001's reject loop written by hand; one that acks makes dead letters vanish. "+
+					"A consumer that republishes to the work queue is a reject loop written by hand; one that acks makes dead letters vanish. "+
 					"(A dlqt browse in progress also shows as a consumer for its few seconds.)%s",
 					p.Name, consumerWords(p.Queue), fromWords(p), byNameWords(p)),
 				Fix: fmt.Sprintf("Find the consumer (management UI, queue %s, Consumers; or rabbitmqctl list_consumers -p %s) and stop it; triage %s by hand with dlqt.",

@@ -92,7 +92,7 @@ func (d *doctor) retryMismatch(q triage.Queue, lost, work []string) Finding {
 	return Finding{
 		Kind: KindRetryRouteMismatch, Severity: SeverityError, Queue: q.Name, Exchange: x,
 		Detail: fmt.Sprintf("Retry queue %s holds messages for %s, then dead-letters them to exchange %s with routing key %s (%s), but no binding of %s matches: "+
-			"retried messages never reach the work queue (bound: %s) and are dropped when they expire (seed 002, common error 1).",
+			"retried messages never reach the work queue (bound: %s) and are dropped when they expire.",
 			q.Name, ttlWords(q.MessageTTL), x, strings.Join(lost, ", "), keyOrigin(q), x, strings.Join(bound, "; ")),
 		Fix: fmt.Sprintf("Set the dead-letter routing key of %s to the key the work queue is bound with, or bind the work queue to %s with %s.",
 			q.Name, x, strings.Join(lost, ", ")),
