@@ -30,7 +30,7 @@ unit:
 	$(GO) test -count=1 -short $(PKGS)
 
 bench: prepare
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/ ./internal/journal/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count=1 ./internal/broker/
 
 # Each fuzz target for FUZZTIME (CI runs only their seed corpora, in `make test`).
@@ -40,9 +40,12 @@ fuzz:
 		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 			echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done; done
 
+# gofmt, go vet and staticcheck (pinned; fetched through the module proxy).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 # Rebuild the bundled demo snapshot from the scenarios on a real broker.
 demo-snapshot: build prepare
