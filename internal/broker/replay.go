@@ -40,6 +40,10 @@ type Replay struct {
 	retMu    sync.Mutex
 	returned map[string]string // item id -> why, from basic.return
 
+	pubLost     chan struct{} // closed when the publishing channel dies
+	pubLostWhy  string        // set before pubLost closes
+	pubLostOnce sync.Once
+
 	blockMu   sync.Mutex
 	unblocked chan struct{} // closed while publishing may go on
 
@@ -67,6 +71,7 @@ func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay,
 		returns:   make(chan amqp.Return, 4096),
 		returned:  map[string]string{},
 		unblocked: make(chan struct{}),
+		pubLost:   make(chan struct{}),
 		done:      make(chan struct{}),
 	}
 	close(r.unblocked)

@@ -34,20 +34,29 @@ func (r *Replay) openPublishing() error {
 				}
 				r.setBlocked(b)
 			case e, ok := <-closed:
-				if !ok {
-					closed = nil
-					continue
-				}
-				if e != nil { // a close we did not ask for: 404 exchange, access, broker gone
+				why := "closed by dlqt"
+				if ok && e != nil { // a close we did not ask for: 404 exchange, access, broker gone
+					why = e.Reason
 					r.signal(triage.ReplaySignal{Kind: triage.SignalLost, Reason: "publishing channel closed: " + e.Reason})
 				}
+				r.losePublishing(why)
 				r.setBlocked(amqp.Blocking{Active: false})
+				return
 			case <-r.done:
 				return
 			}
 		}
 	}()
 	return nil
+}
+
+// losePublishing marks the publishing channel dead: every publish still
+// awaiting its confirm ends at once, its fate unknown.
+func (r *Replay) losePublishing(why string) {
+	r.pubLostOnce.Do(func() {
+		r.pubLostWhy = why
+		close(r.pubLost)
+	})
 }
 
 // setBlocked gates Publish: while the broker blocks the connection a write
@@ -120,30 +129,63 @@ type pendingConfirm struct {
 // returns channel before it reads the ack, so draining that channel once the
 // confirm is in sees every return of this publish. Returns carry no
 // delivery tag: they are matched by dlqt-replay-item (else message_id).
+//
+// amqp091-go closes the returns channel and nacks every pending confirm when
+// the channel dies; a closed channel is never read again (it would spin),
+// and a publish whose channel died is reported as unknown, not as a nack.
 func (p *pendingConfirm) Wait(ctx context.Context) triage.PublishResult {
+	returns := p.r.returns
 	for {
 		select {
-		case ret := <-p.r.returns:
+		case ret, ok := <-returns:
+			if !ok {
+				returns = nil
+				continue
+			}
 			p.r.noteReturn(ret)
 		case <-p.dc.Done():
 			p.r.drainReturns()
 			if why, ok := p.r.takeReturn(p.id); ok {
 				return triage.PublishResult{Why: why}
 			}
-			if !p.dc.Acked() {
-				return triage.PublishResult{Why: "nacked by the broker (or its channel closed)"}
+			if p.dc.Acked() {
+				return triage.PublishResult{Confirmed: true}
 			}
-			return triage.PublishResult{Confirmed: true}
+			if lost, ok := p.r.publishingLost(); ok {
+				return lostConfirm(lost)
+			}
+			return triage.PublishResult{Why: "nacked by the broker"}
+		case <-p.r.pubLost:
+			return lostConfirm(p.r.pubLostWhy)
 		case <-ctx.Done():
 			return triage.PublishResult{Why: "no confirm from the broker in time: it may or may not have the copy"}
 		}
 	}
 }
 
+func lostConfirm(why string) triage.PublishResult {
+	return triage.PublishResult{Why: "the publishing channel closed before the broker confirmed (" + why + "): it may or may not have the copy"}
+}
+
+// publishingLost reports whether the publishing channel died, and why.
+func (r *Replay) publishingLost() (string, bool) {
+	select {
+	case <-r.pubLost:
+		return r.pubLostWhy, true
+	default:
+		return "", false
+	}
+}
+
+// drainReturns takes in every return already delivered; it stops at a
+// closed channel as at an empty one.
 func (r *Replay) drainReturns() {
 	for {
 		select {
-		case ret := <-r.returns:
+		case ret, ok := <-r.returns:
+			if !ok {
+				return
+			}
 			r.noteReturn(ret)
 		default:
 			return

@@ -329,6 +329,7 @@ func (n *Node) CloseAllConnections() int {
 		if err := n.mgmt(http.MethodDelete, "connections/"+url.PathEscape(c.Name), nil); err != nil {
 			n.t.Fatal(err)
 		}
+		n.t.Logf("closed connection %s", c.Name)
 	}
 	return len(conns)
 }
