@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -79,7 +78,7 @@ func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay,
 		return nil, err
 	}
 	if r.publish, err = l.dial(ctx, "dlqt replay "+replayID+" publish"); err != nil {
-		r.hold.Close()
+		_ = closeConn(r.hold)
 		return nil, err
 	}
 	r.watchClose(r.hold.NotifyClose(make(chan *amqp.Error, 1)), "hold connection")
@@ -146,20 +145,8 @@ func (r *Replay) Close() error {
 	var err error
 	r.once.Do(func() {
 		close(r.done)
-		if r.publish != nil {
-			err = errors.Join(err, ignoreClosed(r.publish.Close()))
-		}
-		if r.hold != nil {
-			err = errors.Join(err, ignoreClosed(r.hold.Close()))
-		}
+		err = closeConns(r.publish, r.hold)
 	})
-	return err
-}
-
-func ignoreClosed(err error) error {
-	if errors.Is(err, amqp.ErrClosed) {
-		return nil
-	}
 	return err
 }
 
