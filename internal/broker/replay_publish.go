@@ -85,7 +85,8 @@ func (r *Replay) gate() <-chan struct{} {
 }
 
 // Publish implements triage.ReplayPort: mandatory, on the confirm channel,
-// with every property and header of the message as given.
+// with every property of the message as given and every header with the
+// field type it was delivered with (see deliveredTable).
 func (r *Replay) Publish(ctx context.Context, p triage.ReplayPublishing) (triage.PendingConfirm, error) {
 	select {
 	case <-r.gate():
@@ -94,7 +95,7 @@ func (r *Replay) Publish(ctx context.Context, p triage.ReplayPublishing) (triage
 	}
 	m := p.Message
 	pub := amqp.Publishing{
-		Headers:         headersToTable(m.Headers),
+		Headers:         r.deliveredTable(p.ItemID, m.Headers),
 		ContentType:     m.Properties.ContentType,
 		ContentEncoding: m.Properties.ContentEncoding,
 		DeliveryMode:    m.Properties.DeliveryMode,
