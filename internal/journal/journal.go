@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -68,39 +69,169 @@ var (
 // Journal is an open journal file. Safe for concurrent use (bbolt
 // serialises writers).
 type Journal struct {
-	db   *bolt.DB
-	path string
+	db       *bolt.DB
+	path     string
+	readOnly bool
+
+	headMu  sync.Mutex
+	headSeq uint64 // last head written to the head file
 }
 
-// Open opens or creates the journal at path. A second process holding the
-// file makes Open fail after timeout with ErrLocked, never hang.
+// Open opens or creates the journal at path for writing. A second process
+// holding the file makes Open fail after timeout with ErrLocked, never
+// hang. A journal that fails its integrity check (its meta pages, bbolt's
+// page check, the hash chain, its head file) is refused with a
+// DamagedError: no action may add to a log that cannot be trusted.
 func Open(path string, timeout time.Duration) (*Journal, error) {
-	if timeout <= 0 {
-		timeout = 2 * time.Second
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	j, err := openFile(path, timeout, false)
+	if err != nil {
+		return nil, err
+	}
+	err = guard(path, func() error {
+		return j.db.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketEntries, bucketTags} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err == nil {
+		err = j.checkChain()
+	}
+	if err != nil {
+		j.db.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	return j, nil
+}
+
+// OpenReadOnly opens an existing journal for reading only (verify,
+// export): it works on a read-only file and takes only a shared lock. It
+// checks the file and its pages but leaves the hash chain to Verify, which
+// names the first broken entry.
+func OpenReadOnly(path string, timeout time.Duration) (*Journal, error) {
+	if _, err := os.Stat(path); err != nil {
+		if h, ok, herr := readHead(path); herr == nil {
+			if derr := checkEmpty(path, h, ok, "missing"); derr != nil {
+				return nil, derr
+			}
+		}
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	j, err := openFile(path, timeout, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.matchHead(); err != nil {
+		j.db.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// matchHead compares the file's entries with its head file.
+func (j *Journal) matchHead() error {
+	es, err := j.Entries()
+	if err != nil {
+		return err
+	}
+	h, ok, err := readHead(j.path)
+	if err != nil {
+		return err
+	}
+	return checkHead(j.path, es, h, ok)
+}
+
+// openFile checks the file before bbolt maps it, opens it and runs bbolt's
+// page check; a panic inside bbolt becomes a DamagedError.
+func openFile(path string, timeout time.Duration, readOnly bool) (*Journal, error) {
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	h, hasHead, err := readHead(path)
+	if err != nil {
+		return nil, err
+	}
+	size, err := checkFile(path)
+	if err != nil {
+		return nil, err
+	}
+	switch size {
+	case -1:
+		err = checkEmpty(path, h, hasHead, "missing")
+	case 0:
+		err = checkEmpty(path, h, hasHead, "empty")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var db *bolt.DB
+	err = guard(path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: readOnly})
+		return err
+	})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("journal %s: %w (waited %s for its lock; close the other dlqt or pass --journal)", path, ErrLocked, timeout)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return nil, err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketEntries, bucketTags} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
+	if err != nil {
+		if size > 0 { // bbolt refused a file it found invalid
+			return nil, damaged(path, "%v", err)
 		}
-		return nil
-	})
-	if err != nil {
-		db.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	return &Journal{db: db, path: path}, nil
+	if err := checkPages(path, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Journal{db: db, path: path, readOnly: readOnly}, nil
+}
+
+// checkChain verifies the whole hash chain and the head file, and brings a
+// head file that lags (or is missing, for a journal from before it) up to
+// date.
+func (j *Journal) checkChain() error {
+	es, err := j.Entries()
+	if err != nil {
+		return err
+	}
+	if err := VerifyChain(es); err != nil {
+		return damaged(j.path, "%v", err)
+	}
+	h, ok, err := readHead(j.path)
+	if err != nil {
+		return err
+	}
+	if err := checkHead(j.path, es, h, ok); err != nil {
+		return err
+	}
+	if n := len(es); n > 0 && (!ok || h.Entries < uint64(n)) {
+		j.noteHead(es[n-1])
+	}
+	return nil
+}
+
+// noteHead records e as the chain's head in the head file. A failed write
+// is not an append failure: the entry is in the journal, and the next Open
+// brings a lagging head up to date.
+func (j *Journal) noteHead(e Entry) {
+	j.headMu.Lock()
+	defer j.headMu.Unlock()
+	if e.Seq <= j.headSeq {
+		return
+	}
+	if writeHead(j.path, head{Entries: e.Seq, Hash: e.Hash}) == nil {
+		j.headSeq = e.Seq
+	}
 }
 
 // Path is the file the journal lives in.
@@ -119,43 +250,52 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	err := j.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketEntries)
-		e.Seq, e.PrevHash = 1, ""
-		if k, v := b.Cursor().Last(); k != nil {
-			var last Entry
-			if err := json.Unmarshal(v, &last); err != nil {
-				return fmt.Errorf("last entry is unreadable: %w", err)
+	err := guard(j.path, func() error {
+		return j.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketEntries)
+			e.Seq, e.PrevHash = 1, ""
+			if k, v := b.Cursor().Last(); k != nil {
+				var last Entry
+				if err := json.Unmarshal(v, &last); err != nil {
+					return fmt.Errorf("last entry is unreadable: %w", err)
+				}
+				e.Seq, e.PrevHash = last.Seq+1, last.Hash
 			}
-			e.Seq, e.PrevHash = last.Seq+1, last.Hash
-		}
-		sealed, data, err := seal(e)
-		if err != nil {
-			return err
-		}
-		e = sealed
-		if err := b.Put(seqKey(e.Seq), data); err != nil {
-			return err
-		}
-		return applyTags(tx.Bucket(bucketTags), e)
+			sealed, data, err := seal(e)
+			if err != nil {
+				return err
+			}
+			e = sealed
+			if err := b.Put(seqKey(e.Seq), data); err != nil {
+				return err
+			}
+			return applyTags(tx.Bucket(bucketTags), e)
+		})
 	})
 	if err != nil {
 		return Entry{}, fmt.Errorf("journal %s: append %s: %w", j.path, e.Action, err)
 	}
+	j.noteHead(e)
 	return e, nil
 }
 
 // Entries returns every entry in order.
 func (j *Journal) Entries() ([]Entry, error) {
 	var out []Entry
-	err := j.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketEntries).ForEach(func(k, v []byte) error {
-			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
+	err := guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketEntries)
+			if b == nil { // a read-only open of a journal never written
+				return nil
 			}
-			out = append(out, e)
-			return nil
+			return b.ForEach(func(k, v []byte) error {
+				var e Entry
+				if err := json.Unmarshal(v, &e); err != nil {
+					return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
+				}
+				out = append(out, e)
+				return nil
+			})
 		})
 	})
 	if err != nil {
@@ -177,22 +317,27 @@ func (j *Journal) Verify() error {
 // minus tags removed), keyed by id; ids without tags are absent.
 func (j *Journal) Tags(vhost, queue string, ids []string) (map[string][]string, error) {
 	out := map[string][]string{}
-	err := j.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTags)
-		for _, id := range ids {
-			v := b.Get(tagKey(vhost, queue, id))
-			if v == nil {
-				continue
+	err := guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketTags)
+			if b == nil {
+				return nil
 			}
-			var tags []string
-			if err := json.Unmarshal(v, &tags); err != nil {
-				return err
+			for _, id := range ids {
+				v := b.Get(tagKey(vhost, queue, id))
+				if v == nil {
+					continue
+				}
+				var tags []string
+				if err := json.Unmarshal(v, &tags); err != nil {
+					return err
+				}
+				if len(tags) > 0 {
+					out[id] = tags
+				}
 			}
-			if len(tags) > 0 {
-				out[id] = tags
-			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: tags: %w", j.path, err)
