@@ -176,3 +176,24 @@ func mustEntries(t *testing.T, path string) []Entry {
 	}
 	return es
 }
+
+// verify works beside a running dlqt, which holds the journal's lock.
+func TestVerifyReadsAJournalInUse(t *testing.T) {
+	path := written(t, 4)
+	w, err := Open(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r, err := OpenReadOnly(path, 200*time.Millisecond)
+	if err != nil {
+		t.Fatalf("open beside a writer: %v", err)
+	}
+	defer r.Close()
+	if err := r.Verify(); err != nil {
+		t.Error(err)
+	}
+	if es, _ := r.Entries(); len(es) != 4 {
+		t.Errorf("%d entries, want 4", len(es))
+	}
+}

@@ -72,6 +72,7 @@ type Journal struct {
 	db       *bolt.DB
 	path     string
 	readOnly bool
+	copy     string // a read-only open of a locked journal reads this copy
 
 	headMu  sync.Mutex
 	headSeq uint64 // last head written to the head file
@@ -124,27 +125,74 @@ func OpenReadOnly(path string, timeout time.Duration) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	j, err := openFile(path, timeout, true)
+	if errors.Is(err, ErrLocked) {
+		return openCopy(path, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := j.matchHead(); err != nil {
+	h, ok, err := readHead(path)
+	if err == nil {
+		err = j.matchHead(h, ok)
+	}
+	if err != nil {
 		j.db.Close()
 		return nil, err
 	}
 	return j, nil
 }
 
-// matchHead compares the file's entries with its head file.
-func (j *Journal) matchHead() error {
+// matchHead compares the file's entries with its head.
+func (j *Journal) matchHead(h head, ok bool) error {
 	es, err := j.Entries()
 	if err != nil {
 		return err
 	}
-	h, ok, err := readHead(j.path)
-	if err != nil {
-		return err
-	}
 	return checkHead(j.path, es, h, ok)
+}
+
+// openCopy reads a journal a running dlqt holds (its lock is exclusive)
+// through a copy of the file. A copy taken mid-write may not check out:
+// it is taken again a few times before the lock is reported instead.
+func openCopy(path string, locked error) (*Journal, error) {
+	for range 3 {
+		h, ok, err := readHead(path) // before the copy: the head never runs ahead of the file
+		if err != nil {
+			return nil, err
+		}
+		tmp, err := copyToTemp(path)
+		if err != nil {
+			return nil, locked
+		}
+		j, err := openFile(tmp, time.Second, true)
+		if err == nil {
+			j.path, j.copy = path, tmp
+			if err = j.matchHead(h, ok); err == nil {
+				return j, nil
+			}
+			j.db.Close()
+		}
+		os.Remove(tmp)
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, locked
+}
+
+func copyToTemp(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "dlqt-journal-*.db")
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.Write(data)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // openFile checks the file before bbolt maps it, opens it and runs bbolt's
@@ -237,8 +285,14 @@ func (j *Journal) noteHead(e Entry) {
 // Path is the file the journal lives in.
 func (j *Journal) Path() string { return j.path }
 
-// Close releases the file.
-func (j *Journal) Close() error { return j.db.Close() }
+// Close releases the file (and removes the copy a read-only open made).
+func (j *Journal) Close() error {
+	err := j.db.Close()
+	if j.copy != "" {
+		os.Remove(j.copy)
+	}
+	return err
+}
 
 // Append writes e as the next entry, filling Seq, Time (when zero), PrevHash
 // and Hash, and returns what was written. Tag and untag entries also update
