@@ -14,6 +14,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -224,7 +225,7 @@ func openFile(path string, timeout time.Duration, readOnly bool) (*Journal, erro
 		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: readOnly})
 		return err
 	})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("journal %s: %w (waited %s for its lock; close the other dlqt or pass --journal)", path, ErrLocked, timeout)
 	}
 	var de *DamagedError
