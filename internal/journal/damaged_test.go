@@ -37,7 +37,7 @@ func refused(t *testing.T, err error, path, why string) {
 		t.Fatalf("err = %v, want a damaged journal", err)
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "\n") || !strings.Contains(msg, path) || !strings.Contains(msg, "move it aside") || !strings.Contains(msg, why) {
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, path) || !strings.Contains(msg, "move it and journal.db.head aside") || !strings.Contains(msg, why) {
 		t.Errorf("err = %q, want one line naming %s, %q and the way out", msg, path, why)
 	}
 }
@@ -196,4 +196,26 @@ func TestVerifyReadsAJournalInUse(t *testing.T) {
 	if es, _ := r.Entries(); len(es) != 4 {
 		t.Errorf("%d entries, want 4", len(es))
 	}
+}
+
+// The way out works: with the journal and its head file moved aside, a new
+// journal opens at the same path.
+func TestTheWayOutOfADamagedJournalWorks(t *testing.T) {
+	path := written(t, 5)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path, time.Second); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("err = %v", err)
+	}
+	for _, p := range []string{path, headPath(path)} {
+		if err := os.Rename(p, p+".damaged"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := Open(path, time.Second)
+	if err != nil {
+		t.Fatalf("a new journal after moving the damaged one aside: %v", err)
+	}
+	j.Close()
 }

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -20,7 +21,7 @@ type DamagedError struct {
 }
 
 func (e *DamagedError) Error() string {
-	return fmt.Sprintf("journal %s is damaged: %s; dlqt will not use it: move it aside (keep it as evidence) and dlqt starts a new one, or pass --journal", e.Path, e.Reason)
+	return fmt.Sprintf("journal %s is damaged: %s; dlqt will not use it: move it and %s aside (keep them as evidence) and dlqt starts a new one, or pass --journal", e.Path, e.Reason, filepath.Base(headPath(e.Path)))
 }
 
 // ErrDamaged matches every DamagedError.
