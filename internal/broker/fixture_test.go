@@ -25,7 +25,13 @@ type fixture struct {
 
 func newFixture(t testing.TB, prefix string) *fixture {
 	t.Helper()
-	cfg := brokertest.NewVhost(t, prefix)
+	return fixtureOn(t, brokertest.NewVhost(t, prefix))
+}
+
+// fixtureOn is a fixture on a vhost that already exists (e.g. on a private
+// node).
+func fixtureOn(t testing.TB, cfg broker.Config) *fixture {
+	t.Helper()
 	conn, err := amqp.Dial(vhostURL(t, cfg))
 	if err != nil {
 		t.Fatalf("dial test vhost: %v", err)

@@ -113,7 +113,10 @@ func untagValue(v any) (any, error) {
 		case "time":
 			if s, ok := x.(string); ok {
 				t, err := time.Parse(time.RFC3339Nano, s)
-				return t.UTC(), err
+				if err != nil { // written by a dlqt that kept years past 9999
+					return "timestamp out of range: " + s, nil
+				}
+				return t.UTC(), nil
 			}
 		case "bytes":
 			if s, ok := x.(string); ok {

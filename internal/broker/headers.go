@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -47,7 +48,7 @@ func fieldToValue(v any) any {
 	case amqp.Decimal:
 		return float64(v.Value) / math.Pow10(int(v.Scale))
 	case time.Time:
-		return v.UTC()
+		return timeValue(v)
 	case []byte:
 		return append([]byte{}, v...)
 	case []any:
@@ -66,6 +67,22 @@ func fieldToValue(v any) any {
 		// amqp091-go decodes nothing else; keep the value rather than lose it.
 		return v
 	}
+}
+
+// timeValue is a delivered AMQP timestamp in UTC, or, for one outside
+// years 1-9999 (a broken or hostile publisher), a string saying so:
+// encoding/json cannot write such a time and RFC 3339 cannot read it back,
+// and triage reads the string as "no time". A replay republishes the
+// original timestamp (Replay.deliveredTable).
+func timeValue(t time.Time) any {
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return outOfRangeTime(t.Unix())
+	}
+	return t.UTC()
+}
+
+func outOfRangeTime(unix int64) string {
+	return fmt.Sprintf("timestamp out of range: %d seconds since 1970", unix)
 }
 
 // headersToTable is the reverse of tableToHeaders, for republishing a message

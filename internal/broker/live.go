@@ -87,7 +87,7 @@ func (l *Live) Close() error {
 	if l.conn == nil || l.conn.IsClosed() {
 		return nil
 	}
-	err := l.conn.Close()
+	err := closeConn(l.conn)
 	l.conn = nil
 	return err
 }

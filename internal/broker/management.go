@@ -65,6 +65,17 @@ func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // a domain error naming what was missing.
 var errHTTPNotFound = errors.New("404 not found")
 
+// errVhostDenied marks a 401 for a user who may log in but has no
+// permissions on the vhost; check names the user and the vhost.
+var errVhostDenied = errors.New("may not read this vhost")
+
+// notFoundAt is a 404 that names the URL asked, so a wrong management path
+// shows where dlqt looked; it still matches errHTTPNotFound.
+type notFoundAt struct{ url string }
+
+func (e *notFoundAt) Error() string        { return "management API: 404 not found at " + e.url }
+func (e *notFoundAt) Is(target error) bool { return target == errHTTPNotFound }
+
 // get decodes the JSON answer of GET /api/<path> into out. path segments
 // must already be escaped.
 func (m *management) get(ctx context.Context, path string, out any) error {
@@ -80,13 +91,16 @@ func (m *management) get(ctx context.Context, path string, out any) error {
 	defer res.Body.Close()
 	switch {
 	case res.StatusCode == http.StatusNotFound:
-		return errHTTPNotFound
+		return &notFoundAt{url: req.URL.String()}
 	case res.StatusCode >= 400:
 		var e struct {
 			Error  string `json:"error"`
 			Reason string `json:"reason"`
 		}
 		_ = json.NewDecoder(io.LimitReader(res.Body, 1<<16)).Decode(&e)
+		if res.StatusCode == http.StatusUnauthorized && strings.Contains(e.Reason, "access virtual host") {
+			return fmt.Errorf("management API: user %s %w", m.user, errVhostDenied)
+		}
 		return m.explain(rabbithole.ErrorResponse{StatusCode: res.StatusCode, Message: e.Error, Reason: e.Reason})
 	}
 	dec := json.NewDecoder(res.Body)
@@ -120,6 +134,9 @@ func (m *management) explain(err error) error {
 		if rme.StatusCode == http.StatusUnauthorized && strings.Contains(rme.Reason, "Not management user") {
 			return fmt.Errorf("management API: user %s lacks the management tag (rabbitmqctl set_user_tags %s monitoring)", m.user, m.user)
 		}
+		if rme.StatusCode == http.StatusUnauthorized && strings.Contains(rme.Reason, "Not administrator") {
+			return fmt.Errorf("management API: user %s is not an administrator, and this call needs one: %s", m.user, rme.Reason)
+		}
 		if rme.StatusCode == http.StatusUnauthorized {
 			return fmt.Errorf("management API: 401 bad credentials for user %s", m.user)
 		}
@@ -139,20 +156,28 @@ func (m *management) explain(err error) error {
 	return fmt.Errorf("management API at %s: %v", m.endpoint, err)
 }
 
-// check proves the API answers, the credentials work and the vhost exists.
+// check proves the API answers, the credentials work and the vhost exists
+// and may be read. It asks only what a monitoring or management user may:
+// GET /api/vhosts/{vhost} is for administrators on 3.10.
 func (m *management) check(ctx context.Context, vhost string) error {
 	var who struct {
 		Name string `json:"name"`
 	}
 	if err := m.get(ctx, "whoami", &who); err != nil {
+		if errors.Is(err, errHTTPNotFound) {
+			return fmt.Errorf("%w: is %s the management API's address (http://host:15672, no path)?", err, m.endpoint)
+		}
 		return err
 	}
-	var vh struct {
+	var exchanges []struct {
 		Name string `json:"name"`
 	}
-	err := m.get(ctx, "vhosts/"+url.PathEscape(vhost), &vh)
-	if errors.Is(err, errHTTPNotFound) {
+	err := m.get(ctx, "exchanges/"+url.PathEscape(vhost)+"?columns=name", &exchanges)
+	switch {
+	case errors.Is(err, errHTTPNotFound):
 		return notFound(fmt.Sprintf("vhost %q does not exist", vhost))
+	case errors.Is(err, errVhostDenied):
+		return fmt.Errorf("management API: user %s may not read vhost %q (grant it permissions there: rabbitmqctl set_permissions -p %s %s ...)", m.user, vhost, vhost, m.user)
 	}
 	return err
 }

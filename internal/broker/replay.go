@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -40,6 +39,10 @@ type Replay struct {
 	retMu    sync.Mutex
 	returned map[string]string // item id -> why, from basic.return
 
+	pubLost     chan struct{} // closed when the publishing channel dies
+	pubLostWhy  string        // set before pubLost closes
+	pubLostOnce sync.Once
+
 	blockMu   sync.Mutex
 	unblocked chan struct{} // closed while publishing may go on
 
@@ -67,6 +70,7 @@ func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay,
 		returns:   make(chan amqp.Return, 4096),
 		returned:  map[string]string{},
 		unblocked: make(chan struct{}),
+		pubLost:   make(chan struct{}),
 		done:      make(chan struct{}),
 	}
 	close(r.unblocked)
@@ -74,7 +78,7 @@ func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay,
 		return nil, err
 	}
 	if r.publish, err = l.dial(ctx, "dlqt replay "+replayID+" publish"); err != nil {
-		r.hold.Close()
+		_ = closeConn(r.hold)
 		return nil, err
 	}
 	r.watchClose(r.hold.NotifyClose(make(chan *amqp.Error, 1)), "hold connection")
@@ -141,20 +145,8 @@ func (r *Replay) Close() error {
 	var err error
 	r.once.Do(func() {
 		close(r.done)
-		if r.publish != nil {
-			err = errors.Join(err, ignoreClosed(r.publish.Close()))
-		}
-		if r.hold != nil {
-			err = errors.Join(err, ignoreClosed(r.hold.Close()))
-		}
+		err = closeConns(r.publish, r.hold)
 	})
-	return err
-}
-
-func ignoreClosed(err error) error {
-	if errors.Is(err, amqp.ErrClosed) {
-		return nil
-	}
 	return err
 }
 

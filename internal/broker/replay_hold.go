@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -15,9 +16,10 @@ import (
 // heldSources are the source messages a replay holds unacked on its hold
 // connection, by item id.
 type heldSources struct {
-	mu   sync.Mutex
-	ch   *amqp.Channel
-	tags map[string]uint64
+	mu     sync.Mutex
+	ch     *amqp.Channel
+	tags   map[string]uint64
+	tables map[string]amqp.Table // headers as delivered, for republishing
 }
 
 // Hold implements replay.Port. It consumes the queue with manual ack
@@ -55,7 +57,7 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if err != nil {
 		return nil, fmt.Errorf("replay: open hold channel: %w", err)
 	}
-	r.held = &heldSources{ch: ch, tags: map[string]uint64{}}
+	r.held = &heldSources{ch: ch, tags: map[string]uint64{}, tables: map[string]amqp.Table{}}
 	r.watchClose(ch.NotifyClose(make(chan *amqp.Error, 1)), "hold channel")
 	if depth == 0 || len(ids) == 0 {
 		return nil, nil
@@ -99,6 +101,7 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		if want[id] {
 			out = append(out, replay.HeldMessage{ID: id, Message: msgs[i]})
 			r.held.tags[id] = own[i].DeliveryTag
+			r.held.tables[id] = own[i].Headers
 			continue
 		}
 		put = append(put, own[i].DeliveryTag)
@@ -110,6 +113,27 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		}
 	}
 	return out, nil
+}
+
+// deliveredTable is the header table to publish for held item id: each
+// header the replay did not change goes out exactly as it was delivered
+// (int8 stays int8, a decimal stays a decimal, nested tables and arrays
+// alike); what the replay added or changed goes out as headersToTable
+// makes it.
+func (r *Replay) deliveredTable(id string, h triage.Headers) amqp.Table {
+	var delivered amqp.Table
+	if r.held != nil {
+		r.held.mu.Lock()
+		delivered = r.held.tables[id]
+		r.held.mu.Unlock()
+	}
+	t := headersToTable(h)
+	for k, v := range delivered {
+		if want, ok := h[k]; ok && reflect.DeepEqual(fieldToValue(v), want) {
+			t[k] = v
+		}
+	}
+	return t
 }
 
 // consumeAll takes up to depth deliveries, then cancels the consumer and

@@ -35,20 +35,29 @@ func (r *Replay) openPublishing() error {
 				}
 				r.setBlocked(b)
 			case e, ok := <-closed:
-				if !ok {
-					closed = nil
-					continue
-				}
-				if e != nil { // a close we did not ask for: 404 exchange, access, broker gone
+				why := "closed by dlqt"
+				if ok && e != nil { // a close we did not ask for: 404 exchange, access, broker gone
+					why = e.Reason
 					r.signal(replay.Signal{Kind: replay.SignalLost, Reason: "publishing channel closed: " + e.Reason})
 				}
+				r.losePublishing(why)
 				r.setBlocked(amqp.Blocking{Active: false})
+				return
 			case <-r.done:
 				return
 			}
 		}
 	}()
 	return nil
+}
+
+// losePublishing marks the publishing channel dead: every publish still
+// awaiting its confirm ends at once, its fate unknown.
+func (r *Replay) losePublishing(why string) {
+	r.pubLostOnce.Do(func() {
+		r.pubLostWhy = why
+		close(r.pubLost)
+	})
 }
 
 // setBlocked gates Publish: while the broker blocks the connection a write
@@ -77,7 +86,8 @@ func (r *Replay) gate() <-chan struct{} {
 }
 
 // Publish implements replay.Port: mandatory, on the confirm channel,
-// with every property and header of the message as given.
+// with every property of the message as given and every header with the
+// field type it was delivered with (see deliveredTable).
 func (r *Replay) Publish(ctx context.Context, p replay.Publishing) (replay.PendingConfirm, error) {
 	select {
 	case <-r.gate():
@@ -86,7 +96,7 @@ func (r *Replay) Publish(ctx context.Context, p replay.Publishing) (replay.Pendi
 	}
 	m := p.Message
 	pub := amqp.Publishing{
-		Headers:         headersToTable(m.Headers),
+		Headers:         r.deliveredTable(p.ItemID, m.Headers),
 		ContentType:     m.Properties.ContentType,
 		ContentEncoding: m.Properties.ContentEncoding,
 		DeliveryMode:    m.Properties.DeliveryMode,
@@ -121,30 +131,63 @@ type pendingConfirm struct {
 // returns channel before it reads the ack, so draining that channel once the
 // confirm is in sees every return of this publish. Returns carry no
 // delivery tag: they are matched by dlqt-replay-item (else message_id).
+//
+// amqp091-go closes the returns channel and nacks every pending confirm when
+// the channel dies; a closed channel is never read again (it would spin),
+// and a publish whose channel died is reported as unknown, not as a nack.
 func (p *pendingConfirm) Wait(ctx context.Context) replay.PublishResult {
+	returns := p.r.returns
 	for {
 		select {
-		case ret := <-p.r.returns:
+		case ret, ok := <-returns:
+			if !ok {
+				returns = nil
+				continue
+			}
 			p.r.noteReturn(ret)
 		case <-p.dc.Done():
 			p.r.drainReturns()
 			if why, ok := p.r.takeReturn(p.id); ok {
 				return replay.PublishResult{Why: why}
 			}
-			if !p.dc.Acked() {
-				return replay.PublishResult{Why: "nacked by the broker (or its channel closed)"}
+			if p.dc.Acked() {
+				return replay.PublishResult{Confirmed: true}
 			}
-			return replay.PublishResult{Confirmed: true}
+			if lost, ok := p.r.publishingLost(); ok {
+				return lostConfirm(lost)
+			}
+			return replay.PublishResult{Why: "nacked by the broker"}
+		case <-p.r.pubLost:
+			return lostConfirm(p.r.pubLostWhy)
 		case <-ctx.Done():
 			return replay.PublishResult{Why: "no confirm from the broker in time: it may or may not have the copy"}
 		}
 	}
 }
 
+func lostConfirm(why string) replay.PublishResult {
+	return replay.PublishResult{Why: "the publishing channel closed before the broker confirmed (" + why + "): it may or may not have the copy"}
+}
+
+// publishingLost reports whether the publishing channel died, and why.
+func (r *Replay) publishingLost() (string, bool) {
+	select {
+	case <-r.pubLost:
+		return r.pubLostWhy, true
+	default:
+		return "", false
+	}
+}
+
+// drainReturns takes in every return already delivered; it stops at a
+// closed channel as at an empty one.
 func (r *Replay) drainReturns() {
 	for {
 		select {
-		case ret := <-r.returns:
+		case ret, ok := <-r.returns:
+			if !ok {
+				return
+			}
 			r.noteReturn(ret)
 		default:
 			return

@@ -176,11 +176,12 @@ func readExport(path string) ([]journal.Entry, error) {
 }
 
 func readJournal(a *app) ([]journal.Entry, error) {
-	// Opening would create an empty journal and call it intact.
-	if _, err := os.Stat(a.journalPath); errors.Is(err, fs.ErrNotExist) {
+	// Read-only: works on a read-only file, creates nothing, and refuses a
+	// damaged journal (or one emptied or replaced) in one line.
+	j, err := journal.OpenReadOnly(a.journalPath, 2*time.Second)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("journal %s does not exist: nothing has been recorded there (pass --journal FILE?)", a.journalPath)
 	}
-	j, err := a.openJournal()
 	if err != nil {
 		return nil, err
 	}

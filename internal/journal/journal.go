@@ -10,10 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -46,46 +47,230 @@ var (
 // Journal is an open journal file. Safe for concurrent use (bbolt
 // serialises writers).
 type Journal struct {
-	db   *bolt.DB
-	path string
+	db       *bolt.DB
+	path     string
+	readOnly bool
+	copy     string // a read-only open of a locked journal reads this copy
+
+	headMu  sync.Mutex
+	headSeq uint64 // last head written to the head file
 }
 
-// Open opens or creates the journal at path. A second process holding the
-// file makes Open fail after timeout with ErrLocked, never hang.
+// Open opens or creates the journal at path for writing. A second process
+// holding the file makes Open fail after timeout with ErrLocked, never
+// hang. A journal that fails its integrity check (its meta pages, bbolt's
+// page check, the hash chain, its head file) is refused with a
+// DamagedError: no action may add to a log that cannot be trusted.
 func Open(path string, timeout time.Duration) (*Journal, error) {
-	if timeout <= 0 {
-		timeout = 2 * time.Second
-	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("journal %s: %w (waited %s for its lock; close the other dlqt or pass --journal)", path, ErrLocked, timeout)
+	j, err := openFile(path, timeout, false)
+	if err != nil {
+		return nil, err
+	}
+	err = guard(path, func() error {
+		return j.db.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketEntries, bucketTags} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err == nil {
+		err = j.checkChain()
 	}
 	if err != nil {
+		j.db.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketEntries, bucketTags} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
+	return j, nil
+}
+
+// OpenReadOnly opens an existing journal for reading only (verify,
+// export): it works on a read-only file and takes only a shared lock. It
+// checks the file and its pages but leaves the hash chain to Verify, which
+// names the first broken entry.
+func OpenReadOnly(path string, timeout time.Duration) (*Journal, error) {
+	if _, err := os.Stat(path); err != nil {
+		if h, ok, herr := readHead(path); herr == nil {
+			if derr := checkEmpty(path, h, ok, "missing"); derr != nil {
+				return nil, derr
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		db.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	return &Journal{db: db, path: path}, nil
+	j, err := openFile(path, timeout, true)
+	if errors.Is(err, ErrLocked) {
+		return openCopy(path, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, ok, err := readHead(path)
+	if err == nil {
+		err = j.matchHead(h, ok)
+	}
+	if err != nil {
+		j.db.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// matchHead compares the file's entries with its head.
+func (j *Journal) matchHead(h head, ok bool) error {
+	es, err := j.Entries()
+	if err != nil {
+		return err
+	}
+	return checkHead(j.path, es, h, ok)
+}
+
+// openCopy reads a journal a running dlqt holds (its lock is exclusive)
+// through a copy of the file. A copy taken mid-write may not check out:
+// it is taken again a few times before the lock is reported instead.
+func openCopy(path string, locked error) (*Journal, error) {
+	for range 3 {
+		h, ok, err := readHead(path) // before the copy: the head never runs ahead of the file
+		if err != nil {
+			return nil, err
+		}
+		tmp, err := copyToTemp(path)
+		if err != nil {
+			return nil, locked
+		}
+		j, err := openFile(tmp, time.Second, true)
+		if err == nil {
+			j.path, j.copy = path, tmp
+			if err = j.matchHead(h, ok); err == nil {
+				return j, nil
+			}
+			j.db.Close()
+		}
+		os.Remove(tmp)
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, locked
+}
+
+func copyToTemp(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "dlqt-journal-*.db")
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.Write(data)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// openFile checks the file before bbolt maps it, opens it and runs bbolt's
+// page check; a panic inside bbolt becomes a DamagedError.
+func openFile(path string, timeout time.Duration, readOnly bool) (*Journal, error) {
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	h, hasHead, err := readHead(path)
+	if err != nil {
+		return nil, err
+	}
+	size, err := checkFile(path)
+	if err != nil {
+		return nil, err
+	}
+	switch size {
+	case -1:
+		err = checkEmpty(path, h, hasHead, "missing")
+	case 0:
+		err = checkEmpty(path, h, hasHead, "empty")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var db *bolt.DB
+	err = guard(path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: readOnly})
+		return err
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("journal %s: %w (waited %s for its lock; close the other dlqt or pass --journal)", path, ErrLocked, timeout)
+	}
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return nil, err
+	}
+	if err != nil {
+		if size > 0 { // bbolt refused a file it found invalid
+			return nil, damaged(path, "%v", err)
+		}
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err := checkPages(path, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Journal{db: db, path: path, readOnly: readOnly}, nil
+}
+
+// checkChain verifies the whole hash chain and the head file, and brings a
+// head file that lags (or is missing, for a journal from before it) up to
+// date.
+func (j *Journal) checkChain() error {
+	es, err := j.Entries()
+	if err != nil {
+		return err
+	}
+	if err := VerifyChain(es); err != nil {
+		return damaged(j.path, "%v", err)
+	}
+	h, ok, err := readHead(j.path)
+	if err != nil {
+		return err
+	}
+	if err := checkHead(j.path, es, h, ok); err != nil {
+		return err
+	}
+	if n := len(es); n > 0 && (!ok || h.Entries < uint64(n)) {
+		j.noteHead(es[n-1])
+	}
+	return nil
+}
+
+// noteHead records e as the chain's head in the head file. A failed write
+// is not an append failure: the entry is in the journal, and the next Open
+// brings a lagging head up to date.
+func (j *Journal) noteHead(e Entry) {
+	j.headMu.Lock()
+	defer j.headMu.Unlock()
+	if e.Seq <= j.headSeq {
+		return
+	}
+	if writeHead(j.path, head{Entries: e.Seq, Hash: e.Hash}) == nil {
+		j.headSeq = e.Seq
+	}
 }
 
 // Path is the file the journal lives in.
 func (j *Journal) Path() string { return j.path }
 
-// Close releases the file.
-func (j *Journal) Close() error { return j.db.Close() }
+// Close releases the file (and removes the copy a read-only open made).
+func (j *Journal) Close() error {
+	err := j.db.Close()
+	if j.copy != "" {
+		os.Remove(j.copy)
+	}
+	return err
+}
 
 // Append writes e as the next entry, filling Seq, Time (when zero), PrevHash
 // and Hash, and returns what was written. Tag and untag entries also update
@@ -97,43 +282,52 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	err := j.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketEntries)
-		e.Seq, e.PrevHash = 1, ""
-		if k, v := b.Cursor().Last(); k != nil {
-			var last Entry
-			if err := json.Unmarshal(v, &last); err != nil {
-				return fmt.Errorf("last entry is unreadable: %w", err)
+	err := guard(j.path, func() error {
+		return j.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketEntries)
+			e.Seq, e.PrevHash = 1, ""
+			if k, v := b.Cursor().Last(); k != nil {
+				var last Entry
+				if err := json.Unmarshal(v, &last); err != nil {
+					return fmt.Errorf("last entry is unreadable: %w", err)
+				}
+				e.Seq, e.PrevHash = last.Seq+1, last.Hash
 			}
-			e.Seq, e.PrevHash = last.Seq+1, last.Hash
-		}
-		sealed, data, err := seal(e)
-		if err != nil {
-			return err
-		}
-		e = sealed
-		if err := b.Put(seqKey(e.Seq), data); err != nil {
-			return err
-		}
-		return applyTags(tx.Bucket(bucketTags), e)
+			sealed, data, err := seal(e)
+			if err != nil {
+				return err
+			}
+			e = sealed
+			if err := b.Put(seqKey(e.Seq), data); err != nil {
+				return err
+			}
+			return applyTags(tx.Bucket(bucketTags), e)
+		})
 	})
 	if err != nil {
 		return Entry{}, fmt.Errorf("journal %s: append %s: %w", j.path, e.Action, err)
 	}
+	j.noteHead(e)
 	return e, nil
 }
 
 // Entries returns every entry in order.
 func (j *Journal) Entries() ([]Entry, error) {
 	var out []Entry
-	err := j.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketEntries).ForEach(func(k, v []byte) error {
-			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
+	err := guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketEntries)
+			if b == nil { // a read-only open of a journal never written
+				return nil
 			}
-			out = append(out, e)
-			return nil
+			return b.ForEach(func(k, v []byte) error {
+				var e Entry
+				if err := json.Unmarshal(v, &e); err != nil {
+					return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
+				}
+				out = append(out, e)
+				return nil
+			})
 		})
 	})
 	if err != nil {
@@ -171,22 +365,27 @@ func (j *Journal) Verify() error {
 // minus tags removed), keyed by id; ids without tags are absent.
 func (j *Journal) Tags(vhost, queue string, ids []string) (map[string][]string, error) {
 	out := map[string][]string{}
-	err := j.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTags)
-		for _, id := range ids {
-			v := b.Get(tagKey(vhost, queue, id))
-			if v == nil {
-				continue
+	err := guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketTags)
+			if b == nil {
+				return nil
 			}
-			var tags []string
-			if err := json.Unmarshal(v, &tags); err != nil {
-				return err
+			for _, id := range ids {
+				v := b.Get(tagKey(vhost, queue, id))
+				if v == nil {
+					continue
+				}
+				var tags []string
+				if err := json.Unmarshal(v, &tags); err != nil {
+					return err
+				}
+				if len(tags) > 0 {
+					out[id] = tags
+				}
 			}
-			if len(tags) > 0 {
-				out[id] = tags
-			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: tags: %w", j.path, err)
