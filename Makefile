@@ -4,7 +4,7 @@ BIN      := bin/dlqt
 PKGS     := ./...
 export GOFLAGS := -mod=readonly
 
-.PHONY: build run demo demo-snapshot test unit bench fuzz lint prepare clean
+.PHONY: build run demo demo-snapshot test test-compat unit bench fuzz lint prepare clean
 
 build:
 	$(GO) build -o $(BIN) .
@@ -23,6 +23,12 @@ demo: build prepare
 test: prepare
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 12m $(PKGS)
+
+# The broker integration and end-to-end suites against RabbitMQ 3.10 (this
+# machine's node), 4.0 and 4.3 (nodes beside it from scripts/rabbitmq-node,
+# Debian chroots cached in /var/cache/dlqt-compat); a table per version.
+test-compat: prepare
+	@GO=$(GO) bash scripts/test-compat
 
 # Every test that needs no broker and no tmux, in every package: -short
 # skips the others (brokertest.SkipShort, startTerm).
