@@ -88,60 +88,89 @@ func untagValue(v any) (any, error) {
 		return nil, fmt.Errorf("want one {type: value} pair, got %v", v)
 	}
 	for tag, x := range m {
-		switch tag {
-		case "null":
-			return nil, nil
-		case "str":
-			if s, ok := x.(string); ok {
-				return s, nil
-			}
-		case "bool":
-			if b, ok := x.(bool); ok {
-				return b, nil
-			}
-		case "int":
-			if s, ok := x.(string); ok {
-				return strconv.ParseInt(s, 10, 64)
-			}
-		case "float":
-			switch f := x.(type) {
-			case json.Number:
-				return f.Float64()
-			case string:
-				return strconv.ParseFloat(f, 64)
-			}
-		case "time":
-			if s, ok := x.(string); ok {
+		decode, known := untaggers[tag]
+		if !known {
+			return nil, fmt.Errorf("unknown value type %q", tag)
+		}
+		val, ok, err := decode(x)
+		if err != nil || ok {
+			return val, err
+		}
+		return nil, fmt.Errorf("bad %s value %v", tag, x)
+	}
+	panic("unreachable")
+}
+
+// untaggers decode the value of each tag tagValue writes; ok is false when
+// the JSON value has the wrong shape for its tag.
+var untaggers map[string]func(x any) (val any, ok bool, err error)
+
+func init() {
+	untaggers = map[string]func(any) (any, bool, error){
+		"null": func(any) (any, bool, error) { return nil, true, nil },
+		"str":  func(x any) (any, bool, error) { s, ok := x.(string); return s, ok, nil },
+		"bool": func(x any) (any, bool, error) { b, ok := x.(bool); return b, ok, nil },
+		"int": func(x any) (any, bool, error) {
+			return fromString(x, func(s string) (any, error) { return strconv.ParseInt(s, 10, 64) })
+		},
+		"float": untagFloat,
+		"time": func(x any) (any, bool, error) {
+			return fromString(x, func(s string) (any, error) {
 				t, err := time.Parse(time.RFC3339Nano, s)
 				if err != nil { // written by a dlqt that kept years past 9999
 					return "timestamp out of range: " + s, nil
 				}
 				return t.UTC(), nil
+			})
+		},
+		"bytes": func(x any) (any, bool, error) {
+			return fromString(x, func(s string) (any, error) { return base64.StdEncoding.DecodeString(s) })
+		},
+		"list": untagList,
+		"table": func(x any) (any, bool, error) {
+			t, ok := x.(map[string]any)
+			if !ok {
+				return nil, false, nil
 			}
-		case "bytes":
-			if s, ok := x.(string); ok {
-				return base64.StdEncoding.DecodeString(s)
-			}
-		case "list":
-			if l, ok := x.([]any); ok {
-				out := make([]any, len(l))
-				for i, e := range l {
-					val, err := untagValue(e)
-					if err != nil {
-						return nil, fmt.Errorf("[%d]: %w", i, err)
-					}
-					out[i] = val
-				}
-				return out, nil
-			}
-		case "table":
-			if t, ok := x.(map[string]any); ok {
-				return untagHeaders(triage.Headers(t))
-			}
-		default:
-			return nil, fmt.Errorf("unknown value type %q", tag)
-		}
-		return nil, fmt.Errorf("bad %s value %v", tag, x)
+			h, err := untagHeaders(triage.Headers(t))
+			return h, true, err
+		},
 	}
-	panic("unreachable")
+}
+
+func fromString(x any, parse func(string) (any, error)) (any, bool, error) {
+	s, ok := x.(string)
+	if !ok {
+		return nil, false, nil
+	}
+	v, err := parse(s)
+	return v, true, err
+}
+
+func untagFloat(x any) (any, bool, error) {
+	switch f := x.(type) {
+	case json.Number:
+		v, err := f.Float64()
+		return v, true, err
+	case string:
+		v, err := strconv.ParseFloat(f, 64)
+		return v, true, err
+	}
+	return nil, false, nil
+}
+
+func untagList(x any) (any, bool, error) {
+	l, ok := x.([]any)
+	if !ok {
+		return nil, false, nil
+	}
+	out := make([]any, len(l))
+	for i, e := range l {
+		val, err := untagValue(e)
+		if err != nil {
+			return nil, true, fmt.Errorf("[%d]: %w", i, err)
+		}
+		out[i] = val
+	}
+	return out, true, nil
 }

@@ -76,6 +76,26 @@ func headerText(h Headers, key string) string {
 // intOf reads any integer type, a finite float (truncated) or a numeric
 // string. Values outside int64 are clamped.
 func intOf(v any) (int64, bool) {
+	if n, ok := integerOf(v); ok {
+		return n, true
+	}
+	switch x := v.(type) {
+	case float32:
+		return intOfFloat(float64(x))
+	case float64:
+		return intOfFloat(x)
+	case json.Number:
+		return intOfText(string(x))
+	case []byte:
+		return intOfText(string(x))
+	case string:
+		return intOfText(x)
+	}
+	return 0, false
+}
+
+// integerOf reads the Go integer types amqp091-go decodes field values into.
+func integerOf(v any) (int64, bool) {
 	switch x := v.(type) {
 	case int:
 		return int64(x), true
@@ -97,31 +117,29 @@ func intOf(v any) (int64, bool) {
 		return int64(x), true
 	case uint64:
 		return clampUint(x), true
-	case float32:
-		return intOf(float64(x))
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, false
-		}
-		if x >= math.MaxInt64 {
-			return math.MaxInt64, true
-		}
-		if x <= math.MinInt64 {
-			return math.MinInt64, true
-		}
-		return int64(x), true
-	case json.Number:
-		return intOf(string(x))
-	case []byte:
-		return intOf(string(x))
-	case string:
-		s := strings.TrimSpace(x)
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return n, true
-		}
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return intOf(f)
-		}
+	}
+	return 0, false
+}
+
+func intOfFloat(x float64) (int64, bool) {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return 0, false
+	case x >= math.MaxInt64:
+		return math.MaxInt64, true
+	case x <= math.MinInt64:
+		return math.MinInt64, true
+	}
+	return int64(x), true
+}
+
+func intOfText(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, true
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return intOfFloat(f)
 	}
 	return 0, false
 }
