@@ -268,6 +268,9 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 	for _, pr := range p.Problems {
 		fmt.Fprintln(w, "  problem:", sanitize.Line(pr))
 	}
+	for _, warning := range p.Warnings {
+		fmt.Fprintln(w, "  warning:", sanitize.Line(warning))
+	}
 	fmt.Fprintf(w, "  canary %d at %.1f msg/s, observe %s, then up to %.1f msg/s; at-least-once: a duplicate is possible after a crash\n",
 		p.Options.Canary, p.Options.CanaryRate, p.Options.Observe, p.Options.Rate)
 }

@@ -144,6 +144,9 @@ func (r *Replay) dryRun() string {
 	for _, pr := range p.Problems {
 		b.WriteString(st.Warn.Render("problem: "+sanitize.Line(pr)) + "\n")
 	}
+	for _, w := range p.Warnings {
+		b.WriteString(st.Warn.Render("bounded: "+sanitize.Line(w)) + "\n")
+	}
 	if len(p.Missing) > 0 {
 		r.row(&b, "not found", strings.Join(sanitize.Lines(p.Missing), ", "))
 	}

@@ -70,14 +70,18 @@ type Plan struct {
 	Destinations []Destination    `json:"destinations"`
 	// DestinationQueues are all queues the plan's routes reach: their depth
 	// is the destination backlog.
-	DestinationQueues []string         `json:"destination_queues"`
-	Allowed           bool             `json:"allowed"`    // every destination allowed
-	Disallowed        []triage.Route   `json:"disallowed"` // destinations replay.allow does not match
-	Unroutable        []string         `json:"unroutable"` // ids with no known original route (need To)
-	Missing           []string         `json:"missing"`    // selected ids not in the inspection
-	Problems          []string         `json:"problems"`   // why it may not run
-	Options           Options          `json:"options"`
-	Sample            []triage.Triaged `json:"-"` // a few selected messages, redacted, for the dry run
+	DestinationQueues []string       `json:"destination_queues"`
+	Allowed           bool           `json:"allowed"`    // every destination allowed
+	Disallowed        []triage.Route `json:"disallowed"` // destinations replay.allow does not match
+	Unroutable        []string       `json:"unroutable"` // ids with no known original route (need To)
+	Missing           []string       `json:"missing"`    // selected ids not in the inspection
+	Problems          []string       `json:"problems"`   // why it may not run
+	// Bounded are the destination queues with a length limit; Warnings say
+	// how near it they are (they do not stop the plan).
+	Bounded  []BoundedQueue   `json:"bounded,omitempty"`
+	Warnings []string         `json:"warnings,omitempty"`
+	Options  Options          `json:"options"`
+	Sample   []triage.Triaged `json:"-"` // a few selected messages, redacted, for the dry run
 	// Prior is set when resuming an interrupted replay from the journal.
 	Prior *Prior `json:"-"`
 }
