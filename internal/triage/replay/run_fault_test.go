@@ -247,3 +247,50 @@ func TestAFailedDepthPollIsShown(t *testing.T) {
 		t.Errorf("depth error shown %q, %v", seen, r.err)
 	}
 }
+
+// The connection drops while copies are in flight: the broker's answers
+// still come in (a confirm, a nack from the dying channel, none at all),
+// the acks fail, and the replay stops resumable with each message said as
+// it stands.
+func TestAConnectionLossWithPublishesInFlight(t *testing.T) {
+	clock := newFakeClock()
+	port := newFakePort()
+	port.clock = clock
+	for _, id := range []string{"b", "c", "d"} {
+		port.delay[id] = time.Second
+	}
+	port.answers["c"] = &PublishResult{Why: "nacked by the broker (or its channel closed)"}
+	port.answers["d"] = nil
+	lost := false
+	dropWhenThreeFly := func(p Progress) {
+		if p.InFlight >= 3 && !lost {
+			lost = true
+			port.mu.Lock()
+			port.ackErr = errors.New("channel/connection is not open")
+			port.mu.Unlock()
+			port.signals <- Signal{Kind: SignalLost, Reason: "hold connection closed by the broker"}
+		}
+	}
+	plan := fakePlan(Options{Rate: 20, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true, ConfirmTimeout: 5 * time.Second}, "a", "b", "c", "d")
+	plan.Items = append(plan.Items, Item{ID: "e", Route: plan.Items[0].Route})
+	ctl := make(chan Command)
+	r := driveWith(t, context.Background(), &journalSpy{}, plan, port, ctl, dropWhenThreeFly)
+	if r.err != nil || !strings.Contains(r.res.StoppedBecause, "lost the broker connection") || !r.res.Resumable {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	// e's confirm queues behind d's, which never comes: it is read after
+	// d's timeout, confirmed, and its ack fails like b's.
+	want := map[string]Outcome{"a": OutcomeResolved, "b": OutcomeConfirmed, "c": OutcomeReturned, "d": OutcomeReturned, "e": OutcomeConfirmed}
+	for id, o := range want {
+		if r.res.Outcomes[id] != o {
+			t.Errorf("%s: %s (%s), want %s", id, r.res.Outcomes[id], r.res.Why[id], o)
+		}
+	}
+	if !slices.Equal(r.res.Unacked, []string{"b", "e"}) || !slices.Equal(r.res.Unconfirmed, []string{"d"}) {
+		t.Errorf("unacked %v unconfirmed %v", r.res.Unacked, r.res.Unconfirmed)
+	}
+	st, err := Find(journalOf(t, r.spy), plan.ID)
+	if err != nil || !st.Interrupted() || st.Outcomes["b"] != OutcomeConfirmed || st.Outcomes["a"] != OutcomeResolved {
+		t.Errorf("state %+v, %v", st, err)
+	}
+}
