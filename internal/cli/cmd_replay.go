@@ -287,6 +287,9 @@ func printResult(w io.Writer, r replay.Result) {
 	if len(r.Unacked) > 0 {
 		fmt.Fprintf(w, "confirmed at the destination but not acked, still parked (%d): %s\n", len(r.Unacked), strings.Join(sanitize.Lines(r.Unacked), ", "))
 	}
+	if len(r.Gone) > 0 {
+		fmt.Fprintf(w, "confirmed before the interruption, source no longer in the queue (acked then, or taken since) (%d): %s\n", len(r.Gone), strings.Join(sanitize.Lines(r.Gone), ", "))
+	}
 	if len(r.Unconfirmed) > 0 {
 		fmt.Fprintf(w, "published, confirm not received: may be delivered twice (%d): %s\n", len(r.Unconfirmed), strings.Join(sanitize.Lines(r.Unconfirmed), ", "))
 	}

@@ -179,6 +179,9 @@ type Result struct {
 	// in the parking queue, and a resume acks them without publishing again.
 	Confirmed int
 	Unacked   []string
+	// Gone lists messages a resumed replay found confirmed before the
+	// interruption but no longer in the queue: acked then, or taken since.
+	Gone []string
 	// Unconfirmed lists messages published whose confirm never came (they
 	// count as returned, the source is kept): the destination may have the
 	// copy, so a later replay may deliver them twice.

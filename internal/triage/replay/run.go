@@ -84,6 +84,7 @@ type run struct {
 	acked       map[string]bool   // sources acked after their copy was confirmed
 	unacked     map[string]bool   // confirmed, but the source could not be acked
 	unconfirmed []string          // published, no confirm came: may be delivered twice
+	gone        []string          // confirmed before an interruption, source gone since
 	collateral  map[string]string // not replayed, dead-lettered from a destination: id -> queue
 	warnings    []string          // what went wrong without stopping the run
 	depthErr    string
@@ -279,6 +280,7 @@ func (r *run) goneConfirmed(ids []string) error {
 		r.why[id] = why
 		r.confirmed++
 	}
+	r.gone = append(r.gone, ids...)
 	return r.record(triage.ActionReplayOutcome, string(OutcomeResolved), ids, map[string]any{"acked": "unknown", "why": why})
 }
 

@@ -87,7 +87,7 @@ func TestAResumeSaysWhenAConfirmedSourceIsGone(t *testing.T) {
 	if r.err != nil || r.res.Outcomes["a"] != OutcomeResolved || slices.Contains(published, "a") || slices.Contains(acked, "a") {
 		t.Fatalf("result %+v, %v; published %v acked %v", r.res, r.err, published, acked)
 	}
-	if !strings.Contains(r.res.Why["a"], "no longer in the queue") {
+	if !strings.Contains(r.res.Why["a"], "no longer in the queue") || !slices.Equal(r.res.Gone, []string{"a"}) {
 		t.Errorf("why a: %q", r.res.Why["a"])
 	}
 }
