@@ -38,3 +38,28 @@ func TestDiscardOnTheBrokerIsVerifiedByID(t *testing.T) {
 		t.Errorf("left %v, want %v", got, want)
 	}
 }
+
+// Over 1,000 discarded on a classic queue: verified by depth once the acks
+// are applied (a consume reaches the queue after them), by id at the source.
+func TestALargeDiscardOnTheBrokerIsVerifiedByDepth(t *testing.T) {
+	f := newFixture(t, "discard-depth")
+	f.declare("orders.parking", nil)
+	all := f.publish("orders.parking", 1200, 64)
+	l := f.live()
+	top, err := l.Topology(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pick, keep := all[:1100], all[1100:]
+	var rec recorded
+	res, err := triage.Discard(context.Background(), l, top, &rec, triage.DiscardRequest{
+		Vhost: f.cfg.Vhost, Queue: "orders.parking", Reason: "stale", Selection: triage.Selection{IDs: pick},
+	})
+	if err != nil || len(res.Discarded) != 1100 || !res.Verified {
+		t.Fatalf("%d discarded, verified %v: %s, %v", len(res.Discarded), res.Verified, res.Verification, err)
+	}
+	f.waitDepth("orders.parking", 100)
+	if got := ids(f.drain("orders.parking")); !slices.Equal(got, keep) {
+		t.Errorf("left %d ids, want the last 100 in order", len(got))
+	}
+}

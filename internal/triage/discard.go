@@ -25,6 +25,7 @@ type Sweeper interface {
 type SweepResult struct {
 	Held  int
 	Taken []int
+	Depth int // ready messages when the sweep began, to verify removal by
 }
 
 // DiscardRequest is one discard as the user confirmed it.
@@ -123,7 +124,7 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 	}
 	res := discarded(swept, sweepErr, ids, sel.IDs)
 	if sweepErr == nil {
-		res = verifyDiscard(ctx, s, q, req, res, expectLeft(bases, ids, swept.Taken))
+		res = verifyDiscard(ctx, s, q, req, res, expectLeft(bases, ids, swept))
 	}
 	return res, recordOutcome(rec, req, reason, res, sweepErr)
 }

@@ -32,7 +32,7 @@ func verifyDiscard(ctx context.Context, s Sweeper, q Queue, req DiscardRequest, 
 	res.Verification = NotVerified
 	rr, ok := s.(Rereader)
 	switch {
-	case len(res.Discarded) == 0 || !ok:
+	case len(res.Discarded) == 0:
 		return res
 	case q.Type == QueueQuorum:
 		// Every read of a quorum queue counts a delivery towards its limit
@@ -40,7 +40,9 @@ func verifyDiscard(ctx context.Context, s Sweeper, q Queue, req DiscardRequest, 
 		res.Verification = NotVerified + " (a quorum queue is not read again: each read counts a delivery)"
 		return res
 	case len(res.Discarded) > maxVerifyIDs:
-		res.Verification = fmt.Sprintf("%s (%d messages: more than %d are not read again)", NotVerified, len(res.Discarded), maxVerifyIDs)
+		res.Verification = fmt.Sprintf("%s (%d messages: more than %d are counted, not read again)", NotVerified, len(res.Discarded), maxVerifyIDs)
+		return verifyByDepth(ctx, s, req, res, left.depth)
+	case !ok:
 		return res
 	}
 	opts := BrowseOptions{Limit: req.Browse.Limit, AcceptDeliveryCost: req.Browse.AcceptDeliveryCost}
@@ -65,6 +67,7 @@ func verifyDiscard(ctx context.Context, s Sweeper, q Queue, req DiscardRequest, 
 // identity: occurrence suffixes renumber once a copy is gone, so identical
 // messages are counted, not named.
 type leftAfter struct {
+	depth     int                 // ready when the sweep began
 	left      map[string]int      // held minus discarded, per base id
 	discarded map[string][]string // the ids discarded, per base id
 	order     []string            // base ids in discard order
@@ -72,12 +75,12 @@ type leftAfter struct {
 
 // expectLeft is what should stay of the held batch (base ids and ids by
 // position) once the positions taken are gone.
-func expectLeft(bases, ids []string, taken []int) leftAfter {
-	l := leftAfter{left: map[string]int{}, discarded: map[string][]string{}}
+func expectLeft(bases, ids []string, swept SweepResult) leftAfter {
+	l := leftAfter{depth: swept.Depth, left: map[string]int{}, discarded: map[string][]string{}}
 	for _, b := range bases {
 		l.left[b]++
 	}
-	for _, p := range taken {
+	for _, p := range swept.Taken {
 		if p < 0 || p >= len(bases) || p >= len(ids) {
 			continue
 		}
@@ -115,4 +118,32 @@ func baseIDsOf(ms []Message) []string {
 		envs[i] = DecodeEnvelope(m.Body)
 	}
 	return BaseIDs(ms, envs)
+}
+
+// AckBarrier reads a queue's depth once the acks sent to it before are
+// applied (the broker implements it).
+type AckBarrier interface {
+	SettledDepth(ctx context.Context, queue string) (int, error)
+}
+
+// verifyByDepth checks a large discard by count: once the acks are
+// applied, the queue must hold no more than it did less what was taken. A
+// publisher meanwhile can make it fail; it never makes it pass wrongly.
+func verifyByDepth(ctx context.Context, s Sweeper, req DiscardRequest, res DiscardResult, before int) DiscardResult {
+	b, ok := s.(AckBarrier)
+	if !ok {
+		return res
+	}
+	after, err := b.SettledDepth(ctx, req.Queue)
+	switch {
+	case err != nil:
+		res.Verification += " (reading the depth failed: " + err.Error() + ")"
+	case after <= before-len(res.Discarded):
+		res.Verified = true
+		res.Verification = fmt.Sprintf("%s by depth: %d before, %d after the acks were applied", VerifiedGone, before, after)
+	default:
+		res.Verification += fmt.Sprintf(": the queue holds %d once the acks are applied, %d before less %d taken is %d (published meanwhile, or the acks were lost)",
+			after, before, len(res.Discarded), before-len(res.Discarded))
+	}
+	return res
 }

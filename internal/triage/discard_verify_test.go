@@ -3,7 +3,9 @@ package triage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -126,6 +128,51 @@ func TestVerifyingADiscardOfOneIdenticalCopy(t *testing.T) {
 		})
 		if err != nil || res.Verified == lost || (lost && !slices.Equal(res.StillThere, []string{shown[2]})) || (!lost && len(res.StillThere) != 0) {
 			t.Errorf("acks lost %v: result %+v, %v", lost, res, err)
+		}
+	}
+}
+
+// depthSweeper is a queueSweeper with an ack barrier: it reports the depth
+// a sweep began with and, once the acks are applied, what is left (all of
+// it when the acks were lost).
+type depthSweeper struct {
+	queueSweeper
+	ackLost bool
+	before  int
+}
+
+func (q *depthSweeper) Sweep(ctx context.Context, queue string, opts BrowseOptions, choose func([]Message) []int) (SweepResult, error) {
+	q.before = len(q.msgs)
+	res, err := q.queueSweeper.Sweep(ctx, queue, opts, choose)
+	res.Depth = q.before
+	return res, err
+}
+
+func (q *depthSweeper) SettledDepth(context.Context, string) (int, error) {
+	if q.ackLost {
+		return q.before, nil
+	}
+	return len(q.msgs), nil
+}
+
+// More than 1,000 discarded are verified by count once the acks are
+// applied, not read again.
+func TestALargeDiscardIsVerifiedByDepth(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		q := &depthSweeper{ackLost: lost}
+		for i := range 1200 {
+			code := "address_invalid"
+			if i%12 == 0 {
+				code = "timeout"
+			}
+			q.msgs = append(q.msgs, parked(fmt.Sprintf("m-%04d", i), code))
+		}
+		res, err := discardGroup(t, q, &memRecorder{})
+		if err != nil || len(res.Discarded) != 1100 || res.Verified == lost {
+			t.Errorf("acks lost %v: %d discarded, verified %v (%s), %v", lost, len(res.Discarded), res.Verified, res.Verification, err)
+		}
+		if !lost && !strings.Contains(res.Verification, "by depth: 1200 before, 100 after") {
+			t.Errorf("verification %q", res.Verification)
 		}
 	}
 }
