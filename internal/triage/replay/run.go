@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -53,10 +52,15 @@ func (rn Runner) Run(ctx context.Context, plan Plan, ctl <-chan Command) (Result
 	r := newRun(plan, rn)
 	if err := r.begin(ctx); err != nil {
 		errs := []error{err, r.settleAll(ctx, "not published: "+err.Error())}
-		if r.started { // else a replay that never ran would read as interrupted
+		switch {
+		case !r.started: // else a replay that never ran would read as interrupted
+		case len(r.unacked) > 0: // a resume whose acks failed stays resumable
+			r.resumable, r.stopped = true, err.Error()
+			errs = append(errs, r.record(triage.ActionReplayStop, r.stopped, nil, map[string]any{"resumable": true, "unacked": r.unackedIDs()}))
+		default:
 			errs = append(errs, r.record(triage.ActionReplayFinish, "failed to start: "+err.Error(), nil, nil))
 		}
-		return r.result(), errors.Join(errs...)
+		return r.result(), joinFirstCause(errs)
 	}
 	err := r.loop(ctx, ctl)
 	return r.result(), err
@@ -253,7 +257,8 @@ func (r *run) ackPrior(ctx context.Context, ids []string) error {
 	}
 	if err := r.port.Ack(ctx, ids); err != nil {
 		for _, id := range ids {
-			r.unacked[id] = true
+			// still confirmed, never "untouched": the next resume acks it
+			r.outcome[id], r.gotConfirm[id], r.unacked[id] = OutcomeConfirmed, true, true
 		}
 		return fmt.Errorf("replay %s: ack the sources confirmed before the interruption: %w", r.plan.ID, err)
 	}

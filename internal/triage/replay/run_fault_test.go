@@ -294,3 +294,26 @@ func TestAConnectionLossWithPublishesInFlight(t *testing.T) {
 		t.Errorf("state %+v, %v", st, err)
 	}
 }
+
+// A resume whose acks fail again (the connection dropped once more) stays
+// resumable instead of ending as "failed to start".
+func TestAResumeWhoseAcksFailStaysResumable(t *testing.T) {
+	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b")
+	plan.Prior = &Prior{Confirmed: []string{"a"}, Settled: map[string]Outcome{}, CanaryPassed: true}
+	port := newFakePort()
+	port.ackErr = errors.New("channel/connection is not open")
+	r := drive(t, plan, port, nil, nil)
+	if r.err == nil || !r.res.Resumable || !slices.Equal(r.res.Unacked, []string{"a"}) {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if got := r.spy.actions(); slices.Contains(got, "replay-finish") {
+		t.Errorf("journal %v: the resume ended the replay", got)
+	}
+	st, err := Find(journalOf(t, r.spy), plan.ID)
+	if err != nil || r.res.Outcomes["a"] != OutcomeConfirmed || st.Outcomes["a"] == OutcomeUntouched {
+		t.Errorf("a: result %s, journal %s (%v): it must stay confirmed for the next resume", r.res.Outcomes["a"], st.Outcomes["a"], err)
+	}
+	if published, _, _ := port.snapshot(); len(published) != 0 {
+		t.Errorf("published %v", published)
+	}
+}
