@@ -48,11 +48,15 @@ func newManagement(c Config) (*management, error) {
 }
 
 // rabbitHole returns a rabbit-hole client whose requests carry ctx, so a
-// cancelled Topology call stops instead of running to the timeout.
-func (m *management) rabbitHole(ctx context.Context) *rabbithole.Client {
-	rh, _ := rabbithole.NewTLSClient(m.endpoint, m.user, m.pass, ctxTransport{ctx: ctx})
+// cancelled Topology call stops instead of running to the timeout. Its
+// error (an endpoint rabbit-hole cannot parse) is said, never a nil client.
+func (m *management) rabbitHole(ctx context.Context) (*rabbithole.Client, error) {
+	rh, err := rabbithole.NewTLSClient(m.endpoint, m.user, m.pass, ctxTransport{ctx: ctx})
+	if err != nil {
+		return nil, fmt.Errorf("management API at %s: %w", m.endpoint, err)
+	}
 	rh.SetTimeout(m.http.Timeout)
-	return rh
+	return rh, nil
 }
 
 type ctxTransport struct{ ctx context.Context }

@@ -264,6 +264,11 @@ func (r *Replay) watch(top triage.Topology) error {
 	go func() {
 		for d := range deliveries {
 			if id, _ := d.Headers[triage.HeaderReplayID].(string); id != r.replayID {
+				// Other traffic may be heavy: it gets half the signal buffer
+				// at most, so it can never crowd out a failed-again copy.
+				if len(r.signals) < cap(r.signals)/2 {
+					r.signal(otherDeadLetter(d))
+				}
 				continue
 			}
 			item, _ := d.Headers[triage.HeaderReplayItem].(string)
@@ -274,6 +279,20 @@ func (r *Replay) watch(top triage.Topology) error {
 		}
 	}()
 	return nil
+}
+
+// otherDeadLetter reports a message that is not a copy of this replay but
+// arrived in a parking queue meanwhile, named as the read path names it and
+// with the queue it died in (its newest x-death, reliable on every
+// version): the run counts it as collateral when that is a destination.
+func otherDeadLetter(d amqp.Delivery) replay.Signal {
+	m := toMessage(d, "", 0)
+	id := triage.Identify([]triage.Message{m}, []triage.Envelope{triage.DecodeEnvelope(d.Body)})[0]
+	s := replay.Signal{Kind: replay.SignalDeadLetter, ID: id, Reason: "parked by an application"}
+	if deaths := triage.ParseDeaths(m.Headers); len(deaths) > 0 {
+		s.Queue, s.Reason = deaths[0].Queue, string(deaths[0].Reason)
+	}
+	return s
 }
 
 // failedWhy says where a copy died again, from its newest x-death entry.

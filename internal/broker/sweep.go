@@ -50,6 +50,7 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	if q.Type == triage.QueueQuorum && info.hasDeliveryLimit() && !opts.AcceptDeliveryCost {
 		return res, &triage.DeliveryCostError{Queue: queue, Limit: q.DeliveryLimit, Depth: depth}
 	}
+	res.Depth = depth
 	r := reading{queue: queue, want: min(limit, depth), progress: opts.Progress}
 	r.expected = r.want
 	if r.want == 0 {

@@ -29,6 +29,7 @@ type queueJSON struct {
 	EffectivePolicy      map[string]any  `json:"effective_policy_definition"`
 	HeadMessageTimestamp json.RawMessage `json:"head_message_timestamp"`
 	MessagesDLX          int             `json:"messages_dlx"`
+	MessageBytes         int64           `json:"message_bytes"`
 	MessageStats         messageStats    `json:"message_stats"`
 }
 
@@ -54,7 +55,7 @@ func (m *messageStats) UnmarshalJSON(data []byte) error {
 // carries garbage-collection and backing-queue details, which add up on a
 // broker with thousands of queues.
 const queueColumns = "?columns=name,type,messages,consumers,arguments,policy,effective_policy_definition," +
-	"head_message_timestamp,messages_dlx,message_stats.publish_details.rate"
+	"head_message_timestamp,messages_dlx,message_stats.publish_details.rate,message_bytes"
 
 // Topology reads the vhost's exchanges, bindings and queues.
 func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
@@ -81,7 +82,11 @@ func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
 	if !hasDefault { // the default exchange routes by queue name; never leave it out
 		top.Exchanges = append([]triage.Exchange{{Name: "", Type: "direct"}}, top.Exchanges...)
 	}
-	bs, err := l.mgmt.rabbitHole(ctx).ListBindingsIn(l.cfg.Vhost)
+	rh, err := l.mgmt.rabbitHole(ctx)
+	if err != nil {
+		return top, err
+	}
+	bs, err := rh.ListBindingsIn(l.cfg.Vhost)
 	if err != nil {
 		return top, l.rabbitHoleErr(err)
 	}
@@ -190,6 +195,7 @@ func (q queueJSON) domain() triage.Queue {
 		Name:        q.Name,
 		Type:        q.Type,
 		Messages:    q.Messages,
+		Bytes:       q.MessageBytes,
 		Consumers:   q.Consumers,
 		Arguments:   args,
 		Policy:      q.Policy,
@@ -212,6 +218,7 @@ func (q queueJSON) domain() triage.Queue {
 	}
 	out.MessageTTL = lowerOf(args, pol, "message-ttl")
 	out.MaxLength = lowerOf(args, pol, "max-length")
+	out.MaxLengthBytes = lowerOf(args, pol, "max-length-bytes")
 	out.DeliveryLimit = lowerOf(args, pol, "delivery-limit")
 	return out
 }

@@ -128,6 +128,13 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 	for _, id := range res.Discarded {
 		fmt.Fprintf(w, "  %s\n", id)
 	}
+	if len(res.Discarded) > 0 {
+		fmt.Fprintf(w, "broker: %s\n", sanitize.Line(res.Verification))
+	}
+	if len(res.StillThere) > 0 {
+		return fmt.Errorf("%d acked message(s) are still in %s (the broker did not apply the acks): %s",
+			len(res.StillThere), sanitize.Line(req.Queue), strings.Join(sanitize.Lines(res.StillThere), ", "))
+	}
 	if len(res.Missing) > 0 {
 		where := "not in " + sanitize.Line(req.Queue)
 		if res.Held >= req.Browse.Limit {

@@ -164,10 +164,14 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 // is acked without a new publish, a failed-again or returned one stays where
 // it went, and every other one is published (again, if it was in flight).
 func resumeNotice(id, queue string, items int, c map[replay.Outcome]int) string {
-	confirmed, failed, returned := c[replay.OutcomeConfirmed], c[replay.OutcomeFailedAgain], c[replay.OutcomeReturned]
-	return fmt.Sprintf("resuming replay %s of %s: %d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n"+
+	resolved, confirmed, failed, returned := c[replay.OutcomeResolved], c[replay.OutcomeConfirmed], c[replay.OutcomeFailedAgain], c[replay.OutcomeReturned]
+	done := ""
+	if resolved > 0 { // acked before the interruption: left alone
+		done = fmt.Sprintf("%d resolved, ", resolved)
+	}
+	return fmt.Sprintf("resuming replay %s of %s: %s%d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n"+
 		"A message published but not yet confirmed when dlqt stopped is published again: it may be delivered twice.\n",
-		id, queue, confirmed, failed, returned, items-confirmed-failed-returned)
+		id, queue, done, confirmed, failed, returned, items-resolved-confirmed-failed-returned)
 }
 
 // runReplay carries out a plan headless: progress on stderr, the result on
@@ -264,6 +268,9 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 	for _, pr := range p.Problems {
 		fmt.Fprintln(w, "  problem:", sanitize.Line(pr))
 	}
+	for _, warning := range p.Warnings {
+		fmt.Fprintln(w, "  warning:", sanitize.Line(warning))
+	}
 	fmt.Fprintf(w, "  canary %d at %.1f msg/s, observe %s, then up to %.1f msg/s; at-least-once: a duplicate is possible after a crash\n",
 		p.Options.Canary, p.Options.CanaryRate, p.Options.Observe, p.Options.Rate)
 }
@@ -276,5 +283,23 @@ func printResult(w io.Writer, r replay.Result) {
 	}
 	if r.StoppedBecause != "" {
 		fmt.Fprintln(w, "stopped:", sanitize.Line(r.StoppedBecause))
+	}
+	if len(r.Unacked) > 0 {
+		fmt.Fprintf(w, "confirmed at the destination but not acked, still parked (%d): %s\n", len(r.Unacked), strings.Join(sanitize.Lines(r.Unacked), ", "))
+	}
+	if len(r.Gone) > 0 {
+		fmt.Fprintf(w, "confirmed before the interruption, source no longer in the queue (acked then, or taken since) (%d): %s\n", len(r.Gone), strings.Join(sanitize.Lines(r.Gone), ", "))
+	}
+	if len(r.Unconfirmed) > 0 {
+		fmt.Fprintf(w, "published, confirm not received: may be delivered twice (%d): %s\n", len(r.Unconfirmed), strings.Join(sanitize.Lines(r.Unconfirmed), ", "))
+	}
+	if len(r.Collateral) > 0 {
+		fmt.Fprintf(w, "not replayed but dead-lettered from a destination meanwhile (%d): %s\n", len(r.Collateral), strings.Join(sanitize.Lines(r.Collateral), ", "))
+	}
+	for _, warning := range r.Warnings {
+		fmt.Fprintln(w, "warning:", sanitize.Line(warning))
+	}
+	if r.Resumable {
+		fmt.Fprintf(w, "the replay is resumable: dlqt replay --resume %s acks the confirmed sources without publishing them again\n", r.ID)
 	}
 }

@@ -93,10 +93,11 @@ func (a *app) messagesCommand() *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
+			discarded := a.discardedIn(in)
 			if !asJSON {
 				return printMessages(out, in, f)
 			}
-			return writeMessageLines(out, in.Messages, a.redactor())
+			return writeMessageLines(out, in.Messages, a.redactor(), discarded)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per line")

@@ -88,6 +88,8 @@ type MessageRow struct {
 	Payload      string         `json:"payload"`
 	PayloadBytes int            `json:"payload_bytes"`
 	Redactions   int            `json:"redactions"`
+	// Discarded is set when the journal says this message was discarded.
+	Discarded *DiscardedNote `json:"discarded,omitempty"`
 }
 
 // messageRow carries the redacted payload and headers; Redactions counts
@@ -126,11 +128,15 @@ func writeJSON(w io.Writer, v any) error {
 
 // writeMessageLines writes one MessageRow per line (JSON Lines), so a script
 // can stream a large queue.
-func writeMessageLines(w io.Writer, ms []triage.Triaged, red *redact.Redactor) error {
+func writeMessageLines(w io.Writer, ms []triage.Triaged, red *redact.Redactor, discarded map[string]uint64) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for i := range ms {
-		if err := enc.Encode(messageRow(ms[i], red)); err != nil {
+		row := messageRow(ms[i], red)
+		if seq, ok := discarded[row.ID]; ok {
+			row.Discarded = discardedNote(seq)
+		}
+		if err := enc.Encode(row); err != nil {
 			return err
 		}
 	}

@@ -139,7 +139,7 @@ func TestMessageLinesRedactHeadersAndKeepHTMLCharacters(t *testing.T) {
 		{ID: "m-2", Reason: triage.ReasonPublished, Payload: "plain", PayloadBytes: 5}, // no headers, no timeline
 	}
 	var b bytes.Buffer
-	if err := writeMessageLines(&b, ms, redact.New()); err != nil {
+	if err := writeMessageLines(&b, ms, redact.New(), nil); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -201,5 +201,18 @@ func TestFindingsJSON(t *testing.T) {
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// A message the journal says was discarded carries the entry that says so.
+func TestMessageLinesMarkADiscardedMessageThatIsBack(t *testing.T) {
+	ms := []triage.Triaged{{ID: "m-1", Reason: triage.ReasonPublished}, {ID: "m-2", Reason: triage.ReasonPublished}}
+	var b bytes.Buffer
+	if err := writeMessageLines(&b, ms, redact.New(), map[string]uint64{"m-2": 41}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if strings.Contains(lines[0], "discarded") || !strings.Contains(lines[1], `"discarded":{"entry":41,"note":"discarded in journal #41, back in the queue`) {
+		t.Errorf("lines:\n%s", b.String())
 	}
 }

@@ -25,6 +25,7 @@ type Sweeper interface {
 type SweepResult struct {
 	Held  int
 	Taken []int
+	Depth int // ready messages when the sweep began, to verify removal by
 }
 
 // DiscardRequest is one discard as the user confirmed it.
@@ -38,10 +39,16 @@ type DiscardRequest struct {
 // DiscardResult is what a discard removed. Discarded are the ids acked, in
 // queue order; Missing the ids selected by id that the sweep did not find
 // (gone, or beyond the browse bound); Held how many messages it looked at.
+// Verification says what the broker showed afterwards: an ack is not
+// applied when the channel closes (docs/ARCHITECTURE.md), so a discard is
+// "discarded (verified)" only once the queue was read again without them.
 type DiscardResult struct {
-	Discarded []string
-	Missing   []string
-	Held      int
+	Discarded    []string
+	Missing      []string
+	Held         int
+	Verified     bool
+	Verification string   // VerifiedGone or NotVerified, with why
+	StillThere   []string // discarded ids the re-read still found
 }
 
 // ErrNoReason refuses a discard without a reason: the journal must say why a
@@ -50,8 +57,10 @@ var ErrNoReason = errors.New("a discard needs a reason")
 
 // Discard removes the selected messages of one queue in one sweep, matching
 // them by the same identity the read path shows (Analyze over the held
-// batch). The decision is journalled before the broker is touched and the
-// outcome after; a decision that cannot be journalled is not carried out.
+// batch). The decision is journalled before the broker is touched, the ids
+// a group or filter resolved to before any ack, and the outcome after,
+// with what a second read of the queue showed (verified or not); a decision
+// that cannot be journalled is not carried out.
 func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req DiscardRequest) (DiscardResult, error) {
 	reason := strings.TrimSpace(req.Reason)
 	if reason == "" {
@@ -86,9 +95,12 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 		return DiscardResult{}, fmt.Errorf("discard not done, the journal did not take the decision: %w", err)
 	}
 
-	var ids []string // identities of the held batch, as the read path shows them
+	var ids []string   // identities of the held batch, as the read path shows them
+	var bases []string // the same without occurrence suffixes, to verify by
+	var selectErr error
 	choose := func(held []Message) []int {
 		ts := Analyze(Batch{Vhost: req.Vhost, Queue: req.Queue, Messages: held}, top, redact.New())
+		bases = baseIDsOf(held)
 		ids = make([]string, len(ts))
 		var picks []int
 		for i, t := range ts {
@@ -97,11 +109,34 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 				picks = append(picks, i)
 			}
 		}
+		if len(sel.IDs) == 0 && len(picks) > 0 {
+			// A group or --where decision names no ids: journal them before
+			// any ack, so a kill during the acks leaves the list behind.
+			if selectErr = recordSelected(rec, req, reason, ids, picks); selectErr != nil {
+				return nil
+			}
+		}
 		return picks
 	}
 	swept, sweepErr := s.Sweep(ctx, req.Queue, req.Browse, choose)
+	if sweepErr == nil && selectErr != nil {
+		sweepErr = fmt.Errorf("nothing discarded, the journal did not take the selected ids: %w", selectErr)
+	}
 	res := discarded(swept, sweepErr, ids, sel.IDs)
+	if sweepErr == nil {
+		res = verifyDiscard(ctx, s, q, req, res, expectLeft(bases, ids, swept))
+	}
 	return res, recordOutcome(rec, req, reason, res, sweepErr)
+}
+
+// recordSelected journals the ids a group or filter selection resolved to.
+func recordSelected(rec Recorder, req DiscardRequest, reason string, ids []string, picks []int) error {
+	sel := make([]string, len(picks))
+	for i, p := range picks {
+		sel[i] = ids[p]
+	}
+	return rec.Record(Record{Action: ActionDiscard, Vhost: req.Vhost, Queue: req.Queue, MessageIDs: sel, Reason: reason,
+		Details: map[string]any{"step": "selected", "count": len(sel)}})
 }
 
 // discarded names what a sweep acked; after a failed sweep the rest is
@@ -128,11 +163,18 @@ func discarded(swept SweepResult, sweepErr error, ids, selected []string) Discar
 	return res
 }
 
-// recordOutcome journals what the discard did, and says what went wrong:
+// recordOutcome journals what the discard did and what the broker showed
+// afterwards, and says what went wrong:
 // the sweep first, else the journal.
 func recordOutcome(rec Recorder, req DiscardRequest, reason string, res DiscardResult, sweepErr error) error {
 	outcome := Record{Action: ActionDiscard, Vhost: req.Vhost, Queue: req.Queue, MessageIDs: res.Discarded, Reason: reason,
 		Details: map[string]any{"step": "outcome", "discarded": len(res.Discarded), "held": res.Held}}
+	if len(res.Discarded) > 0 {
+		outcome.Details["verification"], outcome.Details["verified"] = res.Verification, res.Verified
+	}
+	if len(res.StillThere) > 0 {
+		outcome.Details["still_there"] = res.StillThere
+	}
 	if len(res.Missing) > 0 {
 		outcome.Details["missing"] = res.Missing
 	}

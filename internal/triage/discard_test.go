@@ -115,10 +115,15 @@ func TestDiscardGroupTakesExactlyItsMessagesAndJournalsFirst(t *testing.T) {
 	if got := q.ids(); !slices.Equal(got, []string{"b", "d"}) {
 		t.Fatalf("left %v, want b d in order", got)
 	}
-	if len(rec.records) != 2 {
-		t.Fatalf("records = %+v, want decision and outcome", rec.records)
+	// A group decision names no ids: the ids it resolved to are journalled
+	// before any ack (a kill during the acks must leave them behind).
+	if len(rec.records) != 3 {
+		t.Fatalf("records = %+v, want decision, selected ids and outcome", rec.records)
 	}
-	dec, out := rec.records[0], rec.records[1]
+	dec, picked, out := rec.records[0], rec.records[1], rec.records[2]
+	if picked.Details["step"] != "selected" || !slices.Equal(picked.MessageIDs, []string{"a", "c"}) {
+		t.Errorf("selected = %+v", picked)
+	}
 	if dec.Action != ActionDiscard || dec.Reason != "bad addresses, customer fixed them" || dec.Queue != "orders.parking" || dec.Vhost != "v" ||
 		dec.Details["group"] != "published/address_invalid" || len(dec.MessageIDs) != 0 {
 		t.Errorf("decision = %+v", dec)

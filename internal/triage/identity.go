@@ -55,17 +55,9 @@ func volatileHeader(name string) bool {
 // "#2", "#3"... The result depends only on the input, so browsing the same
 // queue twice gives the same ids.
 func Identify(ms []Message, envs []Envelope) []string {
-	base := make([]string, len(ms))
+	base := BaseIDs(ms, envs)
 	taken := make(map[string]bool, len(ms))
-	for i, m := range ms {
-		id := oneLine(m.Properties.MessageID, maxID)
-		if id == "" && i < len(envs) {
-			id = oneLine(envs[i].MessageID, maxID)
-		}
-		if id == "" {
-			id = contentID(m)
-		}
-		base[i] = id
+	for _, id := range base {
 		taken[id] = true
 	}
 	ids := make([]string, len(ms))
@@ -88,6 +80,23 @@ func Identify(ms []Message, envs []Envelope) []string {
 		ids[i] = cand
 	}
 	return ids
+}
+
+// BaseIDs are the identities Identify gives, without the occurrence
+// suffix: identical messages share one, wherever they stand in a batch.
+func BaseIDs(ms []Message, envs []Envelope) []string {
+	base := make([]string, len(ms))
+	for i, m := range ms {
+		id := oneLine(m.Properties.MessageID, maxID)
+		if id == "" && i < len(envs) {
+			id = oneLine(envs[i].MessageID, maxID)
+		}
+		if id == "" {
+			id = contentID(m)
+		}
+		base[i] = id
+	}
+	return base
 }
 
 // contentID hashes what stays the same across redeliveries. Every field is

@@ -178,6 +178,7 @@ type Queue struct {
 	Name      string  `json:"name"`
 	Type      string  `json:"type"`
 	Messages  int     `json:"messages"`
+	Bytes     int64   `json:"bytes,omitempty"` // message bodies held, when the management API says
 	Consumers int     `json:"consumers"`
 	Arguments Headers `json:"arguments,omitempty"`
 	Policy    string  `json:"policy,omitempty"`
@@ -190,8 +191,9 @@ type Queue struct {
 	DeadLetterRoutingKey    string `json:"dead_letter_routing_key,omitempty"`
 	HasDeadLetterRoutingKey bool   `json:"has_dead_letter_routing_key,omitempty"`
 	DLXFromPolicy           bool   `json:"dlx_from_policy,omitempty"`
-	MessageTTL              int64  `json:"message_ttl,omitempty"` // ms; 0 = none
-	MaxLength               int64  `json:"max_length,omitempty"`  // 0 = none
+	MessageTTL              int64  `json:"message_ttl,omitempty"`      // ms; 0 = none
+	MaxLength               int64  `json:"max_length,omitempty"`       // 0 = none
+	MaxLengthBytes          int64  `json:"max_length_bytes,omitempty"` // 0 = none
 	Overflow                string `json:"overflow,omitempty"`
 	DeliveryLimit           int64  `json:"delivery_limit,omitempty"` // quorum; 0 = none
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -141,8 +142,35 @@ type tagsMsg struct {
 func tagsCmd(j TagStore, vhost, queue string, ids []string, id int) tea.Cmd {
 	return func() tea.Msg {
 		tags, err := j.Tags(vhost, queue, ids)
+		if err == nil {
+			err = markDiscarded(j, vhost, queue, ids, tags)
+		}
 		return tagsMsg{id: id, queue: queue, tags: tags, err: err}
 	}
+}
+
+// DiscardIndex says which messages the journal recorded as discarded;
+// *journal.Journal is one.
+type DiscardIndex interface {
+	Discarded(vhost, queue string, ids []string) (map[string]uint64, error)
+}
+
+// markDiscarded shows, beside a message's tags, that the journal says it
+// was discarded: it is back (a broker restart before the ack was applied,
+// or published again). Lists and the message screen show tags already.
+func markDiscarded(j TagStore, vhost, queue string, ids []string, tags map[string][]string) error {
+	d, ok := j.(DiscardIndex)
+	if !ok {
+		return nil
+	}
+	found, err := d.Discarded(vhost, queue, ids)
+	if err != nil {
+		return err
+	}
+	for id, seq := range found {
+		tags[id] = append(tags[id], fmt.Sprintf("discarded in journal #%d, back", seq))
+	}
+	return nil
 }
 
 // taggedMsg answers a tag written to the journal, with the message's tags

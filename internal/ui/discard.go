@@ -127,6 +127,9 @@ func (d *discardFlow) onDone(msg discardedMsg) tea.Cmd {
 	if n := len(msg.res.Missing); n > 0 {
 		done += fmt.Sprintf("; %d no longer there: %s", n, strings.Join(sanitize.Lines(msg.res.Missing), ", "))
 	}
+	if len(msg.res.Discarded) > 0 && !msg.res.Verified {
+		done += "; " + sanitize.Line(msg.res.Verification) // the broker has not shown them gone
+	}
 	var cost *triage.DeliveryCostError
 	switch {
 	case errors.As(msg.err, &cost):

@@ -55,7 +55,7 @@ func (s *replayScreen) banner() []string {
 	}
 	st := s.interrupted[n-1]
 	c := st.Counts()
-	left := len(st.Plan.Items) - c[replay.OutcomeConfirmed] - c[replay.OutcomeFailedAgain] - c[replay.OutcomeReturned]
+	left := len(st.Plan.Items) - c[replay.OutcomeResolved] - c[replay.OutcomeConfirmed] - c[replay.OutcomeFailedAgain] - c[replay.OutcomeReturned]
 	first := fmt.Sprintf("INTERRUPTED REPLAY %s of %s (%d of %d not done): %s resumes it here",
 		st.ID, sanitize.Line(st.Queue), left, len(st.Plan.Items), s.c.Keys.ResumeReplay.Help().Key)
 	if n > 1 {

@@ -144,6 +144,9 @@ func (r *Replay) dryRun() string {
 	for _, pr := range p.Problems {
 		b.WriteString(st.Warn.Render("problem: "+sanitize.Line(pr)) + "\n")
 	}
+	for _, w := range p.Warnings {
+		b.WriteString(st.Warn.Render("bounded: "+sanitize.Line(w)) + "\n")
+	}
 	if len(p.Missing) > 0 {
 		r.row(&b, "not found", strings.Join(sanitize.Lines(p.Missing), ", "))
 	}
@@ -276,6 +279,18 @@ func (r *Replay) outcome() string {
 	r.row(&b, "failed again", fmt.Sprintf("%d (came back into a parking queue)", res.FailedAgain))
 	r.row(&b, "returned", fmt.Sprintf("%d (returned, nacked or unconfirmed: kept in %s)", res.Returned, sanitize.Line(r.plan.Queue)))
 	r.row(&b, "untouched", fmt.Sprintf("%d (never published: kept)", res.Untouched))
+	if res.Confirmed > 0 {
+		r.row(&b, "not acked", fmt.Sprintf("%d (confirmed at the destination, still in %s: resuming acks them)", res.Confirmed, sanitize.Line(r.plan.Queue)))
+	}
+	if n := len(res.Unconfirmed); n > 0 {
+		r.row(&b, "unconfirmed", fmt.Sprintf("%d (published, confirm not received: may be delivered twice)", n))
+	}
+	if n := len(res.Collateral); n > 0 {
+		r.row(&b, "collateral", fmt.Sprintf("%d other message(s) dead-lettered from the destination meanwhile", n))
+	}
+	for _, w := range res.Warnings {
+		b.WriteString(st.Dim.Render(sanitize.Line(w)) + "\n")
+	}
 	dup := "Duplicates are possible only if a replay is interrupted (crash, kill) and resumed."
 	if r.resumed {
 		dup = "This replay was resumed: a message published just before the interruption may have arrived twice."

@@ -112,22 +112,34 @@ func (t *fakeTimer) drain() {
 // A scripted answer of nil never comes: the publish awaits its confirm
 // until the run's timeout.
 type fakePort struct {
-	mu        sync.Mutex
-	answers   map[string]*PublishResult
-	published []string
-	acked     []string
-	requeued  []string
-	signals   chan Signal
-	closed    bool
+	mu      sync.Mutex
+	answers map[string]*PublishResult
+	// delay holds an item's answer back until this long after its publish
+	// on clock (set both).
+	delay        map[string]time.Duration
+	clock        *fakeClock
+	ackErr       error           // every Ack fails with it: the hold channel is gone
+	onPublish    []Signal        // sent on Signals with the first publish
+	closeSignals bool            // then Signals closes, as amqp091-go closes its notify channels
+	gone         map[string]bool // Hold does not find these
+	depthErr     error
+	published    []string
+	acked        []string
+	requeued     []string
+	signals      chan Signal
+	closed       bool
 }
 
 func newFakePort() *fakePort {
-	return &fakePort{answers: map[string]*PublishResult{}, signals: make(chan Signal, 16)}
+	return &fakePort{answers: map[string]*PublishResult{}, delay: map[string]time.Duration{}, signals: make(chan Signal, 16)}
 }
 
 func (p *fakePort) Hold(_ context.Context, _ string, ids []string, _ string) ([]HeldMessage, error) {
 	var out []HeldMessage
 	for _, id := range ids {
+		if p.gone[id] {
+			continue
+		}
 		out = append(out, HeldMessage{ID: id, Message: triage.Message{Properties: triage.Properties{MessageID: id}, Body: []byte(`{}`)}})
 	}
 	return out, nil
@@ -141,12 +153,34 @@ func (p *fakePort) Publish(_ context.Context, pub Publishing) (PendingConfirm, e
 	if !scripted {
 		answer = &PublishResult{Confirmed: true}
 	}
-	return fakeConfirm{answer}, nil
+	for _, s := range p.onPublish {
+		p.signals <- s
+	}
+	if p.onPublish != nil && p.closeSignals {
+		close(p.signals)
+	}
+	p.onPublish = nil
+	f := fakeConfirm{answer: answer}
+	if d := p.delay[pub.ItemID]; d > 0 {
+		f.clock, f.at = p.clock, p.clock.Now().Add(d)
+	}
+	return f, nil
 }
 
-type fakeConfirm struct{ answer *PublishResult }
+type fakeConfirm struct {
+	answer *PublishResult
+	clock  *fakeClock // with at: no answer before then
+	at     time.Time
+}
 
 func (f fakeConfirm) Wait(ctx context.Context) PublishResult {
+	for f.clock != nil && f.clock.Now().Before(f.at) {
+		select {
+		case <-ctx.Done():
+			return PublishResult{Why: "no confirm in time"}
+		case <-time.After(50 * time.Microsecond):
+		}
+	}
 	if f.answer == nil {
 		<-ctx.Done()
 		return PublishResult{Why: "no confirm in time"}
@@ -157,6 +191,9 @@ func (f fakeConfirm) Wait(ctx context.Context) PublishResult {
 func (p *fakePort) Ack(_ context.Context, ids []string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.ackErr != nil {
+		return p.ackErr
+	}
 	p.acked = append(p.acked, ids...)
 	return nil
 }
@@ -170,7 +207,12 @@ func (p *fakePort) Requeue(_ context.Context, ids []string) error {
 
 func (p *fakePort) Signals() <-chan Signal { return p.signals }
 
-func (p *fakePort) DestinationDepth(context.Context, []string) (int, error) { return 0, nil }
+func (p *fakePort) DestinationDepth(context.Context, []string) (int, error) {
+	if p.depthErr != nil {
+		return 0, p.depthErr
+	}
+	return 0, nil
+}
 
 func (p *fakePort) Close() error {
 	p.mu.Lock()

@@ -37,6 +37,8 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 		return Plan{}, err
 	}
 	p.Problems = planProblems(p, in.Topology)
+	p.Bounded = boundedQueues(p.DestinationQueues, in.Topology)
+	p.Warnings = boundedWarnings(p.Bounded, len(p.Items))
 	return p, nil
 }
 

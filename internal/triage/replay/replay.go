@@ -70,14 +70,18 @@ type Plan struct {
 	Destinations []Destination    `json:"destinations"`
 	// DestinationQueues are all queues the plan's routes reach: their depth
 	// is the destination backlog.
-	DestinationQueues []string         `json:"destination_queues"`
-	Allowed           bool             `json:"allowed"`    // every destination allowed
-	Disallowed        []triage.Route   `json:"disallowed"` // destinations replay.allow does not match
-	Unroutable        []string         `json:"unroutable"` // ids with no known original route (need To)
-	Missing           []string         `json:"missing"`    // selected ids not in the inspection
-	Problems          []string         `json:"problems"`   // why it may not run
-	Options           Options          `json:"options"`
-	Sample            []triage.Triaged `json:"-"` // a few selected messages, redacted, for the dry run
+	DestinationQueues []string       `json:"destination_queues"`
+	Allowed           bool           `json:"allowed"`    // every destination allowed
+	Disallowed        []triage.Route `json:"disallowed"` // destinations replay.allow does not match
+	Unroutable        []string       `json:"unroutable"` // ids with no known original route (need To)
+	Missing           []string       `json:"missing"`    // selected ids not in the inspection
+	Problems          []string       `json:"problems"`   // why it may not run
+	// Bounded are the destination queues with a length limit; Warnings say
+	// how near it they are (they do not stop the plan).
+	Bounded  []BoundedQueue   `json:"bounded,omitempty"`
+	Warnings []string         `json:"warnings,omitempty"`
+	Options  Options          `json:"options"`
+	Sample   []triage.Triaged `json:"-"` // a few selected messages, redacted, for the dry run
 	// Prior is set when resuming an interrupted replay from the journal.
 	Prior *Prior `json:"-"`
 }
@@ -96,9 +100,15 @@ const (
 	OutcomeResolved    Outcome = "resolved"     // confirmed at the destination, source acked
 	OutcomeFailedAgain Outcome = "failed-again" // came back into a parking queue
 	OutcomeReturned    Outcome = "returned"     // returned, nacked or unconfirmed: source kept
-	OutcomeUntouched   Outcome = "untouched"    // never published: source kept
-	// OutcomeConfirmed is journalled before a source is acked; it becomes
-	// resolved once acked (or, on resume, is acked without a new publish).
+	// OutcomeCollateral is journalled for a message that was NOT replayed
+	// but was dead-lettered from a destination into a watched parking queue
+	// during the replay (a full bounded queue dropping its head): the
+	// replay's damage to others.
+	OutcomeCollateral Outcome = "collateral"
+	OutcomeUntouched  Outcome = "untouched" // never published: source kept
+	// OutcomeConfirmed is journalled before a source is acked; once the ack
+	// went out, resolved is journalled for it. A confirmed message whose ack
+	// failed stays confirmed: a resume acks its source without a new publish.
 	OutcomeConfirmed Outcome = "confirmed"
 )
 
@@ -149,19 +159,42 @@ type Progress struct {
 	// first: the sparkline.
 	History        []float64
 	Blocked        string // the broker blocked publishing, with its reason
+	DepthError     string // why DestinationDepth is unknown, when it is
+	Collateral     int    // other messages dead-lettered from a destination meanwhile
 	StoppedBecause string
 	Elapsed        time.Duration
 }
 
 // Result is how a replay ended. Every item has one outcome.
 type Result struct {
-	ID             string
-	Outcomes       map[string]Outcome
-	Why            map[string]string // per returned id: return text, nack or timeout
-	Resolved       int
-	FailedAgain    int
-	Returned       int
-	Untouched      int
+	ID          string
+	Outcomes    map[string]Outcome
+	Why         map[string]string // per returned id: return text, nack or timeout
+	Resolved    int
+	FailedAgain int
+	Returned    int
+	Untouched   int
+	// Confirmed counts messages whose copy the destination confirmed but
+	// whose source could not be acked (Unacked lists them): they are still
+	// in the parking queue, and a resume acks them without publishing again.
+	Confirmed int
+	Unacked   []string
+	// Gone lists messages a resumed replay found confirmed before the
+	// interruption but no longer in the queue: acked then, or taken since.
+	Gone []string
+	// Unconfirmed lists messages published whose confirm never came (they
+	// count as returned, the source is kept): the destination may have the
+	// copy, so a later replay may deliver them twice.
+	Unconfirmed []string
+	// Collateral lists messages that were not replayed but were dead
+	// lettered from a destination into a watched parking queue meanwhile.
+	Collateral []string
+	// Resumable is set when the replay stopped without a finish entry, so
+	// that `--resume` can settle what it left (Unacked).
+	Resumable bool
+	// Warnings are what went wrong without stopping the replay (a requeue
+	// that failed after the connection was lost), for the operator.
+	Warnings       []string
 	Published      int
 	StoppedBecause string // a threshold tripped; empty when done or aborted
 	Aborted        bool
@@ -200,6 +233,9 @@ type Publishing struct {
 type PublishResult struct {
 	Confirmed bool   // acked by the broker and not returned
 	Why       string // otherwise: the return text, "nack" or a timeout
+	// Unknown is set by the run when no answer came in time: the broker
+	// may or may not have the copy.
+	Unknown bool
 }
 
 // PendingConfirm is a publish waiting for its confirm.
@@ -217,6 +253,11 @@ const (
 	SignalBlocked                           // the broker blocked the publishing connection
 	SignalUnblocked
 	SignalLost // a connection or channel closed under the replay
+	// SignalDeadLetter is any other message dead-lettered into a watched
+	// parking queue: ID is its message id, Queue the queue it died in (its
+	// newest x-death). The run counts it as collateral when Queue is one of
+	// the plan's destination queues.
+	SignalDeadLetter
 )
 
 // Signal is one report from the port. ID is the item id for
@@ -225,6 +266,7 @@ type Signal struct {
 	Kind   SignalKind
 	ID     string
 	Reason string
+	Queue  string // SignalDeadLetter: where the message died
 }
 
 // Port is the broker side of a replay (internal/broker implements it).

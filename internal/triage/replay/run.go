@@ -51,11 +51,16 @@ func (rn Runner) Run(ctx context.Context, plan Plan, ctl <-chan Command) (Result
 	}
 	r := newRun(plan, rn)
 	if err := r.begin(ctx); err != nil {
-		r.settleAll(ctx, "not published: "+err.Error())
-		if r.started { // else a replay that never ran would read as interrupted
-			_ = r.record(triage.ActionReplayFinish, "failed to start: "+err.Error(), nil, nil)
+		errs := []error{err, r.settleAll(ctx, "not published: "+err.Error())}
+		switch {
+		case !r.started: // else a replay that never ran would read as interrupted
+		case len(r.unacked) > 0: // a resume whose acks failed stays resumable
+			r.resumable, r.stopped = true, err.Error()
+			errs = append(errs, r.record(triage.ActionReplayStop, r.stopped, nil, map[string]any{"resumable": true, "unacked": r.unackedIDs()}))
+		default:
+			errs = append(errs, r.record(triage.ActionReplayFinish, "failed to start: "+err.Error(), nil, nil))
 		}
-		return r.result(), err
+		return r.result(), joinFirstCause(errs)
 	}
 	err := r.loop(ctx, ctl)
 	return r.result(), err
@@ -77,9 +82,20 @@ type run struct {
 	outcome  map[string]Outcome
 	why      map[string]string
 	inFlight int
+	flying   map[string]bool // ids published, confirm pending
+
+	gotConfirm  map[string]bool   // the destination confirmed the copy
+	acked       map[string]bool   // sources acked after their copy was confirmed
+	unacked     map[string]bool   // confirmed, but the source could not be acked
+	unconfirmed []string          // published, no confirm came: may be delivered twice
+	gone        []string          // confirmed before an interruption, source gone since
+	collateral  map[string]string // not replayed, dead-lettered from a destination: id -> queue
+	warnings    []string          // what went wrong without stopping the run
+	depthErr    string
+	resumable   bool
 
 	// Journalled at the next flush: confirmed before the ack, the others as they come.
-	toConfirm, toFail, toReturn []string
+	toConfirm, toFail, toReturn, toCollateral []string
 
 	started    bool
 	phase      Phase
@@ -110,7 +126,8 @@ func newRun(plan Plan, rn Runner) *run {
 	r := &run{
 		plan: plan, opts: plan.Options.withDefaults(), port: rn.Port, rec: rn.Journal, clock: rn.Clock, progress: rn.Progress,
 		items: map[string]Item{}, held: map[string]triage.Message{},
-		outcome: map[string]Outcome{}, why: map[string]string{},
+		outcome: map[string]Outcome{}, why: map[string]string{}, flying: map[string]bool{},
+		gotConfirm: map[string]bool{}, acked: map[string]bool{}, unacked: map[string]bool{}, collateral: map[string]string{},
 		phase: PhaseHolding, depth: -1, baseDepth: -1, start: rn.Clock.Now(),
 	}
 	for _, it := range plan.Items {
@@ -159,8 +176,10 @@ func (r *run) begin(ctx context.Context) error {
 	if err := r.settlePrior(ctx, want, prior.Confirmed); err != nil {
 		return err
 	}
-	if d, err := r.port.DestinationDepth(ctx, r.plan.DestinationQueues); err == nil && len(r.plan.DestinationQueues) > 0 {
-		r.depth, r.baseDepth = d, d
+	if len(r.plan.DestinationQueues) > 0 {
+		d, err := r.port.DestinationDepth(ctx, r.plan.DestinationQueues)
+		r.noteDepth(depthReading{d, err})
+		r.baseDepth = r.depth
 	}
 	if prior.CanaryPassed {
 		r.afterObservation()
@@ -199,31 +218,26 @@ func (r *run) settlePrior(ctx context.Context, want, priorConfirmed []string) er
 	for _, id := range priorConfirmed {
 		confirmed[id] = true
 	}
-	var ackNow, gone []string
+	var ackNow, goneConfirmed, gone []string
 	for _, id := range want {
 		_, isHeld := r.held[id]
 		switch {
 		case confirmed[id] && isHeld: // confirmed before a crash, never acked
 			ackNow = append(ackNow, id)
 		case r.outcome[id] == OutcomeFailedAgain: // its copy is back in the queue
-		case confirmed[id]: // confirmed and acked before a crash
-			r.outcome[id] = OutcomeResolved
-			r.confirmed++
+		case confirmed[id]: // confirmed, and its source gone since
+			goneConfirmed = append(goneConfirmed, id)
 		case isHeld:
 			r.queue = append(r.queue, id)
 		default:
 			gone = append(gone, id)
 		}
 	}
-	if len(ackNow) > 0 {
-		if err := r.port.Ack(ctx, ackNow); err != nil {
-			return fmt.Errorf("replay %s: ack the sources confirmed before the interruption: %w", r.plan.ID, err)
-		}
-		for _, id := range ackNow {
-			delete(r.held, id)
-			r.outcome[id] = OutcomeResolved
-			r.confirmed++
-		}
+	if err := r.ackPrior(ctx, ackNow); err != nil {
+		return err
+	}
+	if err := r.goneConfirmed(goneConfirmed); err != nil {
+		return err
 	}
 	if len(gone) == 0 {
 		return nil
@@ -233,6 +247,46 @@ func (r *run) settlePrior(ctx context.Context, want, priorConfirmed []string) er
 		r.why[id] = "no longer in " + r.plan.Queue
 	}
 	return r.record(triage.ActionReplayOutcome, string(OutcomeUntouched), gone, map[string]any{"why": "no longer in the queue"})
+}
+
+// ackPrior acks the sources an interrupted run had confirmed copies of but
+// never acked, and journals them resolved.
+func (r *run) ackPrior(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := r.port.Ack(ctx, ids); err != nil {
+		for _, id := range ids {
+			// still confirmed, never "untouched": the next resume acks it
+			r.outcome[id], r.gotConfirm[id], r.unacked[id] = OutcomeConfirmed, true, true
+		}
+		return fmt.Errorf("replay %s: ack the sources confirmed before the interruption: %w", r.plan.ID, err)
+	}
+	for _, id := range ids {
+		delete(r.held, id)
+		r.acked[id] = true
+		r.outcome[id] = OutcomeResolved
+		r.confirmed++
+	}
+	return r.record(triage.ActionReplayOutcome, string(OutcomeResolved), ids, map[string]any{"acked": true, "why": "confirmed before the interruption, acked on resume"})
+}
+
+// goneConfirmed settles confirmed messages whose sources are no longer in
+// the queue: acked before the interruption (the journal did not say so yet)
+// or taken by someone else since. Either way the destination has the copy;
+// the journal says which case it cannot tell apart.
+func (r *run) goneConfirmed(ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	const why = "confirmed before the interruption; its source is no longer in the queue (acked then, or taken since)"
+	for _, id := range ids {
+		r.outcome[id] = OutcomeResolved
+		r.why[id] = why
+		r.confirmed++
+	}
+	r.gone = append(r.gone, ids...)
+	return r.record(triage.ActionReplayOutcome, string(OutcomeResolved), ids, map[string]any{"acked": "unknown", "why": why})
 }
 
 // finished reports that nothing more will happen: no publishing left to do

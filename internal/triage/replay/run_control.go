@@ -2,6 +2,8 @@ package replay
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -29,7 +31,23 @@ func (r *run) signal(s Signal) {
 		if r.stopped == "" {
 			r.stopped = "lost the broker connection: " + s.Reason
 		}
+	case SignalDeadLetter:
+		r.deadLetter(s)
 	}
+}
+
+// deadLetter counts a message that is not one of the replay's but was
+// dead-lettered from one of its destination queues while it ran: the
+// replay pushed it out (a full bounded queue drops its head).
+func (r *run) deadLetter(s Signal) {
+	if _, ours := r.items[s.ID]; ours || !slices.Contains(r.plan.DestinationQueues, s.Queue) {
+		return
+	}
+	if _, seen := r.collateral[s.ID]; seen {
+		return
+	}
+	r.collateral[s.ID] = s.Queue
+	r.toCollateral = append(r.toCollateral, s.ID)
 }
 
 func (r *run) command(c Command) error {
@@ -79,10 +97,11 @@ func (r *run) rampUp() error {
 }
 
 // advance moves the phases on with time: the canary, once all sent and
-// answered, opens the observation window; a clean window ends it.
-func (r *run) advance() {
+// answered, opens the observation window; a clean window ends it. An error
+// is the journal's.
+func (r *run) advance() error {
 	if r.ended() {
-		return
+		return nil
 	}
 	switch r.phase {
 	case PhaseCanary:
@@ -100,10 +119,11 @@ func (r *run) advance() {
 		if !r.clock.Now().Before(r.observeEnd) {
 			r.afterObservation()
 			if r.phase == PhaseRunning {
-				_ = r.record(triage.ActionReplayRamp, "", nil, map[string]any{"rate": r.target, "canary_passed": true, "auto": true})
+				return r.record(triage.ActionReplayRamp, "", nil, map[string]any{"rate": r.target, "canary_passed": true, "auto": true})
 			}
 		}
 	}
+	return nil
 }
 
 func (r *run) afterObservation() {
@@ -118,7 +138,7 @@ func (r *run) afterObservation() {
 
 // trip stops the replay when a threshold is crossed.
 func (r *run) trip() {
-	if r.ended() || (r.failedAgain == 0 && r.returned == 0 && r.opts.MaxBacklog == 0) {
+	if r.ended() || (r.failedAgain == 0 && r.returned == 0 && len(r.collateral) == 0 && r.opts.MaxBacklog == 0) {
 		return
 	}
 	if why := Threshold(r.opts, r.tally()); why != "" {
@@ -131,12 +151,15 @@ type Tally struct {
 	FailedAgain, Returned int
 	FailedIDs             []string
 	ReturnWhy             string
-	DestinationDepth      int // -1 unknown
-	BaseDepth             int // depth when the replay started; -1 unknown
+	// Collateral are messages not replayed but dead-lettered from a
+	// destination queue meanwhile, by id -> the queue they died in.
+	Collateral       map[string]string
+	DestinationDepth int // -1 unknown
+	BaseDepth        int // depth when the replay started; -1 unknown
 }
 
 func (r *run) tally() Tally {
-	t := Tally{FailedAgain: r.failedAgain, Returned: r.returned, DestinationDepth: r.depth, BaseDepth: r.baseDepth}
+	t := Tally{FailedAgain: r.failedAgain, Returned: r.returned, DestinationDepth: r.depth, BaseDepth: r.baseDepth, Collateral: r.collateral}
 	for _, id := range r.plan.IDs() {
 		switch r.outcome[id] {
 		case OutcomeFailedAgain:
@@ -157,6 +180,21 @@ func Threshold(opts Options, t Tally) string {
 	switch {
 	case t.FailedAgain > 0:
 		return fmt.Sprintf("%d replayed message(s) failed again and are back in a parking queue (%s)", t.FailedAgain, joinFirst(t.FailedIDs, 5))
+	case len(t.Collateral) > 0:
+		ids := make([]string, 0, len(t.Collateral))
+		queues := map[string]bool{}
+		for id, q := range t.Collateral {
+			ids = append(ids, id)
+			queues[q] = true
+		}
+		sort.Strings(ids)
+		names := make([]string, 0, len(queues))
+		for q := range queues {
+			names = append(names, q)
+		}
+		sort.Strings(names)
+		return fmt.Sprintf("%d message(s) that were not replayed were dead-lettered from destination %s into a parking queue meanwhile (%s): the replay is pushing others out, e.g. of a full bounded queue",
+			len(ids), joinFirst(names, 3), joinFirst(ids, 5))
 	case t.Returned > 0:
 		return fmt.Sprintf("the broker did not take %d message(s) (%s); they stay in the parking queue", t.Returned, t.ReturnWhy)
 	case opts.MaxBacklog > 0 && t.DestinationDepth >= 0 && t.BaseDepth >= 0 && t.DestinationDepth-t.BaseDepth > opts.MaxBacklog:

@@ -33,14 +33,24 @@ type fakeRun struct {
 // on the run's goroutine.
 func drive(t *testing.T, plan Plan, port *fakePort, ctl chan Command, during func(Progress)) fakeRun {
 	t.Helper()
-	clock := newFakeClock()
+	return driveWith(t, context.Background(), &journalSpy{}, plan, port, ctl, during)
+}
+
+// driveWith is drive with a context and a journal of the test's; the
+// clock is the port's when it has one.
+func driveWith(t *testing.T, ctx context.Context, spy *journalSpy, plan Plan, port *fakePort, ctl chan Command, during func(Progress)) fakeRun {
+	t.Helper()
+	clock := port.clock
+	if clock == nil {
+		clock = newFakeClock()
+	}
 	start := clock.Now()
-	out := fakeRun{spy: &journalSpy{}}
+	out := fakeRun{spy: spy}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		rn := Runner{Port: port, Journal: out.spy, Clock: clock, Progress: during}
-		out.res, out.err = rn.Run(context.Background(), plan, ctl)
+		out.res, out.err = rn.Run(ctx, plan, ctl)
 	}()
 	deadline := time.After(20 * time.Second)
 	for {

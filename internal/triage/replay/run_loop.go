@@ -32,12 +32,12 @@ func (r *run) loop(ctx context.Context, ctl <-chan Command) error {
 	ev := events{done: ctx.Done(), ctl: ctl, signals: r.port.Signals(), results: results, depths: depths, publish: pub.C(), tick: tick.C()}
 	for !r.finished() {
 		if err := r.step(ctx, &ev, pend); err != nil {
-			return r.wrapUp(ctx, err)
+			return r.wrapUp(ctx, err, results)
 		}
 		r.trip()
 		r.armPublish(pub)
 	}
-	return r.wrapUp(ctx, nil)
+	return r.wrapUp(ctx, nil, results)
 }
 
 // events are what a run waits on; a channel that closed is set nil.
@@ -46,7 +46,7 @@ type events struct {
 	ctl     <-chan Command
 	signals <-chan Signal
 	results <-chan confirmResult
-	depths  <-chan int
+	depths  <-chan depthReading
 	publish <-chan time.Time // the next token is due
 	tick    <-chan time.Time // flush, advance the phases, report
 }
@@ -67,20 +67,43 @@ func (r *run) step(ctx context.Context, ev *events, pend chan<- pending) error {
 		}
 		r.signal(s)
 	case c := <-ev.results:
-		r.inFlight--
-		r.settled(c)
+		r.answered(c)
 	case d := <-ev.depths:
-		r.depth = d
+		r.noteDepth(d)
 	case <-ev.publish:
 		r.publishDue(ctx, pend)
 	case <-ev.tick:
 		if err := r.flush(ctx); err != nil {
 			return err
 		}
-		r.advance()
+		err := r.advance()
 		r.emit()
+		return err
 	}
 	return nil
+}
+
+// answered takes the confirm waiter's answer for one publish in flight.
+func (r *run) answered(c confirmResult) {
+	r.inFlight--
+	delete(r.flying, c.id)
+	r.settled(c)
+}
+
+// depthReading is one poll of the destination depth.
+type depthReading struct {
+	n   int
+	err error
+}
+
+// noteDepth keeps the latest destination depth; a failed poll makes it
+// unknown and says why on the gauge, rather than showing a stale figure.
+func (r *run) noteDepth(d depthReading) {
+	if d.err != nil {
+		r.depth, r.depthErr = -1, d.err.Error()
+		return
+	}
+	r.depth, r.depthErr = d.n, ""
 }
 
 // startConfirmWaiter waits for each publish's confirm in turn (they arrive
@@ -114,22 +137,26 @@ func (r *run) waitConfirm(ctx context.Context, p pending) PublishResult {
 		case <-c.Done():
 		}
 	}()
-	return p.pc.Wait(c)
+	res := p.pc.Wait(c)
+	if !res.Confirmed && c.Err() != nil {
+		res.Unknown = true // no answer came: the broker may have the copy
+	}
+	return res
 }
 
 // startDepthPoll polls the destination depth, when the plan reaches any
 // queue; a nil channel never delivers.
-func (r *run) startDepthPoll(ctx context.Context) (<-chan int, func()) {
+func (r *run) startDepthPoll(ctx context.Context) (<-chan depthReading, func()) {
 	if len(r.plan.DestinationQueues) == 0 {
 		return nil, func() {}
 	}
-	depths := make(chan int, 1)
+	depths := make(chan depthReading, 1)
 	depthCtx, stop := context.WithCancel(ctx)
 	go r.pollDepth(depthCtx, depths)
 	return depths, stop
 }
 
-func (r *run) pollDepth(ctx context.Context, out chan<- int) {
+func (r *run) pollDepth(ctx context.Context, out chan<- depthReading) {
 	t := r.clock.NewTicker(depthEvery)
 	defer t.Stop()
 	for {
@@ -142,11 +169,11 @@ func (r *run) pollDepth(ctx context.Context, out chan<- int) {
 			c, cancel := context.WithTimeout(ctx, depthEvery)
 			d, err := r.port.DestinationDepth(c, r.plan.DestinationQueues)
 			cancel()
-			if err != nil {
-				continue
+			if ctx.Err() != nil {
+				return
 			}
 			select {
-			case out <- d:
+			case out <- depthReading{d, err}:
 			default:
 			}
 		}

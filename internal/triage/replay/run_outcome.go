@@ -3,16 +3,23 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
+
+// whyUnconfirmed is what a publish without an answer is reported as: the
+// destination may have the copy while the source stays parked.
+const whyUnconfirmed = "published, confirm not received: may be delivered twice"
 
 // settled takes one publish's answer: confirmed sources wait for the next
 // flush (journal, then ack); the rest is requeued there.
 func (r *run) settled(c confirmResult) {
 	if c.res.Confirmed {
 		r.confirmed++
+		r.gotConfirm[c.id] = true
 		// A copy rejected at once can come back through the watch before its
 		// confirm is read here: it stays failed-again, and its source is
 		// still acked (the copy is the one in the parking queue now).
@@ -25,45 +32,23 @@ func (r *run) settled(c confirmResult) {
 	r.returned++
 	r.outcome[c.id] = OutcomeReturned
 	r.why[c.id] = c.res.Why
+	if c.res.Unknown {
+		r.why[c.id] = whyUnconfirmed + " (" + c.res.Why + ")"
+		r.unconfirmed = append(r.unconfirmed, c.id)
+	}
 	r.toReturn = append(r.toReturn, c.id)
 }
 
 // flush journals the outcomes gathered since the last flush, then acks the
 // confirmed sources and requeues the returned ones: "confirmed" is in the
 // journal before any source is acked, so a resume after a crash acks
-// instead of publishing again.
+// instead of publishing again, and "resolved" after the ack went out.
 func (r *run) flush(ctx context.Context) error {
-	if len(r.toConfirm) > 0 {
-		ids := r.toConfirm
-		if err := r.record(triage.ActionReplayOutcome, string(OutcomeConfirmed), ids, nil); err != nil {
-			return err
-		}
-		r.toConfirm = nil
-		if err := r.port.Ack(ctx, ids); err != nil {
-			if r.stopped == "" {
-				r.stopped = "could not ack confirmed sources (they may be delivered twice; resume acks them): " + err.Error()
-			}
-		} else {
-			for _, id := range ids {
-				delete(r.held, id)
-			}
-		}
+	if err := r.flushConfirmed(ctx); err != nil {
+		return err
 	}
-	if len(r.toReturn) > 0 {
-		ids := r.toReturn
-		why := map[string]any{}
-		for _, id := range ids {
-			why[id] = r.why[id]
-		}
-		if err := r.record(triage.ActionReplayOutcome, string(OutcomeReturned), ids, map[string]any{"why": why}); err != nil {
-			return err
-		}
-		r.toReturn = nil
-		if err := r.port.Requeue(ctx, ids); err == nil {
-			for _, id := range ids {
-				delete(r.held, id)
-			}
-		}
+	if err := r.flushReturned(ctx); err != nil {
+		return err
 	}
 	if len(r.toFail) > 0 {
 		if err := r.record(triage.ActionReplayOutcome, string(OutcomeFailedAgain), r.toFail, nil); err != nil {
@@ -71,50 +56,205 @@ func (r *run) flush(ctx context.Context) error {
 		}
 		r.toFail = nil
 	}
+	if len(r.toCollateral) > 0 {
+		died := map[string]any{}
+		for _, id := range r.toCollateral {
+			died[id] = r.collateral[id]
+		}
+		if err := r.record(triage.ActionReplayOutcome, string(OutcomeCollateral), r.toCollateral, map[string]any{"dead_lettered_from": died}); err != nil {
+			return err
+		}
+		r.toCollateral = nil
+	}
 	return nil
 }
 
+// flushConfirmed journals confirmed, acks, and journals resolved. A failed
+// ack stops the run with the sources left unacked: the replay then ends
+// resumable, and a resume acks them without publishing again.
+func (r *run) flushConfirmed(ctx context.Context) error {
+	if len(r.toConfirm) == 0 {
+		return nil
+	}
+	ids := r.toConfirm
+	if err := r.record(triage.ActionReplayOutcome, string(OutcomeConfirmed), ids, nil); err != nil {
+		return err
+	}
+	r.toConfirm = nil
+	if err := r.port.Ack(ctx, ids); err != nil {
+		for _, id := range ids {
+			r.unacked[id] = true
+		}
+		if r.stopped == "" {
+			r.stopped = "could not ack confirmed sources (they may be delivered twice; resume acks them): " + err.Error()
+		}
+		return nil
+	}
+	var resolved []string
+	for _, id := range ids {
+		delete(r.held, id)
+		r.acked[id] = true
+		if r.outcome[id] != OutcomeFailedAgain {
+			resolved = append(resolved, id)
+		}
+	}
+	if len(resolved) == 0 {
+		return nil
+	}
+	return r.record(triage.ActionReplayOutcome, string(OutcomeResolved), resolved, map[string]any{"acked": true})
+}
+
+// flushReturned journals the returned, nacked and unanswered publishes and
+// puts their sources back.
+func (r *run) flushReturned(ctx context.Context) error {
+	if len(r.toReturn) == 0 {
+		return nil
+	}
+	ids := r.toReturn
+	why := map[string]any{}
+	var unknown []string
+	for _, id := range ids {
+		why[id] = r.why[id]
+		if slices.Contains(r.unconfirmed, id) {
+			unknown = append(unknown, id)
+		}
+	}
+	details := map[string]any{"why": why}
+	if len(unknown) > 0 {
+		details["unconfirmed"] = unknown // the destination may have these copies too
+	}
+	if err := r.record(triage.ActionReplayOutcome, string(OutcomeReturned), ids, details); err != nil {
+		return err
+	}
+	r.toReturn = nil
+	if err := r.port.Requeue(ctx, ids); err != nil {
+		r.warn(fmt.Sprintf("could not put %d returned source(s) back (%v): the broker puts them back when the connection closes", len(ids), err))
+	}
+	for _, id := range ids {
+		delete(r.held, id)
+	}
+	return nil
+}
+
+// warn keeps what went wrong without stopping the run, for the result.
+func (r *run) warn(s string) { r.warnings = append(r.warnings, s) }
+
+// awaitInFlight waits for the confirms still pending, at most the confirm
+// timeout on the run's clock, and settles each: confirmed, nacked,
+// returned, or, without an answer, unconfirmed (the source stays parked
+// and the copy may be delivered too).
+func (r *run) awaitInFlight(results <-chan confirmResult) {
+	if r.inFlight == 0 {
+		return
+	}
+	t := r.clock.NewTimer(r.opts.ConfirmTimeout)
+	defer t.Stop()
+	for r.inFlight > 0 {
+		select {
+		case c := <-results:
+			r.answered(c)
+		case <-t.C():
+			ids := make([]string, 0, len(r.flying))
+			for id := range r.flying {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			for _, id := range ids {
+				r.answered(confirmResult{id, PublishResult{Why: "the run ended before an answer", Unknown: true}})
+			}
+			r.inFlight = 0
+		}
+	}
+}
+
 // wrapUp waits for the confirms still pending (bounded by the confirm
-// timeout), flushes, requeues every unpublished source and journals the end.
-func (r *run) wrapUp(ctx context.Context, cause error) error {
+// timeout), flushes, requeues every unpublished source and journals the
+// end. A run that leaves confirmed sources unacked journals a stop but no
+// finish: it stays resumable, and a resume acks them.
+func (r *run) wrapUp(ctx context.Context, cause error, results <-chan confirmResult) error {
 	if cause != nil && r.stopped == "" {
 		r.stopped = cause.Error()
 	}
+	r.awaitInFlight(results)
 	r.emit()
 	flushErr := r.flush(context.WithoutCancel(ctx))
-	r.settleAll(ctx, "not published")
+	r.markUnacked()
+	errs := []error{cause, flushErr, r.settleAll(ctx, "not published")}
+	if len(r.unacked) > 0 {
+		r.resumable = true
+		errs = append(errs, r.record(triage.ActionReplayStop, r.stopped, nil, map[string]any{
+			"resumable": true, "unacked": r.unackedIDs(), "published": r.published}))
+		r.emit()
+		return joinFirstCause(errs)
+	}
 	action, reason := triage.ActionReplayFinish, "done"
 	switch {
 	case r.stopped != "":
 		reason = "stopped: " + r.stopped
-		if err := r.record(triage.ActionReplayStop, r.stopped, nil, nil); err != nil && cause == nil {
-			cause = err
-		}
+		errs = append(errs, r.record(triage.ActionReplayStop, r.stopped, nil, nil))
 	case r.aborted:
 		reason = "aborted"
 	}
 	res := r.result()
-	if err := r.record(action, reason, nil, map[string]any{
+	errs = append(errs, r.record(action, reason, nil, map[string]any{
 		"resolved": res.Resolved, "failed_again": res.FailedAgain, "returned": res.Returned, "untouched": res.Untouched, "published": r.published,
-	}); err != nil && cause == nil {
-		cause = err
-	}
+	}))
 	r.emit()
-	return errors.Join(cause, flushErr)
+	return joinFirstCause(errs)
 }
 
-// settleAll requeues every source still held and marks it untouched.
-func (r *run) settleAll(ctx context.Context, why string) {
+// joinFirstCause joins errs, dropping repeats: once the journal refused
+// an entry, its later refusals say nothing new.
+func joinFirstCause(errs []error) error {
+	var out []error
+	for _, e := range errs {
+		if e != nil && !slices.ContainsFunc(out, func(o error) bool { return o.Error() == e.Error() }) {
+			out = append(out, e)
+		}
+	}
+	return errors.Join(out...)
+}
+
+// markUnacked notes the sources still held at the end whose copies the
+// destination confirmed: the confirm could not be journalled or the ack
+// failed. They stay in the parking queue while the destination has them.
+func (r *run) markUnacked() {
+	for id := range r.held {
+		if r.gotConfirm[id] {
+			r.unacked[id] = true
+		}
+	}
+}
+
+func (r *run) unackedIDs() []string {
+	var ids []string
+	for _, it := range r.plan.Items {
+		if r.unacked[it.ID] {
+			ids = append(ids, it.ID)
+		}
+	}
+	return ids
+}
+
+// settleAll requeues every source still held and marks the ones never
+// published untouched; an error is the journal's.
+func (r *run) settleAll(ctx context.Context, why string) error {
 	var ids []string
 	for _, it := range r.plan.Items {
 		if _, ok := r.held[it.ID]; ok {
 			ids = append(ids, it.ID)
 		}
 	}
+	r.queue = nil
 	if len(ids) == 0 {
-		return
+		return nil
 	}
-	_ = r.port.Requeue(context.WithoutCancel(ctx), ids) // Close requeues them too
+	details := map[string]any{"why": why}
+	if err := r.port.Requeue(context.WithoutCancel(ctx), ids); err != nil {
+		msg := fmt.Sprintf("could not put %d held source(s) back (%v): the broker puts them back when the connection closes", len(ids), err)
+		r.warn(msg)
+		details["requeue_error"] = err.Error()
+	}
 	var untouched []string
 	for _, id := range ids {
 		delete(r.held, id)
@@ -124,30 +264,38 @@ func (r *run) settleAll(ctx context.Context, why string) {
 			untouched = append(untouched, id)
 		}
 	}
-	if len(untouched) > 0 {
-		_ = r.record(triage.ActionReplayOutcome, string(OutcomeUntouched), untouched, map[string]any{"why": why})
+	if len(untouched) == 0 {
+		return nil
 	}
-	r.queue = nil
+	return r.record(triage.ActionReplayOutcome, string(OutcomeUntouched), untouched, details)
 }
 
 // result is every item's outcome so far (a confirmed one counts as
-// resolved) and the counts.
+// resolved, unless its ack is known to have failed) and the counts.
 func (r *run) result() Result {
 	res := Result{ID: r.plan.ID, Outcomes: map[string]Outcome{}, Why: map[string]string{},
 		Published: r.published, StoppedBecause: r.stopped, Aborted: r.aborted && r.stopped == "",
-		PacedPublished: r.pacedCount}
+		PacedPublished: r.pacedCount, Unconfirmed: slices.Clone(r.unconfirmed), Resumable: r.resumable, Gone: slices.Clone(r.gone),
+		Warnings: slices.Clone(r.warnings)}
 	if r.pacedCount > 1 {
 		// n publishes paced at rate span n-1 intervals from the first; one
 		// interval before it is when the phase's first token was due.
 		res.PacedElapsed = r.pacedLast.Sub(r.pacedFrom) + time.Duration(float64(time.Second)/r.target)
 	}
+	for id := range r.collateral {
+		res.Collateral = append(res.Collateral, id)
+	}
+	slices.Sort(res.Collateral)
 	for _, it := range r.plan.Items {
 		o, ok := r.outcome[it.ID]
 		if !ok {
 			o = OutcomeUntouched
 		}
-		if o == OutcomeConfirmed {
+		if o == OutcomeConfirmed && !r.unacked[it.ID] {
 			o = OutcomeResolved
+		}
+		if r.unacked[it.ID] {
+			res.Unacked = append(res.Unacked, it.ID)
 		}
 		res.Outcomes[it.ID] = o
 		if w := r.why[it.ID]; w != "" {
@@ -156,6 +304,8 @@ func (r *run) result() Result {
 		switch o {
 		case OutcomeResolved:
 			res.Resolved++
+		case OutcomeConfirmed:
+			res.Confirmed++
 		case OutcomeFailedAgain:
 			res.FailedAgain++
 		case OutcomeReturned:

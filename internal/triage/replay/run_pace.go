@@ -74,6 +74,7 @@ func (r *run) publishDue(ctx context.Context, pend chan<- pending) {
 			continue
 		}
 		r.inFlight++
+		r.flying[id] = true
 		pend <- pending{id, pc, now}
 	}
 }

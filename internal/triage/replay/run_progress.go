@@ -31,7 +31,7 @@ func (r *run) snapshot() Progress {
 		Total: len(r.plan.Items), Published: r.published, Confirmed: r.confirmed, Returned: r.returned,
 		FailedAgain: r.failedAgain, Remaining: len(r.queue), InFlight: r.inFlight,
 		DestinationDepth: r.depth, History: slices.Clone(r.history[:]), Blocked: r.blocked,
-		StoppedBecause: r.stopped, Elapsed: now.Sub(r.start),
+		StoppedBecause: r.stopped, Elapsed: now.Sub(r.start), DepthError: r.depthErr, Collateral: len(r.collateral),
 	}
 	switch {
 	case r.stopped != "":

@@ -1,22 +1,39 @@
 package replay
 
 import (
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// journalSpy keeps the records a replay writes.
-type journalSpy struct{ records []triage.Record }
+// journalSpy keeps the records a replay writes. Once it meets an action
+// in failFrom it refuses that record and every later one: a journal whose
+// disk filled up does not come back by itself.
+type journalSpy struct {
+	mu       sync.Mutex
+	records  []triage.Record
+	failFrom map[triage.Action]bool
+	failing  bool
+}
 
 func (j *journalSpy) Record(r triage.Record) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.failing || j.failFrom[r.Action] {
+		j.failing = true
+		return errors.New("no space left on device")
+	}
 	j.records = append(j.records, r)
 	return nil
 }
 
 func (j *journalSpy) actions() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	var out []string
 	for _, r := range j.records {
 		out = append(out, string(r.Action))

@@ -24,7 +24,10 @@ type State struct {
 	Status triage.Action
 	// Outcomes holds each message's latest journalled outcome: confirmed
 	// (its source may not be acked yet), failed-again, returned, untouched.
-	Outcomes     map[string]Outcome
+	Outcomes map[string]Outcome
+	// Collateral are messages that were not replayed but were dead
+	// lettered from a destination queue while it ran.
+	Collateral   []string
 	CanaryPassed bool
 	Ended        bool // a finish entry was written
 }
@@ -46,7 +49,8 @@ func (s State) Counts() map[Outcome]int {
 
 // ResumePlan is the plan with Prior set from the outcomes so far, for
 // Run to finish it: confirmed messages are acked, never
-// published again; failed-again and returned ones are left where they are;
+// published again; resolved (acked), failed-again and returned ones are
+// left where they are;
 // the rest is published, untouched ones included, since an untouched
 // message was put back unpublished. A message published but not yet
 // confirmed when dlqt died is published again: a duplicate is possible.
@@ -57,7 +61,7 @@ func (s State) ResumePlan() Plan {
 		switch o := s.Outcomes[it.ID]; o {
 		case OutcomeConfirmed:
 			prior.Confirmed = append(prior.Confirmed, it.ID)
-		case OutcomeFailedAgain, OutcomeReturned:
+		case OutcomeResolved, OutcomeFailedAgain, OutcomeReturned:
 			prior.Settled[it.ID] = o
 		}
 	}
@@ -158,6 +162,10 @@ func (s *State) apply(e triage.Recorded) error {
 		s.Ended = true
 	case triage.ActionReplayOutcome:
 		o := Outcome(e.Reason)
+		if o == OutcomeCollateral { // not the replay's messages
+			s.Collateral = append(s.Collateral, e.MessageIDs...)
+			return nil
+		}
 		for _, id := range e.MessageIDs {
 			// failed-again is final, whatever the order of the entries;
 			// untouched after confirmed cannot happen (settled ids are skipped).
