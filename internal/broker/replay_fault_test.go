@@ -67,8 +67,10 @@ func replayThroughFault(t *testing.T, f *fixture, n *privnode.Node, after time.D
 	if err != nil {
 		t.Fatal(err)
 	}
+	// 150/s keeps the run going for 20 s: stop_app can take seconds to close
+	// the connections of a busy node, and the fault must land mid-run.
 	plan, err := replay.NewPlan(in, triage.Selection{IDs: all}, replay.Options{
-		Rate: 500, Canary: 20, CanaryRate: 500, Observe: 100 * time.Millisecond, AutoRamp: true, ConfirmTimeout: 10 * time.Second})
+		Rate: 150, Canary: 20, CanaryRate: 150, Observe: 100 * time.Millisecond, AutoRamp: true, ConfirmTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,65 @@ func replayThroughFault(t *testing.T, f *fixture, n *privnode.Node, after time.D
 		t.Error("the replay lost its connection but reported neither an error nor a stop")
 	}
 	port.Close()
-	checkNothingLost(t, fixtureOn(t, f.cfg), all, "parked", "ledger.entries")
+	confirmed := resumeAfterFault(t, f, j, plan.ID, len(all))
+	src, _ := checkNothingLost(t, fixtureOn(t, f.cfg), all, "parked", "ledger.entries")
+	var parkedAgain []string
+	for _, id := range confirmed {
+		if slices.Contains(src, id) {
+			parkedAgain = append(parkedAgain, id)
+		}
+	}
+	if len(parkedAgain) > 0 {
+		t.Errorf("%d sources whose copies were confirmed before the fault are still parked after the resume (delivered twice): %v",
+			len(parkedAgain), parkedAgain[:min(len(parkedAgain), 10)])
+	}
+}
+
+// resumeAfterFault resumes the replay when the journal says it was
+// interrupted, as `dlqt replay --resume` does, once the requeues of the
+// fault have landed; it returns the ids the journal had as confirmed (their
+// sources must be acked by the resume, never published again).
+func resumeAfterFault(t *testing.T, f *fixture, j *journal.Journal, replayID string, total int) []string {
+	t.Helper()
+	ctx := context.Background()
+	g := fixtureOn(t, f.cfg)
+	eventually(t, "requeued messages back", func() string {
+		if g.depth("parked")+g.depth("ledger.entries") < total {
+			return "fewer messages than ids"
+		}
+		return ""
+	})
+	st, err := replay.Find(j, replayID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Interrupted() {
+		t.Logf("the replay ended (%s): nothing to resume", st.Status)
+		return nil
+	}
+	plan := st.ResumePlan()
+	plan.Options.AutoRamp = true
+	live, err := broker.Dial(ctx, f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	port, err := live.OpenReplay(ctx, plan.ID, "parked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port.HoldLimit = 5000
+	defer port.Close()
+	res, err := replay.Run(ctx, plan, port, journal.NewRecorder(j, "test", "host"), nil, nil)
+	t.Logf("resume: err %v, stopped because %q; %d confirmed before, %d published, %d resolved, %d gone",
+		err, res.StoppedBecause, len(plan.Prior.Confirmed), res.Published, res.Resolved, len(res.Gone))
+	if err != nil {
+		t.Fatalf("the resume failed: %v", err)
+	}
+	if after, err := replay.Find(j, replayID); err != nil || after.Interrupted() {
+		t.Errorf("after the resume the replay is still interrupted (%v)", err)
+	}
+	return plan.Prior.Confirmed
 }
 
 // parkMany is parkPublished for thousands: one confirm wait at the end.
@@ -137,9 +197,8 @@ func parkMany(t *testing.T, f *fixture, exchange, key string, n int) []string {
 // checkNothingLost reads every message of the source and destination
 // queues and fails if an id of want is in neither; ids in both are
 // duplicates, logged.
-func checkNothingLost(t *testing.T, f *fixture, want []string, source, dest string) {
+func checkNothingLost(t *testing.T, f *fixture, want []string, source, dest string) (src, dst []string) {
 	t.Helper()
-	var src, dst []string
 	eventually(t, "requeued messages back in "+source, func() string {
 		// Requeues after a connection loss land asynchronously.
 		if f.depth(source)+f.depth(dest) < len(want) {
@@ -162,4 +221,5 @@ func checkNothingLost(t *testing.T, f *fixture, want []string, source, dest stri
 		t.Errorf("%d messages lost: %v", len(lost), lost[:min(len(lost), 10)])
 	}
 	t.Logf("%d in %s, %d in %s, %d duplicates", len(src), source, len(dst), dest, len(dup))
+	return src, dst
 }
