@@ -188,7 +188,7 @@ func PhaseText(p replay.Progress, k KeyMap) string {
 	case replay.PhaseDone:
 		return "FINISHED"
 	}
-	return "STARTING"
+	return "STARTING — nothing has been sent yet"
 }
 
 func (r *Replay) gauge() string {
@@ -204,10 +204,7 @@ func (r *Replay) gauge() string {
 	if r.prog != nil {
 		pr = *r.prog
 	}
-	phase := PhaseText(pr, r.ctx.Keys)
-	if r.res != nil {
-		phase = r.endText()
-	}
+	phase := r.phaseText(pr)
 	r.row(&b, "phase", st.Warn.Render(phase))
 	if pr.Blocked != "" {
 		r.row(&b, "blocked", st.Warn.Render("the broker blocked publishing: "+sanitize.Line(pr.Blocked)))
@@ -241,6 +238,21 @@ func (r *Replay) gauge() string {
 		b.WriteString(r.outcome())
 	}
 	return b.String()
+}
+
+// phaseText is the phase in words. Only the run's Result says FINISHED: a
+// report says "done" whenever nothing is queued, which is also true before
+// the selected messages are held, so such a report is not the end.
+func (r *Replay) phaseText(pr replay.Progress) string {
+	switch {
+	case r.res != nil:
+		return r.endText()
+	case pr.Phase == replay.PhaseDone && pr.Published == 0:
+		return PhaseText(replay.Progress{Phase: replay.PhaseHolding}, r.ctx.Keys)
+	case pr.Phase == replay.PhaseDone:
+		return "FINISHING — waiting for the last confirms"
+	}
+	return PhaseText(pr, r.ctx.Keys)
 }
 
 func progressBar(done, total, w int) string {
