@@ -178,6 +178,9 @@ func (m *Model) command(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(k, keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		return nil, true
+	case m.help.ShowAll && key.Matches(k, keys.Back):
+		m.help.ShowAll = false // back closes the help first, and only that
+		return nil, true
 	case key.Matches(k, keys.Journal):
 		return m.journal.open(), true
 	case key.Matches(k, keys.Doctor):
