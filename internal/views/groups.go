@@ -36,8 +36,8 @@ func NewGroups(ctx *Context) Groups {
 		{Title: "reason_code", Width: 12, Flex: 2},
 		{Title: "count", Width: 6, Right: true},
 		{Title: "oldest", Width: 6, Right: true},
-		{Title: "newest", Width: 6, Right: true},
-		{Title: "event types", Width: 10, Flex: 2},
+		{Title: "newest", Width: 6, Right: true, Shed: 1},
+		{Title: "event types", Width: 10, Flex: 2, Shed: 2},
 	}))}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
@@ -34,11 +35,11 @@ func NewQueues(ctx *Context) Queues {
 		{Title: "state", Width: 5},
 		{Title: "queue", Width: 12, Flex: 3},
 		{Title: "depth", Width: 6, Right: true},
-		{Title: "in/s", Width: 5, Right: true},
-		{Title: "trend", Width: trendWidth},
+		{Title: "in/s", Width: 5, Right: true, Shed: 2},
+		{Title: "trend", Width: trendWidth, Shed: 4},
 		{Title: "oldest", Width: 6, Right: true},
-		{Title: "cons", Width: 4, Right: true},
-		{Title: "sources", Width: 10, Flex: 2}, // queues that dead-letter here
+		{Title: "cons", Width: 4, Right: true, Shed: 3},
+		{Title: "sources", Width: 10, Flex: 2, Shed: 1}, // queues that dead-letter here
 	}))}
 }
 
@@ -79,6 +80,7 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 	q.trends = trends
 	qs = attentionOrder(qs, q.ingress, now)
 	q.queues, q.loading, q.loaded, q.failed = qs, false, true, false
+	q.table.cols[1].Width = nameWidth(qs)
 	rows := make([][]string, len(qs))
 	q.status = make([]Health, len(qs))
 	for i, p := range qs {
@@ -119,6 +121,16 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 	if had { // follow the queue, not the row number, across a refresh
 		q.SelectName(prev.Name)
 	}
+}
+
+// nameWidth is what the longest queue name needs (within bounds): a name
+// keeps its width while less important columns give way.
+func nameWidth(qs []triage.ParkingQueue) int {
+	w := 12
+	for _, p := range qs {
+		w = max(w, ansi.StringWidth(sanitize.Line(p.Name)))
+	}
+	return min(w, 30)
 }
 
 // ingress is the queue's inflow: the measured trend when there is one,
