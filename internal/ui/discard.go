@@ -38,6 +38,7 @@ func newReasonPrompt(d *discardFlow, tg target) *reasonPrompt {
 	p.head = []string{
 		fmt.Sprintf("Discard %s from %s", views.Plural(len(tg.ids), "message"), sanitize.Line(tg.queue)),
 		"(" + tg.what + ")",
+		"ids: " + views.IDList(tg.ids, d.c.width-20),
 	}
 	p.keys = "enter: next (asks to confirm)    esc: cancel"
 	p.submit = func(reason string) (dialog, tea.Cmd, error) {
@@ -64,6 +65,7 @@ func (d *discardConfirm) View(width int) string {
 		"Discard for good?",
 		"",
 		"messages  " + views.Plural(len(d.tg.ids), "message") + " (" + d.tg.what + ")",
+		"ids       " + views.IDList(d.tg.ids, width-20),
 		"from      " + sanitize.Line(d.tg.queue),
 		"reason    " + sanitize.Line(d.reason),
 		"",
