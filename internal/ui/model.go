@@ -81,9 +81,9 @@ func (m *Model) register() {
 	m.flow = f
 	m.discard = &discardFlow{c: c, flow: f}
 	m.queues = newQueuesScreen(c, f)
-	m.groups = &groupsScreen{Groups: f.groups, fieldFilter: fieldFilter{c: c, table: f.groups.Table(), set: f.groups.SetFilter},
+	m.groups = &groupsScreen{Groups: f.groups, fieldFilter: newFieldFilter(c, f.groups.Table(), f.groups.SetFilter),
 		flow: f, discard: m.discard}
-	m.messages = &messagesScreen{Messages: f.messages, fieldFilter: fieldFilter{c: c, table: f.messages.Table(), set: f.messages.SetFilter},
+	m.messages = &messagesScreen{Messages: f.messages, fieldFilter: newFieldFilter(c, f.messages.Table(), f.messages.SetFilter),
 		flow: f}
 	m.message = &messageScreen{Message: f.message, c: c, flow: f}
 	m.replay = &replayScreen{Replay: ref(views.NewReplay(c.Context)), c: c, flow: f, queues: m.queues}

@@ -176,7 +176,23 @@ func (g *Groups) header() string {
 	if kind != "" {
 		name += " (" + kind + ")"
 	}
-	return name + " — " + Bound(g.insp.Batch) + ", " + Plural(len(g.insp.Groups), "group")
+	return name + " — " + g.counts()
+}
+
+// counts says how much is shown: "all 20 messages, 7 groups", or with a
+// filter (fields or words) "3 of 20 messages, 2 groups", 0 when nothing
+// matches, so the header never claims more than the list holds.
+func (g *Groups) counts() string {
+	if g.filter.Empty() && g.table.Len() == g.table.Total() {
+		return Bound(g.all.Batch) + ", " + Plural(len(g.insp.Groups), "group")
+	}
+	msgs := 0
+	for i, gr := range g.insp.Groups {
+		if g.table.Shown(i) {
+			msgs += gr.Count
+		}
+	}
+	return fmt.Sprintf("%s of %s, %s", Count(msgs), Plural(len(g.all.Messages), "message"), Plural(g.table.Len(), "group"))
 }
 
 // filterLine says which filter narrows the groups, under the title.
