@@ -128,7 +128,7 @@ func (m *Model) status() string {
 	if vh := "vhost " + sanitize.Line(o.Vhost); o.Vhost != "" && !strings.Contains(source, vh) {
 		parts = append(parts, vh)
 	}
-	if m.c.focus != screenQueues {
+	if m.showsRead() {
 		if r := m.flow.reading(); r != "" {
 			parts = append(parts, r)
 		}
@@ -137,6 +137,17 @@ func (m *Model) status() string {
 		parts = append(parts, "actor "+sanitize.Line(o.Actor))
 	}
 	return " " + strings.Join(parts, " │ ")
+}
+
+// showsRead reports a screen that shows (or acts on) what the browse read,
+// so its bound belongs on the status line; the doctor's and the journal's
+// do not.
+func (m *Model) showsRead() bool {
+	switch m.c.focus {
+	case screenGroups, screenMessages, screenMessage, screenReplay:
+		return true
+	}
+	return false
 }
 
 // layout pushes the body size down to every screen; the footer's height

@@ -248,7 +248,7 @@ func (m *Message) failure(p *page) {
 	p.section("failure")
 	p.field("reason", string(t.Reason))
 	p.field("reason_code", orDash(s(t.ReasonCode)))
-	p.field("attempts", strconv.Itoa(t.Attempts))
+	p.field("attempts", AttemptsText(t))
 	died := when(m.ctx.now(), t.DiedAt)
 	if t.DiedAt.IsZero() {
 		died = "? (no death time recorded on this message)"
@@ -285,7 +285,10 @@ func (m *Message) payload(p *page) {
 	if ct := sanitize.Line(t.Message.Properties.ContentType); ct != "" {
 		head += ", " + ct
 	}
-	if t.Redactions > 0 {
+	switch {
+	case t.Redactions > 0 && m.Revealed():
+		head += ", " + Plural(t.Redactions, "redacted value") + " revealed"
+	case t.Redactions > 0:
 		head += ", " + Plural(t.Redactions, "value") + " redacted"
 	}
 	if t.Binary {
@@ -303,6 +306,16 @@ func (m *Message) payload(p *page) {
 	default:
 		p.text(sanitize.Text(t.Payload)) // triage did it already; the screen is the last line of defence
 	}
+}
+
+// AttemptsText is how many times the message was tried. A message that
+// died of maxlen or expiry was never a failed delivery: with no count
+// recorded it shows "—", not a misleading 0.
+func AttemptsText(t triage.Triaged) string {
+	if t.Attempts == 0 && (t.Reason == triage.ReasonMaxlen || t.Reason == triage.ReasonExpired) {
+		return "—"
+	}
+	return strconv.Itoa(t.Attempts)
 }
 
 // headerSection lists the headers but x-death (the timeline shows it).

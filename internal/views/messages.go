@@ -2,7 +2,6 @@ package views
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -121,7 +120,7 @@ func (m *Messages) render() {
 			mark,
 			sanitize.Line(t.ID),
 			orDash(sanitize.Line(t.Envelope.EventType)),
-			strconv.Itoa(t.Attempts),
+			AttemptsText(t),
 			ageSince(now, t.DiedAt),
 			minute(t.DiedAt),
 			orDash(sanitize.Line(t.ReasonCode)),
