@@ -139,8 +139,12 @@ func (r *Replay) dryRun() string {
 		r.row(&b, "destination", "none")
 	}
 	o := p.Options
-	r.row(&b, "canary", fmt.Sprintf("%d at %s msg/s, then observe %s", o.Canary, rate(o.CanaryRate), o.Observe))
-	r.row(&b, "then", fmt.Sprintf("ramp up (doubling) to at most %s msg/s", rate(o.Rate)))
+	if ToPublish(p) > 0 {
+		r.row(&b, "canary", fmt.Sprintf("%d at %s msg/s, then observe %s", o.Canary, rate(o.CanaryRate), o.Observe))
+		r.row(&b, "then", fmt.Sprintf("ramp up (doubling) to at most %s msg/s", rate(o.Rate)))
+	} else {
+		r.row(&b, "publish", "nothing is left to publish: starting only acks what was confirmed and closes the replay")
+	}
 	for _, pr := range p.Problems {
 		b.WriteString(st.Warn.Render("problem: "+sanitize.Line(pr)) + "\n")
 	}
@@ -155,11 +159,24 @@ func (r *Replay) dryRun() string {
 	}
 	k := r.ctx.Keys
 	hint := fmt.Sprintf("%s starts the canary (asks first) • %s goes back, nothing sent", k.Open.Help().Key, k.Back.Help().Key)
+	if ToPublish(p) == 0 {
+		hint = fmt.Sprintf("%s finishes it (asks first) • %s goes back, nothing sent", k.Open.Help().Key, k.Back.Help().Key)
+	}
 	if len(p.Problems) > 0 || len(p.Items) == 0 {
 		hint = "this plan may not run (see the problems above) • " + k.Back.Help().Key + " goes back"
 	}
 	b.WriteString(st.Dim.Render(hint) + "\n")
 	return b.String()
+}
+
+// ToPublish is how many messages of p are still to be published: a resume
+// plan leaves out what was confirmed (acked only) and what was settled.
+func ToPublish(p replay.Plan) int {
+	n := len(p.Items)
+	if pr := p.Prior; pr != nil {
+		n -= len(pr.Confirmed) + len(pr.Settled)
+	}
+	return max(n, 0)
 }
 
 // routeText is a route as the user types it: EXCHANGE:ROUTING_KEY.
@@ -303,6 +320,10 @@ func (r *Replay) ShortHelp() []key.Binding {
 	case !r.started:
 		start := k.Open
 		start.SetHelp(k.Open.Help().Key, "start")
+		if ToPublish(r.plan) == 0 && r.plan.Prior != nil {
+			start.SetHelp(k.Open.Help().Key, "finish")
+			return []key.Binding{start, k.Back, k.Quit}
+		}
 		return []key.Binding{start, k.Destination, k.Canary, k.Observe, k.Rate, k.Quit}
 	case r.Running():
 		return []key.Binding{k.RampUp, k.Pause, k.Abort, k.Help, k.Quit}
