@@ -93,7 +93,7 @@ func (d *discardFlow) run(tg target, reason string) tea.Cmd {
 	}
 	d.req = c.nextID()
 	c.busy = "discarding " + views.Plural(len(tg.ids), "message") + " from " + sanitize.Line(tg.queue) + "…"
-	return discardCmd(c.base, c.eng, c.opts.Reader, c.opts.Actions.Sweeper, c.recorder(), req, d.req)
+	return discardCmd(c.base, c.eng, c.opts.Reader, c.opts.Actions.Sweeper, c.recorderFor(tg), req, d.req)
 }
 
 // discardedMsg answers a discard.

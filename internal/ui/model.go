@@ -259,6 +259,9 @@ type target struct {
 	queue string
 	ids   []string
 	what  string // "group rejected/INVALID_SKU", "3 marked messages", "message m-1"
+	// chosenBy says for the journal how the ids were chosen (group,
+	// filter); nil for ids picked one by one.
+	chosenBy map[string]any
 }
 
 // targeter is a screen an action can take its target from.
