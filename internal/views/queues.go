@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -25,8 +26,9 @@ type Queues struct {
 	patterns []string
 	health   HealthThresholds
 	trends   map[string]Trend
-	status   []Health // per row of queues
-	doctor   string   // the doctor's summary for the header, "" until known
+	status   []Health        // per row of queues
+	doctor   string          // the doctor's summary for the header, "" until known
+	dropping map[string]bool // sources whose dead letters the doctor says are lost
 }
 
 // NewQueues returns the queue list, empty until SetQueues.
@@ -49,8 +51,36 @@ const trendWidth = 10
 // SetHealth sets the thresholds that colour the rows and name their state.
 func (q *Queues) SetHealth(h HealthThresholds) { q.health = h.WithDefaults() }
 
-// SetDoctor sets the doctor's summary shown in the header ("" hides it).
-func (q *Queues) SetDoctor(summary string) { q.doctor = summary }
+// SetDoctor sets the doctor's findings: their summary goes in the header,
+// and a source whose dead letters they say are lost is marked in the
+// sources column, so the list never claims a path the doctor denies. Call
+// it before SetQueues.
+func (q *Queues) SetDoctor(fs []doctor.Finding) {
+	q.doctor = "doctor: " + SummaryLine(fs)
+	q.dropping = map[string]bool{}
+	for _, f := range fs {
+		switch f.Kind {
+		case doctor.KindMissingExchange, doctor.KindUnroutable, doctor.KindCycleSilentDrop, doctor.KindRetryRouteMismatch:
+			q.dropping[f.Queue] = true
+		}
+	}
+}
+
+// sources names the queues that dead-letter into p, marking those whose
+// dead letters the doctor says are dropped.
+func (q *Queues) sources(p triage.ParkingQueue) string {
+	names := sanitize.Lines(p.DeadLetteredFrom)
+	for i, n := range p.DeadLetteredFrom {
+		if q.dropping[n] {
+			names[i] += " (dropped!)"
+		}
+	}
+	source := strings.Join(names, ", ")
+	if p.ByName && source == "" {
+		source = "(matched by name)"
+	}
+	return source
+}
 
 // Health is the state of the queue called name, as last shown.
 func (q *Queues) Health(name string) Health {
@@ -84,10 +114,7 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 	rows := make([][]string, len(qs))
 	q.status = make([]Health, len(qs))
 	for i, p := range qs {
-		source := strings.Join(sanitize.Lines(p.DeadLetteredFrom), ", ")
-		if p.ByName && source == "" {
-			source = "(matched by name)"
-		}
+		source := q.sources(p)
 		var age time.Duration
 		if !p.HeadPublished.IsZero() {
 			age = now.Sub(p.HeadPublished)
