@@ -67,8 +67,10 @@ func (m *Model) helpView() string {
 		return m.help.FullHelpView(keys.FullHelp())
 	}
 	short := keys.ShortHelp()
+	whole := m.help // measured uncut: the help cuts at its width itself
+	whole.SetWidth(0)
 	for len(short) > 1 {
-		v := m.help.ShortHelpView(short)
+		v := whole.ShortHelpView(short)
 		if ansi.StringWidth(v) <= m.c.width {
 			return v
 		}
