@@ -59,7 +59,7 @@ func IDList(ids []string, w int) string {
 		if i == shown {
 			break
 		}
-		names = append(names, ElideMiddle(sanitize.Line(id), max(w/shown-2, 12)))
+		names = append(names, ElideMiddle(sanitize.Line(id), max((w-12)/min(len(ids), shown)-2, 12)))
 	}
 	line := strings.Join(names, ", ")
 	if more := len(ids) - len(names); more > 0 {
