@@ -133,6 +133,7 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 	}
 	insp := msg.insp
 	f.groups.SetInspection(&insp)
+	f.queues.NoteRead(msg.queue, &insp) // the queues screen learns the messages' real ages
 	f.reselect(&insp)
 	return f.loadTags(&insp)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/replay"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // Update tests for what a first-time responder was misled by during a
@@ -249,4 +250,27 @@ func TestResumeWithNothingLeftToPublish(t *testing.T) {
 	h.m.c.focus = screenReplay
 	h.mustShow("nothing is left to publish", "enter finish")
 	h.mustNotShow("canary", "then observe")
+}
+
+// TestHealthStaysRaisedUntilTheQueueIsDealtWith: a burst of 37 dead
+// letters raises the state; when the inflow has decayed the state holds,
+// the detail says when the last one came, the growth and the oldest age by
+// the messages' death times once read; back to the old depth, it falls.
+func TestHealthStaysRaisedUntilTheQueueIsDealtWith(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	// ages far below the thresholds: only the burst raises the state
+	h := newHarness(t, Options{Health: views.HealthThresholds{AgeWarn: 100 * time.Hour, AgeCrit: 200 * time.Hour}}, 140, 40)
+	h.openQueue("orders.dlq") // the browse: death times of the 5 messages
+	h.press("back")
+	fillOrders(h, 5, 42)                              // a burst of 37 in 5 s: 7.4 msg/s
+	h.mustShow("WARN  orders.dlq")                    // 42 is under depth_warn; the rate raised it
+	fillOrdersFrom(h, 10*time.Second, 42, 42, 42, 42) // flat
+	fillOrdersFrom(h, 40*time.Second, 42, 42)         // the 30 s window has no growth left
+	if in := h.m.queues.health.queues["orders.dlq"].ingress; in != 0 {
+		t.Fatalf("ingress %v after the burst, want 0", in)
+	}
+	h.mustShow("WARN  orders.dlq", "last dead letter 40s ago", "+37 in the last 45s", "oldest 2h (death time)",
+		"WARN held until the depth is back to 5")
+	fillOrdersFrom(h, 50*time.Second, 5)
+	h.mustShow("ok    orders.dlq")
 }

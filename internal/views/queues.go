@@ -2,6 +2,7 @@ package views
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,25 @@ type Queues struct {
 	status   []Health        // per row of queues
 	doctor   string          // the doctor's summary for the header, "" until known
 	dropping map[string]bool // sources whose dead letters the doctor says are lost
+	raised   map[string]raise    // states held until the queue is dealt with
+	reads    map[string]readNote // what the last browse of a queue found
+}
+
+// raise is a state held up after what raised it (a burst of dead letters)
+// has passed: it falls back only when the depth returns to zero or to
+// where it was before.
+type raise struct {
+	level    Health
+	baseline int
+	holding  bool // the state shown is this one, not what the numbers say now
+}
+
+// readNote is what a browse of a queue told about its messages' times,
+// better than the broker's head timestamp, which many publishers never set.
+type readNote struct {
+	oldest, newest time.Time
+	from           string // which time the oldest is
+	count          int
 }
 
 // NewQueues returns the queue list, empty until SetQueues.
@@ -116,18 +136,19 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 	for i, p := range qs {
 		source := q.sources(p)
 		var age time.Duration
-		if !p.HeadPublished.IsZero() {
-			age = now.Sub(p.HeadPublished)
+		oldest, _ := q.oldest(p)
+		if !oldest.IsZero() {
+			age = now.Sub(oldest)
 		}
 		in := q.ingress(p)
-		q.status[i] = q.health.Status(in, age, p.Messages)
+		q.status[i] = q.hold(p, q.health.Status(in, age, p.Messages), q.trends[p.Name])
 		rows[i] = []string{
 			string(q.status[i]),
 			sanitize.Line(p.Name),
 			Count(p.Messages),
 			rate(in),
 			trendLine(q.trends[p.Name].History, trendWidth),
-			ageSince(now, p.HeadPublished),
+			ageSince(now, oldest),
 			strconv.Itoa(p.Consumers),
 			orDash(source),
 		}
@@ -148,6 +169,113 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 	if had { // follow the queue, not the row number, across a refresh
 		q.SelectName(prev.Name)
 	}
+}
+
+// NoteRead records what a browse of queue name found: the oldest and
+// newest message by the best time each carries (death time, else the
+// envelope's occurred_at, else the timestamp property).
+func (q *Queues) NoteRead(name string, insp *triage.Inspection) {
+	if q.reads == nil {
+		q.reads = map[string]readNote{}
+	}
+	n := readNote{count: len(insp.Messages)}
+	for _, t := range insp.Messages {
+		at, from := bestTime(t)
+		if at.IsZero() {
+			continue
+		}
+		if n.oldest.IsZero() || at.Before(n.oldest) {
+			n.oldest, n.from = at, from
+		}
+		if at.After(n.newest) {
+			n.newest = at
+		}
+	}
+	q.reads[name] = n
+}
+
+// bestTime is when t became a dead letter, as well as it is known.
+func bestTime(t triage.Triaged) (time.Time, string) {
+	if !t.DiedAt.IsZero() {
+		return t.DiedAt, "death time"
+	}
+	if at, err := time.Parse(time.RFC3339, t.Envelope.OccurredAt); err == nil {
+		return at, "envelope time"
+	}
+	if ts := t.Message.Properties.Timestamp; !ts.IsZero() {
+		return ts, "timestamp property"
+	}
+	return time.Time{}, ""
+}
+
+// oldest is the time of p's oldest message from the best source known: a
+// browse's, while the queue still holds what it read, else the broker's
+// head timestamp.
+func (q *Queues) oldest(p triage.ParkingQueue) (time.Time, string) {
+	at, from := p.HeadPublished, "timestamp property"
+	if at.IsZero() {
+		from = ""
+	}
+	// a read's times come first: the head timestamp is the lowest in rank
+	// (often the original publish, or not set at all)
+	r, ok := q.reads[p.Name]
+	if ok && p.Messages > 0 && p.Messages >= r.count && !r.oldest.IsZero() {
+		at, from = r.oldest, r.from
+	}
+	return at, from
+}
+
+// hold keeps a raised state until the queue is dealt with: a burst's
+// inflow decays within a minute, the dead letters it left do not.
+func (q *Queues) hold(p triage.ParkingQueue, st Health, tr Trend) Health {
+	if q.raised == nil {
+		q.raised = map[string]raise{}
+	}
+	r, had := q.raised[p.Name]
+	base := tr.Baseline
+	if had {
+		base = r.baseline
+	}
+	switch {
+	case p.Messages == 0 || p.Messages <= base:
+		delete(q.raised, p.Name) // dealt with, or nothing arrived to hold it for
+	case st != HealthOK && (!had || !worse(r.level, st)):
+		q.raised[p.Name] = raise{level: st, baseline: base}
+	case had && worse(r.level, st):
+		r.holding = true
+		q.raised[p.Name] = r
+		return r.level
+	}
+	return st
+}
+
+// Detail is the selected queue's health in words: what a responder needs
+// before opening it.
+func (q *Queues) Detail() string {
+	p, ok := q.Selected()
+	if !ok {
+		return ""
+	}
+	now := q.ctx.now()
+	tr := q.trends[p.Name]
+	last := tr.LastArrival
+	if r, ok := q.reads[p.Name]; ok && r.newest.After(last) {
+		last = r.newest
+	}
+	parts := []string{sanitize.Line(p.Name) + ": last dead letter " + ago(now, last)}
+	if last.IsZero() {
+		parts[0] = sanitize.Line(p.Name) + ": no dead letter seen arrive yet"
+	}
+	if tr.GrowthOver > 0 {
+		parts = append(parts, fmt.Sprintf("%+d in the last %s", tr.Growth, Age(min(tr.GrowthOver, GrowthSpan))))
+	}
+	if at, from := q.oldest(p); !at.IsZero() {
+		parts = append(parts, "oldest "+Age(now.Sub(at))+" ("+from+")")
+	}
+	if r, ok := q.raised[p.Name]; ok && r.holding {
+		parts = append(parts, fmt.Sprintf("%s held until the depth is back to %d", r.level, r.baseline))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // nameWidth is what the longest queue name needs (within bounds): a name
@@ -267,7 +395,14 @@ func (q *Queues) View() string {
 	if doctor != "" {
 		doctor += " — " + q.ctx.Keys.Doctor.Help().Key + " shows them"
 	}
-	return q.frame(st.Dim.Render(head), doctor, q.table.View())
+	return fitLines(st.Dim.Render(head)+"\n"+doctor+"\n"+q.Detail()+"\n"+q.table.View(), q.width, q.height)
+}
+
+// SetSize sets the area of the screen body: three header lines (what is
+// listed, the doctor, the selected queue's health), then the table.
+func (q *Queues) SetSize(w, h int) {
+	q.width, q.height = w, h
+	q.table.SetSize(w, h-3)
 }
 
 // ShortHelp implements help.KeyMap.
