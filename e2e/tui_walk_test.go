@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +167,64 @@ func TestTUIWalkReplayNeverSaysFinishedBeforeItIs(t *testing.T) {
 	s.waitFor("Abort the replay?")
 	s.keys("y")
 	s.waitFor("ABORTED")
+}
+
+// TestTUIWalkHealthStaysRaisedAfterABurst: 37 dead letters at once raise
+// the parking queue's state; once the inflow has decayed to 0 the state
+// holds, and the queue's line says when the last one came, the growth and
+// the oldest age by the death times a browse read.
+func TestTUIWalkHealthStaysRaisedAfterABurst(t *testing.T) {
+	cfg := brokertest.NewVhost(t, "tui-walk-health")
+	conn := plant(t, cfg, map[string]string{"work.dlx": "fanout"}, []plantedQueue{
+		{name: "orders.parking", binds: [][2]string{{"work.dlx", ""}}},
+		{name: "orders.work", args: amqp.Table{"x-message-ttl": int32(50), "x-dead-letter-exchange": "work.dlx"}},
+	})
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	s := startTerm(t, 140, 30, brokerEnv(t, cfg), "--journal", filepath.Join(t.TempDir(), "journal.db"))
+	s.waitFor("orders.parking", "no dead letter seen arrive yet")
+	for i := range 37 {
+		// no timestamp property: the age can only come from the death time
+		if err := ch.Publish("", "orders.work", false, false, amqp.Publishing{MessageId: "burst-" + strconv.Itoa(i), Body: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raised := regexp.MustCompile(`(?m)^[› ] (WARN|CRIT)\s+orders\.parking\s+37\s`)
+	deadline := time.Now().Add(30 * time.Second)
+	for !raised.MatchString(s.screen()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the burst never raised orders.parking:\n%s", s.screen())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.keys("Enter")
+	s.waitFor("all 37 messages")
+	s.keys("Escape")
+	s.waitFor("(death time)")
+
+	// the inflow decays over the 30 s window; the state must not
+	calm := regexp.MustCompile(`(?m)^[› ] (ok|WARN|CRIT)\s+orders\.parking\s+37\s+0\s`)
+	deadline = time.Now().Add(60 * time.Second)
+	var scr string
+	for {
+		scr = s.screen()
+		if m := calm.FindStringSubmatch(scr); m != nil {
+			if m[1] == "ok" {
+				t.Fatalf("the state fell back to ok with 37 dead letters waiting:\n%s", scr)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the inflow never decayed:\n%s", scr)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for _, want := range []string{"orders.parking: last dead letter ", "+37 in the last", "(death time)", "held until the depth is back to 0"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the health line lacks %q:\n%s", want, scr)
+		}
+	}
 }
