@@ -16,9 +16,10 @@ import (
 // discardFlow asks why, asks to confirm, then discards the target and
 // reads the queue again. It owns the discard request in flight.
 type discardFlow struct {
-	c    *programContext
-	flow *browseFlow
-	req  int // discard awaited, 0 when none
+	c           *programContext
+	flow        *browseFlow
+	req         int            // discard awaited, 0 when none
+	refreshList func() tea.Cmd // reads the queue list again: its depth changed
 }
 
 func (d *discardFlow) inFlight() bool { return d.req != 0 }
@@ -144,8 +145,10 @@ func (d *discardFlow) onDone(msg discardedMsg) tea.Cmd {
 	}
 	c.done = done
 	d.flow.messages.ClearMarks()
+	d.flow.noteChange(msg.queue)
+	list := d.refreshList()
 	if d.flow.groups.Queue() != msg.queue || c.focus == screenQueues {
-		return nil
+		return list
 	}
-	return d.flow.start(msg.queue, d.flow.acceptCost(msg.queue))
+	return tea.Batch(list, d.flow.start(msg.queue, d.flow.acceptCost(msg.queue)))
 }

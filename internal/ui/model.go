@@ -81,6 +81,7 @@ func (m *Model) register() {
 	m.flow = f
 	m.discard = &discardFlow{c: c, flow: f}
 	m.queues = newQueuesScreen(c, f)
+	m.discard.refreshList = m.queues.refresh
 	m.groups = &groupsScreen{Groups: f.groups, fieldFilter: newFieldFilter(c, f.groups.Table(), f.groups.SetFilter),
 		flow: f, discard: m.discard}
 	m.messages = &messagesScreen{Messages: f.messages, fieldFilter: newFieldFilter(c, f.messages.Table(), f.messages.SetFilter),

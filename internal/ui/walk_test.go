@@ -274,3 +274,34 @@ func TestHealthStaysRaisedUntilTheQueueIsDealtWith(t *testing.T) {
 	fillOrdersFrom(h, 50*time.Second, 5)
 	h.mustShow("ok    orders.dlq")
 }
+
+// TestActionsRefreshWhatTheyChangedAndStaleNumbersSayTheirAge: a discard
+// reads the queue list and the group again; while the broker's depth
+// trails the discard, the queues screen shows the exact count of the newer
+// read with its age. After a replay, the groups read before it say so.
+func TestActionsRefreshWhatTheyChangedAndStaleNumbersSayTheirAge(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h, _ := liveHarness(t, 120, 40)
+	h.openQueue("orders.dlq")
+	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+	h.press("discard")
+	h.typeText("bad sku batch")
+	h.press("open")
+	h.m.c.Now = func() time.Time { return fixedNow.Add(3 * time.Second) }
+	h.press("confirm")
+	// the fake broker's depth, like the management API's just after an
+	// action, still says 5; the browse read to the end found 2
+	h.mustShow("all 2 messages")
+	h.press("back")
+	h.mustShow("2 · 0s ago") // the browse after the discard, newer than the list's 5
+	h.m.c.Now = func() time.Time { return fixedNow.Add(20 * time.Second) }
+	h.send(pollMsg{})
+	h.mustShow(" 5 ") // past the stats lag the list's number stands alone again
+
+	r := startedReplay(t)
+	r.m.c.Now = func() time.Time { return fixedNow.Add(8 * time.Second) }
+	r.m.Update(replayDoneMsg{id: r.m.replay.run.id, res: replay.Result{Resolved: 3}})
+	if v := r.m.groups.View(); !strings.Contains(v, "read 8s ago, before") {
+		t.Fatalf("the groups read before the replay do not say so:\n%s", v)
+	}
+}

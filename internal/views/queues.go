@@ -32,6 +32,39 @@ type Queues struct {
 	dropping map[string]bool     // sources whose dead letters the doctor says are lost
 	raised   map[string]raise    // states held until the queue is dealt with
 	reads    map[string]readNote // what the last browse of a queue found
+	changed  map[string]time.Time // when an action last changed a queue
+}
+
+// statsLag is how long the management API's queue depths may trail the
+// broker: they are sampled every 5 s, so a list read just after an action
+// may not show it yet.
+const statsLag = 10 * time.Second
+
+// NoteChange records that an action (discard, replay) changed queue name
+// at `at`: until the broker's numbers catch up, its depth says how old it is.
+func (q *Queues) NoteChange(name string, at time.Time) {
+	if q.changed == nil {
+		q.changed = map[string]time.Time{}
+	}
+	q.changed[name] = at
+	q.redraw()
+}
+
+// depthCell is p's depth, saying how old it is when it may predate the
+// last action on p: a browse's exact count when one is newer, else the
+// list's number marked as settling.
+func (q *Queues) depthCell(p triage.ParkingQueue, now time.Time) string {
+	at, ok := q.changed[p.Name]
+	if !ok || now.Sub(at) > statsLag {
+		return Count(p.Messages)
+	}
+	if r, ok := q.reads[p.Name]; ok && !r.truncated && !r.at.Before(at) {
+		if r.count == p.Messages {
+			return Count(p.Messages)
+		}
+		return Count(r.count) + " · " + Age(now.Sub(r.at)) + " ago"
+	}
+	return Count(p.Messages) + " · settling"
 }
 
 // raise is a state held up after what raised it (a burst of dead letters)
@@ -49,6 +82,8 @@ type readNote struct {
 	oldest, newest time.Time
 	from           string // which time the oldest is
 	count          int
+	truncated      bool      // the read stopped at its bound: count is not the depth
+	at             time.Time // when it was read
 }
 
 // NewQueues returns the queue list, empty until SetQueues.
@@ -145,7 +180,7 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 		rows[i] = []string{
 			string(q.status[i]),
 			sanitize.Line(p.Name),
-			Count(p.Messages),
+			q.depthCell(p, now),
 			rate(in),
 			trendLine(q.trends[p.Name].History, trendWidth),
 			ageSince(now, oldest),
@@ -165,6 +200,10 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 		}
 		return lipgloss.Style{}, false
 	}
+	q.table.cols[2].Width = 6
+	for _, r := range rows { // a depth that says its age needs the room
+		q.table.cols[2].Width = max(q.table.cols[2].Width, ansi.StringWidth(r[2]))
+	}
 	q.table.SetRows(rows)
 	if had { // follow the queue, not the row number, across a refresh
 		q.SelectName(prev.Name)
@@ -178,7 +217,7 @@ func (q *Queues) NoteRead(name string, insp *triage.Inspection) {
 	if q.reads == nil {
 		q.reads = map[string]readNote{}
 	}
-	n := readNote{count: len(insp.Messages)}
+	n := readNote{count: len(insp.Messages), truncated: !ReadToTheEnd(insp.Batch), at: q.ctx.now()}
 	for _, t := range insp.Messages {
 		at, from := bestTime(t)
 		if at.IsZero() {
@@ -192,6 +231,15 @@ func (q *Queues) NoteRead(name string, insp *triage.Inspection) {
 		}
 	}
 	q.reads[name] = n
+	q.redraw()
+}
+
+// redraw renders the list again from what it holds, for what was learnt
+// between two reads of it.
+func (q *Queues) redraw() {
+	if q.loaded {
+		q.SetQueues(q.queues, q.trends)
+	}
 }
 
 // bestTime is when t became a dead letter, as well as it is known.
