@@ -171,7 +171,7 @@ func (s *replayScreen) onDone(msg replayDoneMsg) tea.Cmd {
 		return s.c.quit()
 	}
 	cmds := []tea.Cmd{s.loadInterrupted()} // a resumed replay leaves the banner
-	if msg.err == nil {                     // the list's read would clear the error line
+	if msg.err == nil {                    // the list's read would clear the error line
 		s.flow.noteChange(s.Plan().Queue)
 		cmds = append(cmds, s.queues.refresh()) // the depths it changed
 	}

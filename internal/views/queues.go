@@ -27,11 +27,11 @@ type Queues struct {
 	patterns []string
 	health   HealthThresholds
 	trends   map[string]Trend
-	status   []Health            // per row of queues
-	doctor   string              // the doctor's summary for the header, "" until known
-	dropping map[string]bool     // sources whose dead letters the doctor says are lost
-	raised   map[string]raise    // states held until the queue is dealt with
-	reads    map[string]readNote // what the last browse of a queue found
+	status   []Health             // per row of queues
+	doctor   string               // the doctor's summary for the header, "" until known
+	dropping map[string]bool      // sources whose dead letters the doctor says are lost
+	raised   map[string]raise     // states held until the queue is dealt with
+	reads    map[string]readNote  // what the last browse of a queue found
 	changed  map[string]time.Time // when an action last changed a queue
 }
 
