@@ -228,3 +228,42 @@ func TestTUIWalkHealthStaysRaisedAfterABurst(t *testing.T) {
 		}
 	}
 }
+
+// TestTUIWalkADiscardRefreshesTheQueueDepth: back on the queues screen
+// right after a discard, the depth is the new one (with its age while the
+// broker's sampled depth trails), never the old number unmarked.
+func TestTUIWalkADiscardRefreshesTheQueueDepth(t *testing.T) {
+	b := newReplayBed(t, "tui-walk-stale")
+	b.park(5)
+	s := startTerm(t, 120, 30, b.env, "--actor", "ana@bastion")
+	row := regexp.MustCompile(`(?m)orders\.parking\s+(\d+)( · \S+ ago| · settling)?\s`)
+	deadline := time.Now().Add(20 * time.Second)
+	for m := row.FindStringSubmatch(s.screen()); m == nil || m[1] != "5"; m = row.FindStringSubmatch(s.screen()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the queues screen never listed 5 in orders.parking:\n%s", s.screen())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.keys("Enter")
+	s.waitFor("all 5 messages")
+	s.keys("Enter")
+	s.waitFor("order-00000", "order-00004")
+	s.keys("Space", "Space")
+	s.waitFor("2 marked")
+	s.keys("x")
+	s.waitFor("Discard 2 messages")
+	s.typeText("duplicates")
+	s.keys("Enter")
+	s.waitFor("Discard for good?")
+	s.keys("y")
+	s.waitFor("done: discarded 2", "all 3 messages")
+	s.keys("Escape")
+	s.waitFor("all 3 messages, 1 group")
+	s.keys("Escape")
+	scr := s.waitFor("parking queue")
+	m := row.FindStringSubmatch(scr)
+	if m == nil || (m[1] == "5" && m[2] == "") {
+		t.Fatalf("right after the discard the queues screen shows the old depth unmarked: %q\n%s", m, scr)
+	}
+	t.Logf("depth right after the discard: %q", m[0])
+}
