@@ -207,7 +207,14 @@ func (p *page) text(s string) {
 		if len(parts) == 1 {
 			continue
 		}
-		for _, part := range wrapWords(strings.Join(parts[1:], " "), max(w-ind-2, 10)) {
+		// the rest is wrapped afresh at the continuation width: re-wrapping
+		// the lines already cut at the first width left a two-cell line
+		// after each one of a long word ("xx")
+		rest, ok := strings.CutPrefix(body, parts[0])
+		if !ok {
+			rest = strings.Join(parts[1:], " ")
+		}
+		for _, part := range wrapWords(strings.TrimLeft(rest, " "), max(w-ind-2, 10)) {
 			p.lines = append(p.lines, "  "+pad+"  "+part)
 		}
 	}
