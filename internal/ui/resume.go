@@ -55,8 +55,8 @@ func (s *replayScreen) banner() []string {
 		return nil
 	}
 	st := s.interrupted[n-1]
-	first := fmt.Sprintf("INTERRUPTED REPLAY %s of %s (%s): %s resumes it here",
-		st.ID, sanitize.Line(st.Queue), leftToDo(st), s.c.Keys.ResumeReplay.Help().Key)
+	first := fmt.Sprintf("INTERRUPTED REPLAY %s of %s: %s resumes it here (%s)",
+		st.ID, sanitize.Line(st.Queue), s.c.Keys.ResumeReplay.Help().Key, leftToDo(st))
 	if n > 1 {
 		first += fmt.Sprintf(" (%d more interrupted)", n-1)
 	}
@@ -75,7 +75,7 @@ func leftToDo(st replay.State) string {
 		parts = append(parts, fmt.Sprintf("%d of %d left to publish", publish, total))
 	}
 	if n := c[replay.OutcomeConfirmed]; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d confirmed, left to ack", n))
+		parts = append(parts, fmt.Sprintf("%d confirmed to ack", n))
 	}
 	if len(parts) == 0 {
 		return "nothing left to send, not closed"

@@ -235,7 +235,7 @@ func TestAGroupDiscardIsJournalledWithItsGroupAndFilter(t *testing.T) {
 func TestResumeWithNothingLeftToPublish(t *testing.T) {
 	st := replay.State{ID: "rp-1", Queue: "orders.dlq", Plan: replay.Plan{ID: "rp-1", Queue: "orders.dlq",
 		Items: []replay.Item{{ID: "a"}, {ID: "b"}}}, Outcomes: map[string]replay.Outcome{"a": replay.OutcomeConfirmed, "b": replay.OutcomeConfirmed}}
-	if got := leftToDo(st); got != "2 confirmed, left to ack" {
+	if got := leftToDo(st); got != "2 confirmed to ack" {
 		t.Fatalf("banner says %q", got)
 	}
 	st.Outcomes = map[string]replay.Outcome{"a": replay.OutcomeResolved}

@@ -229,11 +229,11 @@ func (j *Journal) entryView() string {
 		return ""
 	}
 	p := &page{st: j.ctx.Styles, width: j.width}
-	entryPage(p, j.entries[i])
-	if o, ok := j.outcome[i]; ok {
-		p.lines = append(p.lines, "")
+	if o, ok := j.outcome[i]; ok { // newest first, as the list: how it ended, then the decision
 		entryPage(p, o)
+		p.lines = append(p.lines, "")
 	}
+	entryPage(p, j.entries[i])
 	lines := p.lines
 	j.scroll = min(j.scroll, max(len(lines)-(j.height-2), 0))
 	return strings.Join(lines[j.scroll:], "\n")
