@@ -108,6 +108,14 @@ func (f *browseFlow) onProgress(msg browseProgressMsg) tea.Cmd {
 	return f.browse.next()
 }
 
+// noteChange tells the screens that an action changed queue: their numbers
+// of it say how old they are until read again.
+func (f *browseFlow) noteChange(queue string) {
+	now := f.c.now()
+	f.queues.NoteChange(queue, now)
+	f.groups.NoteChange(queue, now)
+}
+
 func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 	if f.browse == nil || msg.id != f.browse.id {
 		return nil
@@ -133,6 +141,7 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 	}
 	insp := msg.insp
 	f.groups.SetInspection(&insp)
+	f.queues.NoteRead(msg.queue, &insp) // the queues screen learns the messages' real ages
 	f.reselect(&insp)
 	return f.loadTags(&insp)
 }

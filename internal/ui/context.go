@@ -94,6 +94,13 @@ func (c *programContext) recorder() triage.Recorder {
 	return recorder{j: c.opts.Journal, actor: c.opts.Actor, host: c.opts.Host}
 }
 
+// recorderFor is recorder with how the TUI chose the ids added to every
+// record's details ("group", "where"), as the CLI records a --group:
+// the use case is handed ids only, so it cannot say.
+func (c *programContext) recorderFor(tg target) triage.Recorder {
+	return recorder{j: c.opts.Journal, actor: c.opts.Actor, host: c.opts.Host, chosenBy: tg.chosenBy}
+}
+
 // actionsReady says why a write action cannot run now, or nil.
 func (c *programContext) actionsReady(action string) error {
 	if c.opts.Actions == nil {
@@ -119,9 +126,20 @@ func (c *programContext) actionsReady(action string) error {
 type recorder struct {
 	j           EntryRecorder
 	actor, host string
+	chosenBy    map[string]any // details every record gets; nil: none
 }
 
 func (r recorder) Record(rec triage.Record) error {
+	if len(r.chosenBy) > 0 {
+		d := map[string]any{}
+		for k, v := range rec.Details {
+			d[k] = v
+		}
+		for k, v := range r.chosenBy {
+			d[k] = v
+		}
+		rec.Details = d
+	}
 	_, err := r.j.Append(journal.Entry{
 		Actor: r.actor, Host: r.host, Action: rec.Action, Vhost: rec.Vhost, Queue: rec.Queue,
 		MessageIDs: rec.MessageIDs, Reason: rec.Reason, Details: rec.Details,

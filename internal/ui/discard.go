@@ -16,9 +16,10 @@ import (
 // discardFlow asks why, asks to confirm, then discards the target and
 // reads the queue again. It owns the discard request in flight.
 type discardFlow struct {
-	c    *programContext
-	flow *browseFlow
-	req  int // discard awaited, 0 when none
+	c           *programContext
+	flow        *browseFlow
+	req         int            // discard awaited, 0 when none
+	refreshList func() tea.Cmd // reads the queue list again: its depth changed
 }
 
 func (d *discardFlow) inFlight() bool { return d.req != 0 }
@@ -38,6 +39,7 @@ func newReasonPrompt(d *discardFlow, tg target) *reasonPrompt {
 	p.head = []string{
 		fmt.Sprintf("Discard %s from %s", views.Plural(len(tg.ids), "message"), sanitize.Line(tg.queue)),
 		"(" + tg.what + ")",
+		"ids: " + views.IDList(tg.ids, d.c.width-20),
 	}
 	p.keys = "enter: next (asks to confirm)    esc: cancel"
 	p.submit = func(reason string) (dialog, tea.Cmd, error) {
@@ -64,6 +66,7 @@ func (d *discardConfirm) View(width int) string {
 		"Discard for good?",
 		"",
 		"messages  " + views.Plural(len(d.tg.ids), "message") + " (" + d.tg.what + ")",
+		"ids       " + views.IDList(d.tg.ids, width-20),
 		"from      " + sanitize.Line(d.tg.queue),
 		"reason    " + sanitize.Line(d.reason),
 		"",
@@ -91,7 +94,7 @@ func (d *discardFlow) run(tg target, reason string) tea.Cmd {
 	}
 	d.req = c.nextID()
 	c.busy = "discarding " + views.Plural(len(tg.ids), "message") + " from " + sanitize.Line(tg.queue) + "…"
-	return discardCmd(c.base, c.eng, c.opts.Reader, c.opts.Actions.Sweeper, c.recorder(), req, d.req)
+	return discardCmd(c.base, c.eng, c.opts.Reader, c.opts.Actions.Sweeper, c.recorderFor(tg), req, d.req)
 }
 
 // discardedMsg answers a discard.
@@ -145,8 +148,10 @@ func (d *discardFlow) onDone(msg discardedMsg) tea.Cmd {
 	}
 	c.done = done
 	d.flow.messages.ClearMarks()
+	d.flow.noteChange(msg.queue)
+	list := d.refreshList()
 	if d.flow.groups.Queue() != msg.queue || c.focus == screenQueues {
-		return nil
+		return list
 	}
-	return d.flow.start(msg.queue, d.flow.acceptCost(msg.queue))
+	return tea.Batch(list, d.flow.start(msg.queue, d.flow.acceptCost(msg.queue)))
 }

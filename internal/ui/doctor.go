@@ -83,11 +83,18 @@ func (s *doctorScreen) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(k, keys.Refresh):
 		return s.run()
+	case key.Matches(k, keys.Left):
+		s.Scroll(-fixScrollStep)
+	case key.Matches(k, keys.Right):
+		s.Scroll(fixScrollStep)
 	default:
 		return s.Doctor.Update(k)
 	}
 	return nil
 }
+
+// fixScrollStep is how far one key scrolls the fix commands.
+const fixScrollStep = 16
 
 func (s *doctorScreen) onDoctor(msg doctorMsg) {
 	if msg.id != s.req {

@@ -10,12 +10,19 @@ import (
 
 // fieldFilter is the filter bar of the groups and messages screens: field
 // expressions (reason=expired died<1h) as --where reads them, or, with
-// none, today's plain substring. A line that does not parse shows the
-// parser's error under the bar and keeps the last good filter.
+// none, today's plain substring. A line applies when it parses completely;
+// one that does not shows the parser's error under the bar and falls back
+// to its longest run of whole words that parses, never to a half-typed
+// word that happened to parse on the way ("reason" read as text~reason
+// while "reason=bogus" was typed).
 type fieldFilter struct {
 	c     *programContext
 	table *views.Table
 	set   func(filter.Filter) // the screen's own filter in force
+}
+
+func newFieldFilter(c *programContext, t *views.Table, set func(filter.Filter)) fieldFilter {
+	return fieldFilter{c: c, table: t, set: set}
 }
 
 func (f fieldFilter) list() *views.Table { return f.table }
@@ -26,22 +33,35 @@ func (fieldFilter) filterHelp() string {
 
 func (f fieldFilter) refilter() {
 	t := f.table
-	line := t.FilterValue()
-	if !hasFieldExpr(line) {
+	words := strings.Fields(t.FilterValue())
+	err := f.apply(t.FilterValue())
+	if err == nil {
 		t.SetFilterError("")
-		f.set(filter.Filter{})
-		t.SetSubstring(line)
 		return
+	}
+	t.SetFilterError(sanitize.Line(err.Error()))
+	for n := len(words) - 1; n >= 0; n-- {
+		if f.apply(strings.Join(words[:n], " ")) == nil {
+			return
+		}
+	}
+}
+
+// apply puts line in force when it parses.
+func (f fieldFilter) apply(line string) error {
+	if !hasFieldExpr(line) {
+		f.set(filter.Filter{})
+		f.table.SetSubstring(line)
+		return nil
 	}
 	opts := f.c.opts.Filter
 	opts.Now = f.c.now() // died<1h is counted from the screen's clock
 	parsed, err := filter.ParseLine(line, opts)
 	if err != nil {
-		t.SetFilterError(sanitize.Line(err.Error()))
-		return
+		return err
 	}
-	t.SetFilterError("")
 	f.set(parsed)
+	return nil
 }
 
 // hasFieldExpr reports a line with at least one FIELD OP VALUE word; a

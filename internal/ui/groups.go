@@ -72,8 +72,12 @@ func (s *groupsScreen) target(insp *triage.Inspection) (target, error) {
 		code = "(no reason_code)"
 	}
 	tg.what = fmt.Sprintf("group %s/%s", g.Reason, code)
+	key := triage.GroupKey{Reason: g.Reason, Code: g.ReasonCode}
+	tg.chosenBy = map[string]any{"group": key.String()}
 	if f := s.Filter(); !f.Empty() {
 		tg.what += " where " + f.String()
+		tg.chosenBy["where"] = f.Exprs()
 	}
+	tg.chosenBy["selection"] = fmt.Sprintf("%s, as shown: %s", tg.what, views.Plural(len(tg.ids), "message id"))
 	return tg, nil
 }

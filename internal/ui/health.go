@@ -51,9 +51,11 @@ func (s *queuesScreen) onPoll() tea.Cmd {
 
 // queueSample is what the polls saw of one queue.
 type queueSample struct {
-	depths  []depthAt // within growthWindow, oldest first
-	ingress float64
-	history []float64
+	depths      []depthAt // within growthWindow, oldest first
+	window      []depthAt // within views.GrowthSpan, oldest first: the growth a responder reads
+	ingress     float64
+	history     []float64
+	lastArrival time.Time // the poll that first saw the depth grow last
 }
 
 type depthAt struct {
@@ -99,7 +101,8 @@ func (h *healthLog) record(qs []triage.ParkingQueue, at time.Time) map[string]vi
 			}
 		}
 		s.depths = append(s.depths, depthAt{q.Messages, at})
-		out[q.Name] = views.Trend{Ingress: s.ingress, History: append([]float64(nil), s.history...)}
+		s.noteWindow(q.Messages, at)
+		out[q.Name] = s.trend(at)
 	}
 	for name := range h.queues {
 		if !seen[name] { // deleted: a queue of that name later starts afresh
@@ -107,6 +110,27 @@ func (h *healthLog) record(qs []triage.ParkingQueue, at time.Time) map[string]vi
 		}
 	}
 	return out
+}
+
+// noteWindow keeps the depths of the last views.GrowthSpan and when the
+// depth last grew: dead letters arrive in bursts, and an inflow measured
+// over 30 s falls to 0 long before anyone has dealt with them.
+func (s *queueSample) noteWindow(depth int, at time.Time) {
+	if n := len(s.window); n > 0 && depth > s.window[n-1].depth {
+		s.lastArrival = at
+	}
+	s.window = append(s.window, depthAt{depth, at})
+	for len(s.window) > 1 && at.Sub(s.window[0].at) > views.GrowthSpan {
+		s.window = s.window[1:]
+	}
+}
+
+// trend is what the queues screen shows of the sample at `at`.
+func (s *queueSample) trend(at time.Time) views.Trend {
+	first, last := s.window[0], s.window[len(s.window)-1]
+	return views.Trend{Ingress: s.ingress, History: append([]float64(nil), s.history...),
+		LastArrival: s.lastArrival, Growth: last.depth - first.depth, GrowthOver: at.Sub(first.at),
+		Baseline: min(first.depth, last.depth)}
 }
 
 // base is the oldest depth still inside the window ending at `at`; older

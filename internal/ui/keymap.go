@@ -32,6 +32,8 @@ var actions = []action{
 	{"page_down", false, func(k *KeyMap) *key.Binding { return &k.PageDown }},
 	{"top", false, func(k *KeyMap) *key.Binding { return &k.Top }},
 	{"bottom", false, func(k *KeyMap) *key.Binding { return &k.Bottom }},
+	{"left", false, func(k *KeyMap) *key.Binding { return &k.Left }},
+	{"right", false, func(k *KeyMap) *key.Binding { return &k.Right }},
 	{"open", false, func(k *KeyMap) *key.Binding { return &k.Open }},
 	{"back", false, func(k *KeyMap) *key.Binding { return &k.Back }},
 	{"filter", false, func(k *KeyMap) *key.Binding { return &k.Filter }},

@@ -81,9 +81,10 @@ func (m *Model) register() {
 	m.flow = f
 	m.discard = &discardFlow{c: c, flow: f}
 	m.queues = newQueuesScreen(c, f)
-	m.groups = &groupsScreen{Groups: f.groups, fieldFilter: fieldFilter{c: c, table: f.groups.Table(), set: f.groups.SetFilter},
+	m.discard.refreshList = m.queues.refresh
+	m.groups = &groupsScreen{Groups: f.groups, fieldFilter: newFieldFilter(c, f.groups.Table(), f.groups.SetFilter),
 		flow: f, discard: m.discard}
-	m.messages = &messagesScreen{Messages: f.messages, fieldFilter: fieldFilter{c: c, table: f.messages.Table(), set: f.messages.SetFilter},
+	m.messages = &messagesScreen{Messages: f.messages, fieldFilter: newFieldFilter(c, f.messages.Table(), f.messages.SetFilter),
 		flow: f}
 	m.message = &messageScreen{Message: f.message, c: c, flow: f}
 	m.replay = &replayScreen{Replay: ref(views.NewReplay(c.Context)), c: c, flow: f, queues: m.queues}
@@ -178,6 +179,9 @@ func (m *Model) command(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(k, keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		return nil, true
+	case m.help.ShowAll && key.Matches(k, keys.Back):
+		m.help.ShowAll = false // back closes the help first, and only that
+		return nil, true
 	case key.Matches(k, keys.Journal):
 		return m.journal.open(), true
 	case key.Matches(k, keys.Doctor):
@@ -256,6 +260,9 @@ type target struct {
 	queue string
 	ids   []string
 	what  string // "group rejected/INVALID_SKU", "3 marked messages", "message m-1"
+	// chosenBy says for the journal how the ids were chosen (group,
+	// filter); nil for ids picked one by one.
+	chosenBy map[string]any
 }
 
 // targeter is a screen an action can take its target from.

@@ -170,7 +170,12 @@ func (s *replayScreen) onDone(msg replayDoneMsg) tea.Cmd {
 	if s.quitAfter {
 		return s.c.quit()
 	}
-	return s.loadInterrupted() // a resumed replay leaves the banner
+	cmds := []tea.Cmd{s.loadInterrupted()} // a resumed replay leaves the banner
+	if msg.err == nil {                    // the list's read would clear the error line
+		s.flow.noteChange(s.Plan().Queue)
+		cmds = append(cmds, s.queues.refresh()) // the depths it changed
+	}
+	return tea.Batch(cmds...)
 }
 
 // cancel aborts the replay in flight (unpublished sources are requeued)

@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -54,14 +55,32 @@ func (s *replayScreen) banner() []string {
 		return nil
 	}
 	st := s.interrupted[n-1]
-	c := st.Counts()
-	left := len(st.Plan.Items) - c[replay.OutcomeResolved] - c[replay.OutcomeConfirmed] - c[replay.OutcomeFailedAgain] - c[replay.OutcomeReturned]
-	first := fmt.Sprintf("INTERRUPTED REPLAY %s of %s (%d of %d not done): %s resumes it here",
-		st.ID, sanitize.Line(st.Queue), left, len(st.Plan.Items), s.c.Keys.ResumeReplay.Help().Key)
+	first := fmt.Sprintf("INTERRUPTED REPLAY %s of %s: %s resumes it here (%s)",
+		st.ID, sanitize.Line(st.Queue), s.c.Keys.ResumeReplay.Help().Key, leftToDo(st))
 	if n > 1 {
 		first += fmt.Sprintf(" (%d more interrupted)", n-1)
 	}
 	return []string{first, "or from a shell: dlqt replay --resume " + st.ID}
+}
+
+// leftToDo says what a resume of st still has to do: publish what has no
+// outcome yet, ack what was confirmed. A replay killed after its last
+// confirm has nothing to publish but is not done either.
+func leftToDo(st replay.State) string {
+	c := st.Counts()
+	total := len(st.Plan.Items)
+	publish := total - c[replay.OutcomeConfirmed] - c[replay.OutcomeResolved] - c[replay.OutcomeFailedAgain] - c[replay.OutcomeReturned]
+	var parts []string
+	if publish > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d left to publish", publish, total))
+	}
+	if n := c[replay.OutcomeConfirmed]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d confirmed to ack", n))
+	}
+	if len(parts) == 0 {
+		return "nothing left to send, not closed"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // resume shows the newest interrupted replay's resume plan as a dry run;

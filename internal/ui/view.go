@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -16,7 +18,7 @@ func (m *Model) footer() []string {
 	c := m.c
 	st := c.Styles
 	var lines []string
-	helpView := m.help.View(m.focused())
+	helpView := m.helpView()
 	legend := m.help.ShowAll // the full help explains "?" and "-" too
 	if m.typing() {
 		// keys are text now: say so rather than list actions that will not fire
@@ -57,6 +59,63 @@ func (m *Model) footer() []string {
 	return lines
 }
 
+// helpView is the focused screen's help: each binding once, and the quit key
+// always on the short line, which sheds the bindings before it instead.
+func (m *Model) helpView() string {
+	keys := helpKeys{m.focused()}
+	if m.help.ShowAll {
+		return m.help.FullHelpView(keys.FullHelp())
+	}
+	short := keys.ShortHelp()
+	whole := m.help // measured uncut: the help cuts at its width itself
+	whole.SetWidth(0)
+	for len(short) > 1 {
+		v := whole.ShortHelpView(short)
+		if ansi.StringWidth(v) <= m.c.width {
+			return v
+		}
+		short = append(short[:len(short)-2], short[len(short)-1])
+	}
+	return m.help.ShortHelpView(short)
+}
+
+// helpKeys is a screen's help with each key listed once: screens compose
+// their full help from shared groups (navigation, general), which overlap.
+type helpKeys struct{ help.KeyMap }
+
+func (h helpKeys) ShortHelp() []key.Binding {
+	return uniqueBindings(h.KeyMap.ShortHelp(), map[string]bool{})
+}
+
+func (h helpKeys) FullHelp() [][]key.Binding {
+	seen := map[string]bool{}
+	var out [][]key.Binding
+	for _, col := range h.KeyMap.FullHelp() {
+		if col = uniqueBindings(col, seen); len(col) > 0 {
+			out = append(out, col)
+		}
+	}
+	return out
+}
+
+// uniqueBindings drops the enabled bindings whose keys are in seen, and
+// adds the rest to it.
+func uniqueBindings(bs []key.Binding, seen map[string]bool) []key.Binding {
+	var out []key.Binding
+	for _, b := range bs {
+		if !b.Enabled() {
+			continue
+		}
+		id := strings.Join(b.Keys(), " ") + "\x00" + b.Help().Desc
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, b)
+	}
+	return out
+}
+
 // status is the bottom line: source, vhost, the snapshot's bound and the
 // actor, most important first since a narrow terminal cuts the end.
 func (m *Model) status() string {
@@ -71,7 +130,7 @@ func (m *Model) status() string {
 	if vh := "vhost " + sanitize.Line(o.Vhost); o.Vhost != "" && !strings.Contains(source, vh) {
 		parts = append(parts, vh)
 	}
-	if m.c.focus != screenQueues {
+	if m.showsRead() {
 		if r := m.flow.reading(); r != "" {
 			parts = append(parts, r)
 		}
@@ -80,6 +139,17 @@ func (m *Model) status() string {
 		parts = append(parts, "actor "+sanitize.Line(o.Actor))
 	}
 	return " " + strings.Join(parts, " │ ")
+}
+
+// showsRead reports a screen that shows (or acts on) what the browse read,
+// so its bound belongs on the status line; the doctor's and the journal's
+// do not.
+func (m *Model) showsRead() bool {
+	switch m.c.focus {
+	case screenGroups, screenMessages, screenMessage, screenReplay:
+		return true
+	}
+	return false
 }
 
 // layout pushes the body size down to every screen; the footer's height

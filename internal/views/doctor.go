@@ -1,12 +1,16 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
@@ -22,8 +26,14 @@ type Doctor struct {
 	loading  bool
 	loaded   bool
 	failed   bool
-	whole    bool // one finding on the whole screen
+	whole    bool  // one finding on the whole screen
+	unfolded bool  // the advisories are listed one by one
+	rowOf    []int // finding index of each row; foldRow for the folded advisories
+	hscroll  int   // cells the fix commands are scrolled left: they never wrap
 }
+
+// foldRow is the row that stands for the folded advisories.
+const foldRow = -1
 
 // NewDoctor returns an empty doctor screen.
 func NewDoctor(ctx *Context) Doctor {
@@ -44,25 +54,69 @@ func (d *Doctor) SetLoading() { d.loading, d.failed = true, false }
 // SetFailed records that the topology could not be read.
 func (d *Doctor) SetFailed() { d.loading, d.failed = false, true }
 
-// SetFindings shows a diagnosis of vhost.
+// SetFindings shows a diagnosis of vhost: errors first, then warnings;
+// more than one advisory folds into one row until it is opened.
 func (d *Doctor) SetFindings(vhost string, fs []doctor.Finding) {
+	fs = slices.Clone(fs)
+	slices.SortStableFunc(fs, func(a, b doctor.Finding) int {
+		return cmp.Compare(severityRank(a.Severity), severityRank(b.Severity))
+	})
 	d.vhost, d.findings = vhost, fs
 	d.loading, d.loaded, d.failed = false, true, false
-	rows := make([][]string, len(fs))
-	for i, f := range fs {
-		rows[i] = []string{SeverityWord(f.Severity), sanitize.Line(f.Kind),
-			orDash(sanitize.Line(f.Queue)), orDash(sanitize.Line(f.Exchange))}
-	}
-	d.table.styleOf = func(row int) (lipgloss.Style, bool) {
-		if row >= len(d.findings) {
-			return lipgloss.Style{}, false
-		}
-		return d.severityStyle(d.findings[row].Severity)
-	}
-	d.table.SetRows(rows)
+	d.layoutRows()
 	if len(fs) == 0 {
 		d.whole = false
 	}
+}
+
+func severityRank(s string) int {
+	switch s {
+	case doctor.SeverityError:
+		return 0
+	case doctor.SeverityWarning:
+		return 1
+	}
+	return 2
+}
+
+// advisories counts the advisories found.
+func (d *Doctor) advisories() int {
+	n := 0
+	for _, f := range d.findings {
+		if f.Severity == doctor.SeverityAdvisory {
+			n++
+		}
+	}
+	return n
+}
+
+// layoutRows makes the list's rows: every error and warning, then the
+// advisories, folded into one row when there are several.
+func (d *Doctor) layoutRows() {
+	fold := !d.unfolded && d.advisories() > 1
+	var rows [][]string
+	d.rowOf = d.rowOf[:0]
+	for i, f := range d.findings {
+		if fold && f.Severity == doctor.SeverityAdvisory {
+			continue
+		}
+		d.rowOf = append(d.rowOf, i)
+		rows = append(rows, []string{SeverityWord(f.Severity), sanitize.Line(f.Kind),
+			orDash(sanitize.Line(f.Queue)), orDash(sanitize.Line(f.Exchange))})
+	}
+	if fold {
+		d.rowOf = append(d.rowOf, foldRow)
+		rows = append(rows, []string{SeverityWord(doctor.SeverityAdvisory),
+			fmt.Sprintf("%d advisories,", d.advisories()), d.ctx.Keys.Open.Help().Key + " to show", ""})
+	}
+	d.table.styleOf = func(row int) (lipgloss.Style, bool) {
+		if row >= len(d.rowOf) || d.rowOf[row] == foldRow {
+			return lipgloss.Style{}, false
+		}
+		return d.severityStyle(d.findings[d.rowOf[row]].Severity)
+	}
+	d.table.SetRows(rows)
+	d.SetSize(d.width, d.height) // the list's height follows its rows
 }
 
 func (d *Doctor) severityStyle(s string) (lipgloss.Style, bool) {
@@ -81,18 +135,28 @@ func (d *Doctor) Findings() []doctor.Finding { return d.findings }
 // Selected is the finding under the cursor.
 func (d *Doctor) Selected() (doctor.Finding, bool) {
 	i, ok := d.table.Selected()
-	if !ok || i >= len(d.findings) {
+	if !ok || i >= len(d.rowOf) || d.rowOf[i] == foldRow {
 		return doctor.Finding{}, false
 	}
-	return d.findings[i], true
+	return d.findings[d.rowOf[i]], true
 }
 
-// Open shows the selected finding whole; Close goes back to the list.
+// Open shows the selected finding whole, or the folded advisories one by
+// one; Close goes back to the list.
 func (d *Doctor) Open() {
+	if i, ok := d.table.Selected(); ok && i < len(d.rowOf) && d.rowOf[i] == foldRow {
+		d.unfolded = true
+		d.layoutRows()
+		return
+	}
 	if _, ok := d.Selected(); ok {
 		d.whole = true
 	}
 }
+
+// Scroll moves the fix commands by n cells (left when negative): they are
+// never wrapped, so a long one is read by scrolling.
+func (d *Doctor) Scroll(n int) { d.hscroll = max(d.hscroll+n, 0) }
 
 // Close returns to the list; it reports whether a finding was open.
 func (d *Doctor) Close() bool {
@@ -108,7 +172,7 @@ func (d *Doctor) Whole() bool { return d.whole }
 // need up to half, the selected finding the rest.
 func (d *Doctor) SetSize(w, h int) {
 	d.width, d.height = w, h
-	rows := len(d.findings) + 1 // header
+	rows := d.table.Total() + 1 // header
 	if d.table.showFilterLine() {
 		rows++
 	}
@@ -219,7 +283,15 @@ func (d *Doctor) finding(f doctor.Finding, h int) []string {
 		}
 	}
 	block("what: ", f.Detail)
-	block("fix:  ", f.Fix)
+	prose, commands := splitCommands(s(f.Fix))
+	block("fix:  ", prose)
+	for _, c := range commands {
+		lines = append(lines, "    $ "+d.scrolled(c, w-2))
+	}
+	if len(commands) > 0 {
+		k := d.ctx.Keys
+		lines = append(lines, st.Dim.Render(fmt.Sprintf("    (never wrapped: %s/%s scroll it)", k.Left.Help().Key, k.Right.Help().Key)))
+	}
 	if len(lines) > h {
 		lines = lines[:h]
 		lines[h-1] = fmt.Sprintf("  … %s shows it whole", d.ctx.Keys.Open.Help().Key)
@@ -228,6 +300,39 @@ func (d *Doctor) finding(f doctor.Finding, h int) []string {
 		}
 	}
 	return lines
+}
+
+// commandRe finds a shell command in a fix: from the tool's name to the end
+// of its sentence (a dot inside a name is not an end).
+var commandRe = regexp.MustCompile(`(?:rabbitmqctl|rabbitmqadmin) [^)]*?(?:\.\s|\.$|\)|$)`)
+
+// splitCommands takes the commands out of a fix's prose, so they are shown
+// whole on lines of their own and can be pasted as they are.
+func splitCommands(fix string) (prose string, commands []string) {
+	prose = commandRe.ReplaceAllStringFunc(fix, func(m string) string {
+		c := strings.TrimRight(m, ". )")
+		commands = append(commands, c)
+		return "(the command below)" + tail(m)
+	})
+	return prose, commands
+}
+
+// tail is what ends a command's sentence or parenthesis: kept in the prose.
+func tail(m string) string { return strings.TrimPrefix(m, strings.TrimRight(m, ". )")) }
+
+// scrolled is the part of a command the horizontal scroll shows, marked
+// at either end where it goes on.
+func (d *Doctor) scrolled(c string, w int) string {
+	n := ansi.StringWidth(c)
+	off := min(d.hscroll, max(n-w, 0))
+	out := ansi.Cut(c, off, off+w)
+	if off > 0 {
+		out = "…" + ansi.TruncateLeft(out, 1, "")
+	}
+	if off+w < n {
+		out = ansi.Truncate(out, w-1, "") + "…"
+	}
+	return out
 }
 
 // ShortHelp implements help.KeyMap.
@@ -242,5 +347,5 @@ func (d *Doctor) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (d *Doctor) FullHelp() [][]key.Binding {
 	k := d.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter, k.Left, k.Right}, k.general()}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Fit truncates s to w cells with "…" and pads it to exactly w cells, so
@@ -31,6 +33,39 @@ func fitAligned(s string, w int, right bool) string {
 		return strings.Repeat(" ", w-n) + s
 	}
 	return s + strings.Repeat(" ", w-n)
+}
+
+// ElideMiddle fits s in w cells by cutting its middle ("msg_shipment…updated-0042"):
+// ids of one kind share their start, and the tail tells them apart.
+func ElideMiddle(s string, w int) string {
+	n := ansi.StringWidth(s)
+	if n <= w {
+		return s
+	}
+	if w < 3 {
+		return ansi.Truncate(s, w, "")
+	}
+	tail := (w - 1) / 2
+	head := w - 1 - tail
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, n-tail, "")
+}
+
+// IDList names the first few ids and how many there are, for a dialog
+// that must say what it acts on: "m-1, m-2, m-3 and 4 more (7)".
+func IDList(ids []string, w int) string {
+	const shown = 3
+	var names []string
+	for i, id := range ids {
+		if i == shown {
+			break
+		}
+		names = append(names, ElideMiddle(sanitize.Line(id), max((w-12)/min(len(ids), shown)-2, 12)))
+	}
+	line := strings.Join(names, ", ")
+	if more := len(ids) - len(names); more > 0 {
+		line += fmt.Sprintf(" and %d more", more)
+	}
+	return fmt.Sprintf("%s (%d)", line, len(ids))
 }
 
 // Count formats n with thousands separators: 48210 -> "48,210".

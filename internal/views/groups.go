@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/spinner"
@@ -27,6 +28,16 @@ type Groups struct {
 	read    int
 	expect  int
 	spin    spinner.Model
+	readAt  time.Time // when the inspection shown was read
+	changed time.Time // when an action last changed the queue
+}
+
+// NoteChange records that an action changed queue name at `at`: until it
+// is read again, the header says how old its numbers are.
+func (g *Groups) NoteChange(name string, at time.Time) {
+	if name == g.queue {
+		g.changed = at
+	}
 }
 
 // NewGroups returns an empty groups screen.
@@ -36,21 +47,32 @@ func NewGroups(ctx *Context) Groups {
 		{Title: "reason_code", Width: 12, Flex: 2},
 		{Title: "count", Width: 6, Right: true},
 		{Title: "oldest", Width: 6, Right: true},
-		{Title: "newest", Width: 6, Right: true},
-		{Title: "event types", Width: 10, Flex: 2},
+		{Title: "newest", Width: 6, Right: true, Shed: 1},
+		{Title: "event types", Width: 10, Flex: 2, Shed: 2},
 	}))}
 }
 
 // Bound says how much of the queue a snapshot holds, for headers and the
 // status line: "first 10,000 of 48,210 messages" or "all 37 messages".
 func Bound(b triage.Batch) string {
-	if b.Truncated() {
+	if b.Truncated() && !ReadToTheEnd(b) {
 		return fmt.Sprintf("first %s of %s", Count(len(b.Messages)), Plural(b.Depth, "message"))
 	}
 	if len(b.Messages) == 1 {
 		return "the only message"
 	}
 	return "all " + Plural(len(b.Messages), "message")
+}
+
+// ReadToTheEnd reports a browse that stopped because the queue had no
+// more, not at its bound or on an error: its count is the depth, whatever
+// the broker's sampled depth (which trails an action by seconds) says.
+func ReadToTheEnd(b triage.Batch) bool {
+	limit := b.Limit
+	if limit <= 0 {
+		limit = triage.DefaultBrowseLimit
+	}
+	return b.Err == nil && len(b.Messages) < limit
 }
 
 // Open starts showing queue name, dropping the old inspection; the caller
@@ -98,6 +120,7 @@ func (g *Groups) UpdateSpinner(msg spinner.TickMsg) tea.Cmd {
 // SetInspection shows what the browse found, narrowed by the filter in force.
 func (g *Groups) SetInspection(insp *triage.Inspection) {
 	g.all, g.loading, g.failed = insp, false, false
+	g.readAt = g.ctx.now()
 	g.regroup()
 }
 
@@ -176,7 +199,27 @@ func (g *Groups) header() string {
 	if kind != "" {
 		name += " (" + kind + ")"
 	}
-	return name + " — " + Bound(g.insp.Batch) + ", " + Plural(len(g.insp.Groups), "group")
+	head := name + " — " + g.counts()
+	if g.readAt.Before(g.changed) {
+		head += " · read " + Age(g.ctx.now().Sub(g.readAt)) + " ago, before the last action"
+	}
+	return head
+}
+
+// counts says how much is shown: "all 20 messages, 7 groups", or with a
+// filter (fields or words) "3 of 20 messages, 2 groups", 0 when nothing
+// matches, so the header never claims more than the list holds.
+func (g *Groups) counts() string {
+	if g.filter.Empty() && g.table.Len() == g.table.Total() {
+		return Bound(g.all.Batch) + ", " + Plural(len(g.insp.Groups), "group")
+	}
+	msgs := 0
+	for i, gr := range g.insp.Groups {
+		if g.table.Shown(i) {
+			msgs += gr.Count
+		}
+	}
+	return fmt.Sprintf("%s of %s, %s", Count(msgs), Plural(len(g.all.Messages), "message"), Plural(g.table.Len(), "group"))
 }
 
 // filterLine says which filter narrows the groups, under the title.

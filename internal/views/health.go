@@ -63,10 +63,32 @@ func (h HealthThresholds) Status(ingress float64, age time.Duration, depth int) 
 }
 
 // Trend is what the root measured of one queue across polls: its ingress
-// now and the ingress of each poll, oldest first.
+// now and the ingress of each poll, oldest first; when the depth last grew,
+// and by how much over the last GrowthSpan (or since the first poll, when
+// that is shorter: GrowthOver says which).
 type Trend struct {
-	Ingress float64
-	History []float64
+	Ingress     float64
+	History     []float64
+	LastArrival time.Time // zero: no growth seen
+	Growth      int
+	GrowthOver  time.Duration
+	Baseline    int // the lowest depth of the span: a raised state falls back there
+}
+
+// GrowthSpan is the span the queues screen states a queue's growth over.
+const GrowthSpan = 5 * time.Minute
+
+// worse reports whether a is a more urgent state than b.
+func worse(a, b Health) bool { return healthRank(a) > healthRank(b) }
+
+func healthRank(h Health) int {
+	switch h {
+	case HealthCrit:
+		return 2
+	case HealthWarn:
+		return 1
+	}
+	return 0
 }
 
 // trendCell is how many polls one sparkline cell averages, so a narrow

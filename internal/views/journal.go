@@ -35,8 +35,10 @@ type JournalEntry struct {
 type Journal struct {
 	listScreen
 	path    string
-	entries []JournalEntry // newest first, as the rows
-	verify  string         // "verified" or why not; empty while loading
+	entries []JournalEntry       // newest first, as the rows; an outcome is folded into its decision
+	outcome map[int]JournalEntry // by row: the outcome entry of a decision
+	total   int                  // entries in the journal, folded ones included
+	verify  string               // "verified" or why not; empty while loading
 	broken  bool
 	loading bool
 	detail  bool // one entry is open
@@ -52,6 +54,7 @@ func NewJournal(ctx *Context) Journal {
 		{Title: "action", Width: 14},
 		{Title: "queue", Width: 8, Flex: 2},
 		{Title: "count", Width: 5, Right: true},
+		{Title: "outcome", Width: 12, Shed: 1},
 		{Title: "reason", Width: 6, Flex: 4},
 	}))}
 }
@@ -64,10 +67,16 @@ func (j *Journal) SetLoading(path string) {
 // SetEntries shows entries (in journal order) newest first; verifyErr is
 // the chain check's answer.
 func (j *Journal) SetEntries(entries []JournalEntry, verifyErr error) {
-	j.loading = false
-	j.entries = make([]JournalEntry, len(entries))
-	for i, e := range entries {
-		j.entries[len(entries)-1-i] = e
+	j.loading, j.total = false, len(entries)
+	folded, outcomes := foldOutcomes(entries)
+	j.entries = make([]JournalEntry, len(folded))
+	j.outcome = map[int]JournalEntry{}
+	for i, e := range folded {
+		r := len(folded) - 1 - i
+		j.entries[r] = e
+		if o, ok := outcomes[i]; ok {
+			j.outcome[r] = o
+		}
 	}
 	j.broken = verifyErr != nil
 	j.verify = "chain verified: every entry's hash holds"
@@ -83,10 +92,57 @@ func (j *Journal) SetEntries(entries []JournalEntry, verifyErr error) {
 			sanitize.Line(e.Action),
 			orDash(sanitize.Line(e.Queue)),
 			strconv.Itoa(entryCount(e)),
+			j.outcomeText(i),
 			orDash(sanitize.Line(e.Reason)),
 		}
 	}
 	j.table.SetRows(rows)
+}
+
+// foldOutcomes pairs each outcome entry (details step "outcome") with the
+// decision before it of the same action, queue, actor and reason, so the
+// screen shows one row per action with how it ended. It returns the
+// entries left as rows (journal order) and the outcome of each, by row.
+func foldOutcomes(entries []JournalEntry) ([]JournalEntry, map[int]JournalEntry) {
+	var rows []JournalEntry
+	outcomes := map[int]JournalEntry{}
+	pending := map[string]int{} // decision key -> row
+	for _, e := range entries {
+		k := strings.Join([]string{e.Action, e.Vhost, e.Queue, e.Actor, e.Reason}, "\x00")
+		switch e.Details["step"] {
+		case "decision":
+			pending[k] = len(rows)
+		case "outcome":
+			if r, ok := pending[k]; ok {
+				outcomes[r] = e
+				delete(pending, k)
+				continue
+			}
+		}
+		rows = append(rows, e)
+	}
+	return rows, outcomes
+}
+
+// outcomeText is how the action of row i ended: "discarded 2", "failed",
+// "no outcome" for a decision never followed by one, "—" for entries
+// without steps.
+func (j *Journal) outcomeText(i int) string {
+	e := j.entries[i]
+	if e.Details["step"] != "decision" {
+		return "—"
+	}
+	o, ok := j.outcome[i]
+	switch {
+	case !ok:
+		return "no outcome"
+	case o.Details["error"] != nil:
+		return "failed"
+	}
+	if n, ok := o.Details["discarded"].(float64); ok {
+		return "discarded " + strconv.Itoa(int(n))
+	}
+	return "done"
 }
 
 // entryCount is how many messages an entry names: its ids, or the count a
@@ -155,7 +211,7 @@ func (j *Journal) View() string {
 	title := "journal " + sanitize.Line(j.path)
 	status := "reading the journal…"
 	if !j.loading {
-		title += fmt.Sprintf(" — %s entries", Count(len(j.entries)))
+		title += fmt.Sprintf(" — %s entries", Count(j.total))
 		status = j.verify
 		if j.broken {
 			status = st.Warn.Render(status)
@@ -172,8 +228,19 @@ func (j *Journal) entryView() string {
 	if !ok {
 		return ""
 	}
-	e := j.entries[i]
 	p := &page{st: j.ctx.Styles, width: j.width}
+	if o, ok := j.outcome[i]; ok { // newest first, as the list: how it ended, then the decision
+		entryPage(p, o)
+		p.lines = append(p.lines, "")
+	}
+	entryPage(p, j.entries[i])
+	lines := p.lines
+	j.scroll = min(j.scroll, max(len(lines)-(j.height-2), 0))
+	return strings.Join(lines[j.scroll:], "\n")
+}
+
+// entryPage adds one entry, whole, to p.
+func entryPage(p *page, e JournalEntry) {
 	p.section(fmt.Sprintf("entry %d", e.Seq))
 	p.field("time", stamp(e.Time))
 	p.field("actor", sanitize.Line(e.Actor))
@@ -204,9 +271,6 @@ func (j *Journal) entryView() string {
 	p.section("chain")
 	p.field("prev hash", e.PrevHash)
 	p.field("hash", e.Hash)
-	lines := p.lines
-	j.scroll = min(j.scroll, max(len(lines)-(j.height-2), 0))
-	return strings.Join(lines[j.scroll:], "\n")
 }
 
 // ShortHelp implements help.KeyMap.

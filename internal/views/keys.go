@@ -11,6 +11,8 @@ type KeyMap struct {
 	PageDown key.Binding
 	Top      key.Binding
 	Bottom   key.Binding
+	Left     key.Binding // scrolls what is never wrapped (the doctor's fix commands)
+	Right    key.Binding
 	Open     key.Binding
 	Back     key.Binding
 	Filter   key.Binding

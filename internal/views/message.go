@@ -207,7 +207,14 @@ func (p *page) text(s string) {
 		if len(parts) == 1 {
 			continue
 		}
-		for _, part := range wrapWords(strings.Join(parts[1:], " "), max(w-ind-2, 10)) {
+		// the rest is wrapped afresh at the continuation width: re-wrapping
+		// the lines already cut at the first width left a two-cell line
+		// after each one of a long word ("xx")
+		rest, ok := strings.CutPrefix(body, parts[0])
+		if !ok {
+			rest = strings.Join(parts[1:], " ")
+		}
+		for _, part := range wrapWords(strings.TrimLeft(rest, " "), max(w-ind-2, 10)) {
 			p.lines = append(p.lines, "  "+pad+"  "+part)
 		}
 	}
@@ -248,7 +255,7 @@ func (m *Message) failure(p *page) {
 	p.section("failure")
 	p.field("reason", string(t.Reason))
 	p.field("reason_code", orDash(s(t.ReasonCode)))
-	p.field("attempts", strconv.Itoa(t.Attempts))
+	p.field("attempts", AttemptsText(t))
 	died := when(m.ctx.now(), t.DiedAt)
 	if t.DiedAt.IsZero() {
 		died = "? (no death time recorded on this message)"
@@ -285,7 +292,10 @@ func (m *Message) payload(p *page) {
 	if ct := sanitize.Line(t.Message.Properties.ContentType); ct != "" {
 		head += ", " + ct
 	}
-	if t.Redactions > 0 {
+	switch {
+	case t.Redactions > 0 && m.Revealed():
+		head += ", " + Plural(t.Redactions, "redacted value") + " revealed"
+	case t.Redactions > 0:
 		head += ", " + Plural(t.Redactions, "value") + " redacted"
 	}
 	if t.Binary {
@@ -303,6 +313,16 @@ func (m *Message) payload(p *page) {
 	default:
 		p.text(sanitize.Text(t.Payload)) // triage did it already; the screen is the last line of defence
 	}
+}
+
+// AttemptsText is how many times the message was tried. A message that
+// died of maxlen or expiry was never a failed delivery: with no count
+// recorded it shows "—", not a misleading 0.
+func AttemptsText(t triage.Triaged) string {
+	if t.Attempts == 0 && (t.Reason == triage.ReasonMaxlen || t.Reason == triage.ReasonExpired) {
+		return "—"
+	}
+	return strconv.Itoa(t.Attempts)
 }
 
 // headerSection lists the headers but x-death (the timeline shows it).

@@ -2,11 +2,11 @@ package views
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
@@ -32,18 +32,30 @@ func NewMessages(ctx *Context) Messages {
 func (m *Messages) columns() []Column {
 	cols := []Column{
 		{Title: "*", Width: 1}, // "*" marks a message for the next action
-		{Title: "id", Width: 10, Flex: 3},
-		{Title: "event type", Width: 8, Flex: 2},
+		{Title: "id", Width: m.idWidth(), Flex: 3, Middle: true},
+		{Title: "event type", Width: 8, Flex: 2, Shed: 1},
 		{Title: "att", Width: 3, Right: true},
 		{Title: "age", Width: 6, Right: true},
-		{Title: "died (UTC)", Width: 16},
-		{Title: "reason_code", Width: 8, Flex: 2},
-		{Title: "tags", Width: 6, Flex: 2},
+		{Title: "died (UTC)", Width: 16, Shed: 3},
+		{Title: "reason_code", Width: 8, Flex: 2, Shed: 4}, // the group's own: the header says it
+		{Title: "tags", Width: 6, Flex: 2, Shed: 2},
 	}
 	if m.limit > 0 {
 		cols = append(cols, Column{Title: "deliv", Width: 7, Right: true})
 	}
 	return cols
+}
+
+// idWidth is what the longest id of the group needs, within bounds: ids
+// must be told apart, yet the other columns must still fit.
+func (m *Messages) idWidth() int {
+	w := 10
+	if m.insp != nil {
+		for _, idx := range m.group.Members {
+			w = max(w, ansi.StringWidth(sanitize.Line(m.insp.Messages[idx].ID)))
+		}
+	}
+	return min(w, 32)
 }
 
 // Open shows group g of insp from the top, unfiltered; tags are by message
@@ -108,7 +120,7 @@ func (m *Messages) render() {
 			mark,
 			sanitize.Line(t.ID),
 			orDash(sanitize.Line(t.Envelope.EventType)),
-			strconv.Itoa(t.Attempts),
+			AttemptsText(t),
 			ageSince(now, t.DiedAt),
 			minute(t.DiedAt),
 			orDash(sanitize.Line(t.ReasonCode)),

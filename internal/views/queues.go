@@ -2,6 +2,7 @@ package views
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,8 +10,10 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -24,8 +27,63 @@ type Queues struct {
 	patterns []string
 	health   HealthThresholds
 	trends   map[string]Trend
-	status   []Health // per row of queues
-	doctor   string   // the doctor's summary for the header, "" until known
+	status   []Health             // per row of queues
+	doctor   string               // the doctor's summary for the header, "" until known
+	dropping map[string]bool      // sources whose dead letters the doctor says are lost
+	raised   map[string]raise     // states held until the queue is dealt with
+	reads    map[string]readNote  // what the last browse of a queue found
+	changed  map[string]time.Time // when an action last changed a queue
+}
+
+// statsLag is how long the management API's queue depths may trail the
+// broker: they are sampled every 5 s, so a list read just after an action
+// may not show it yet.
+const statsLag = 10 * time.Second
+
+// NoteChange records that an action (discard, replay) changed queue name
+// at `at`: until the broker's numbers catch up, its depth says how old it is.
+func (q *Queues) NoteChange(name string, at time.Time) {
+	if q.changed == nil {
+		q.changed = map[string]time.Time{}
+	}
+	q.changed[name] = at
+	q.redraw()
+}
+
+// depthCell is p's depth, saying how old it is when it may predate the
+// last action on p: a browse's exact count when one is newer, else the
+// list's number marked as settling.
+func (q *Queues) depthCell(p triage.ParkingQueue, now time.Time) string {
+	at, ok := q.changed[p.Name]
+	if !ok || now.Sub(at) > statsLag {
+		return Count(p.Messages)
+	}
+	if r, ok := q.reads[p.Name]; ok && !r.truncated && !r.at.Before(at) {
+		if r.count == p.Messages {
+			return Count(p.Messages)
+		}
+		return Count(r.count) + " · " + Age(now.Sub(r.at)) + " ago"
+	}
+	return Count(p.Messages) + " · settling"
+}
+
+// raise is a state held up after what raised it (a burst of dead letters)
+// has passed: it falls back only when the depth returns to zero or to
+// where it was before.
+type raise struct {
+	level    Health
+	baseline int
+	holding  bool // the state shown is this one, not what the numbers say now
+}
+
+// readNote is what a browse of a queue told about its messages' times,
+// better than the broker's head timestamp, which many publishers never set.
+type readNote struct {
+	oldest, newest time.Time
+	from           string // which time the oldest is
+	count          int
+	truncated      bool      // the read stopped at its bound: count is not the depth
+	at             time.Time // when it was read
 }
 
 // NewQueues returns the queue list, empty until SetQueues.
@@ -34,11 +92,11 @@ func NewQueues(ctx *Context) Queues {
 		{Title: "state", Width: 5},
 		{Title: "queue", Width: 12, Flex: 3},
 		{Title: "depth", Width: 6, Right: true},
-		{Title: "in/s", Width: 5, Right: true},
-		{Title: "trend", Width: trendWidth},
+		{Title: "in/s", Width: 5, Right: true, Shed: 2},
+		{Title: "trend", Width: trendWidth, Shed: 4},
 		{Title: "oldest", Width: 6, Right: true},
-		{Title: "cons", Width: 4, Right: true},
-		{Title: "sources", Width: 10, Flex: 2}, // queues that dead-letter here
+		{Title: "cons", Width: 4, Right: true, Shed: 3},
+		{Title: "sources", Width: 10, Flex: 2, Shed: 1}, // queues that dead-letter here
 	}))}
 }
 
@@ -48,8 +106,36 @@ const trendWidth = 10
 // SetHealth sets the thresholds that colour the rows and name their state.
 func (q *Queues) SetHealth(h HealthThresholds) { q.health = h.WithDefaults() }
 
-// SetDoctor sets the doctor's summary shown in the header ("" hides it).
-func (q *Queues) SetDoctor(summary string) { q.doctor = summary }
+// SetDoctor sets the doctor's findings: their summary goes in the header,
+// and a source whose dead letters they say are lost is marked in the
+// sources column, so the list never claims a path the doctor denies. Call
+// it before SetQueues.
+func (q *Queues) SetDoctor(fs []doctor.Finding) {
+	q.doctor = "doctor: " + SummaryLine(fs)
+	q.dropping = map[string]bool{}
+	for _, f := range fs {
+		switch f.Kind {
+		case doctor.KindMissingExchange, doctor.KindUnroutable, doctor.KindCycleSilentDrop, doctor.KindRetryRouteMismatch:
+			q.dropping[f.Queue] = true
+		}
+	}
+}
+
+// sources names the queues that dead-letter into p, marking those whose
+// dead letters the doctor says are dropped.
+func (q *Queues) sources(p triage.ParkingQueue) string {
+	names := sanitize.Lines(p.DeadLetteredFrom)
+	for i, n := range p.DeadLetteredFrom {
+		if q.dropping[n] {
+			names[i] += " (dropped!)"
+		}
+	}
+	source := strings.Join(names, ", ")
+	if p.ByName && source == "" {
+		source = "(matched by name)"
+	}
+	return source
+}
 
 // Health is the state of the queue called name, as last shown.
 func (q *Queues) Health(name string) Health {
@@ -79,26 +165,25 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 	q.trends = trends
 	qs = attentionOrder(qs, q.ingress, now)
 	q.queues, q.loading, q.loaded, q.failed = qs, false, true, false
+	q.table.cols[1].Width = nameWidth(qs)
 	rows := make([][]string, len(qs))
 	q.status = make([]Health, len(qs))
 	for i, p := range qs {
-		source := strings.Join(sanitize.Lines(p.DeadLetteredFrom), ", ")
-		if p.ByName && source == "" {
-			source = "(matched by name)"
-		}
+		source := q.sources(p)
 		var age time.Duration
-		if !p.HeadPublished.IsZero() {
-			age = now.Sub(p.HeadPublished)
+		oldest, _ := q.oldest(p)
+		if !oldest.IsZero() {
+			age = now.Sub(oldest)
 		}
 		in := q.ingress(p)
-		q.status[i] = q.health.Status(in, age, p.Messages)
+		q.status[i] = q.hold(p, q.health.Status(in, age, p.Messages), q.trends[p.Name])
 		rows[i] = []string{
 			string(q.status[i]),
 			sanitize.Line(p.Name),
-			Count(p.Messages),
+			q.depthCell(p, now),
 			rate(in),
 			trendLine(q.trends[p.Name].History, trendWidth),
-			ageSince(now, p.HeadPublished),
+			ageSince(now, oldest),
 			strconv.Itoa(p.Consumers),
 			orDash(source),
 		}
@@ -115,10 +200,140 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 		}
 		return lipgloss.Style{}, false
 	}
+	q.table.cols[2].Width = 6
+	for _, r := range rows { // a depth that says its age needs the room
+		q.table.cols[2].Width = max(q.table.cols[2].Width, ansi.StringWidth(r[2]))
+	}
 	q.table.SetRows(rows)
 	if had { // follow the queue, not the row number, across a refresh
 		q.SelectName(prev.Name)
 	}
+}
+
+// NoteRead records what a browse of queue name found: the oldest and
+// newest message by the best time each carries (death time, else the
+// envelope's occurred_at, else the timestamp property).
+func (q *Queues) NoteRead(name string, insp *triage.Inspection) {
+	if q.reads == nil {
+		q.reads = map[string]readNote{}
+	}
+	n := readNote{count: len(insp.Messages), truncated: !ReadToTheEnd(insp.Batch), at: q.ctx.now()}
+	for _, t := range insp.Messages {
+		at, from := bestTime(t)
+		if at.IsZero() {
+			continue
+		}
+		if n.oldest.IsZero() || at.Before(n.oldest) {
+			n.oldest, n.from = at, from
+		}
+		if at.After(n.newest) {
+			n.newest = at
+		}
+	}
+	q.reads[name] = n
+	q.redraw()
+}
+
+// redraw renders the list again from what it holds, for what was learnt
+// between two reads of it.
+func (q *Queues) redraw() {
+	if q.loaded {
+		q.SetQueues(q.queues, q.trends)
+	}
+}
+
+// bestTime is when t became a dead letter, as well as it is known.
+func bestTime(t triage.Triaged) (time.Time, string) {
+	if !t.DiedAt.IsZero() {
+		return t.DiedAt, "death time"
+	}
+	if at, err := time.Parse(time.RFC3339, t.Envelope.OccurredAt); err == nil {
+		return at, "envelope time"
+	}
+	if ts := t.Message.Properties.Timestamp; !ts.IsZero() {
+		return ts, "timestamp property"
+	}
+	return time.Time{}, ""
+}
+
+// oldest is the time of p's oldest message from the best source known: a
+// browse's, while the queue still holds what it read, else the broker's
+// head timestamp.
+func (q *Queues) oldest(p triage.ParkingQueue) (time.Time, string) {
+	at, from := p.HeadPublished, "timestamp property"
+	if at.IsZero() {
+		from = ""
+	}
+	// a read's times come first: the head timestamp is the lowest in rank
+	// (often the original publish, or not set at all)
+	r, ok := q.reads[p.Name]
+	if ok && p.Messages > 0 && p.Messages >= r.count && !r.oldest.IsZero() {
+		at, from = r.oldest, r.from
+	}
+	return at, from
+}
+
+// hold keeps a raised state until the queue is dealt with: a burst's
+// inflow decays within a minute, the dead letters it left do not.
+func (q *Queues) hold(p triage.ParkingQueue, st Health, tr Trend) Health {
+	if q.raised == nil {
+		q.raised = map[string]raise{}
+	}
+	r, had := q.raised[p.Name]
+	base := tr.Baseline
+	if had {
+		base = r.baseline
+	}
+	switch {
+	case p.Messages == 0 || p.Messages <= base:
+		delete(q.raised, p.Name) // dealt with, or nothing arrived to hold it for
+	case st != HealthOK && (!had || !worse(r.level, st)):
+		q.raised[p.Name] = raise{level: st, baseline: base}
+	case had && worse(r.level, st):
+		r.holding = true
+		q.raised[p.Name] = r
+		return r.level
+	}
+	return st
+}
+
+// Detail is the selected queue's health in words: what a responder needs
+// before opening it.
+func (q *Queues) Detail() string {
+	p, ok := q.Selected()
+	if !ok {
+		return ""
+	}
+	now := q.ctx.now()
+	tr := q.trends[p.Name]
+	last := tr.LastArrival
+	if r, ok := q.reads[p.Name]; ok && r.newest.After(last) {
+		last = r.newest
+	}
+	parts := []string{sanitize.Line(p.Name) + ": last dead letter " + ago(now, last)}
+	if last.IsZero() {
+		parts[0] = sanitize.Line(p.Name) + ": no dead letter seen arrive yet"
+	}
+	if tr.GrowthOver > 0 {
+		parts = append(parts, fmt.Sprintf("%+d in the last %s", tr.Growth, Age(min(tr.GrowthOver, GrowthSpan))))
+	}
+	if at, from := q.oldest(p); !at.IsZero() {
+		parts = append(parts, "oldest "+Age(now.Sub(at))+" ("+from+")")
+	}
+	if r, ok := q.raised[p.Name]; ok && r.holding {
+		parts = append(parts, fmt.Sprintf("%s held until the depth is back to %d", r.level, r.baseline))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// nameWidth is what the longest queue name needs (within bounds): a name
+// keeps its width while less important columns give way.
+func nameWidth(qs []triage.ParkingQueue) int {
+	w := 12
+	for _, p := range qs {
+		w = max(w, ansi.StringWidth(sanitize.Line(p.Name)))
+	}
+	return min(w, 30)
 }
 
 // ingress is the queue's inflow: the measured trend when there is one,
@@ -228,7 +443,14 @@ func (q *Queues) View() string {
 	if doctor != "" {
 		doctor += " — " + q.ctx.Keys.Doctor.Help().Key + " shows them"
 	}
-	return q.frame(st.Dim.Render(head), doctor, q.table.View())
+	return fitLines(st.Dim.Render(head)+"\n"+doctor+"\n"+q.Detail()+"\n"+q.table.View(), q.width, q.height)
+}
+
+// SetSize sets the area of the screen body: three header lines (what is
+// listed, the doctor, the selected queue's health), then the table.
+func (q *Queues) SetSize(w, h int) {
+	q.width, q.height = w, h
+	q.table.SetSize(w, h-3)
 }
 
 // ShortHelp implements help.KeyMap.

@@ -139,8 +139,12 @@ func (r *Replay) dryRun() string {
 		r.row(&b, "destination", "none")
 	}
 	o := p.Options
-	r.row(&b, "canary", fmt.Sprintf("%d at %s msg/s, then observe %s", o.Canary, rate(o.CanaryRate), o.Observe))
-	r.row(&b, "then", fmt.Sprintf("ramp up (doubling) to at most %s msg/s", rate(o.Rate)))
+	if ToPublish(p) > 0 {
+		r.row(&b, "canary", fmt.Sprintf("%d at %s msg/s, then observe %s", o.Canary, rate(o.CanaryRate), o.Observe))
+		r.row(&b, "then", fmt.Sprintf("ramp up (doubling) to at most %s msg/s", rate(o.Rate)))
+	} else {
+		r.row(&b, "publish", "nothing is left to publish: starting only acks what was confirmed and closes the replay")
+	}
 	for _, pr := range p.Problems {
 		b.WriteString(st.Warn.Render("problem: "+sanitize.Line(pr)) + "\n")
 	}
@@ -158,11 +162,24 @@ func (r *Replay) dryRun() string {
 	}
 	k := r.ctx.Keys
 	hint := fmt.Sprintf("%s starts the canary (asks first) • %s goes back, nothing sent", k.Open.Help().Key, k.Back.Help().Key)
+	if ToPublish(p) == 0 {
+		hint = fmt.Sprintf("%s finishes it (asks first) • %s goes back, nothing sent", k.Open.Help().Key, k.Back.Help().Key)
+	}
 	if len(p.Problems) > 0 || len(p.Items) == 0 {
 		hint = "this plan may not run (see the problems above) • " + k.Back.Help().Key + " goes back"
 	}
 	b.WriteString(st.Dim.Render(hint) + "\n")
 	return b.String()
+}
+
+// ToPublish is how many messages of p are still to be published: a resume
+// plan leaves out what was confirmed (acked only) and what was settled.
+func ToPublish(p replay.Plan) int {
+	n := len(p.Items)
+	if pr := p.Prior; pr != nil {
+		n -= len(pr.Confirmed) + len(pr.Settled)
+	}
+	return max(n, 0)
 }
 
 // routeText is a route as the user types it: EXCHANGE:ROUTING_KEY.
@@ -191,7 +208,7 @@ func PhaseText(p replay.Progress, k KeyMap) string {
 	case replay.PhaseDone:
 		return "FINISHED"
 	}
-	return "STARTING"
+	return "STARTING — nothing has been sent yet"
 }
 
 func (r *Replay) gauge() string {
@@ -207,10 +224,7 @@ func (r *Replay) gauge() string {
 	if r.prog != nil {
 		pr = *r.prog
 	}
-	phase := PhaseText(pr, r.ctx.Keys)
-	if r.res != nil {
-		phase = r.endText()
-	}
+	phase := r.phaseText(pr)
 	r.row(&b, "phase", st.Warn.Render(phase))
 	if pr.Blocked != "" {
 		r.row(&b, "blocked", st.Warn.Render("the broker blocked publishing: "+sanitize.Line(pr.Blocked)))
@@ -244,6 +258,21 @@ func (r *Replay) gauge() string {
 		b.WriteString(r.outcome())
 	}
 	return b.String()
+}
+
+// phaseText is the phase in words. Only the run's Result says FINISHED: a
+// report says "done" whenever nothing is queued, which is also true before
+// the selected messages are held, so such a report is not the end.
+func (r *Replay) phaseText(pr replay.Progress) string {
+	switch {
+	case r.res != nil:
+		return r.endText()
+	case pr.Phase == replay.PhaseDone && pr.Published == 0:
+		return PhaseText(replay.Progress{Phase: replay.PhaseHolding}, r.ctx.Keys)
+	case pr.Phase == replay.PhaseDone:
+		return "FINISHING — waiting for the last confirms"
+	}
+	return PhaseText(pr, r.ctx.Keys)
 }
 
 func progressBar(done, total, w int) string {
@@ -306,6 +335,10 @@ func (r *Replay) ShortHelp() []key.Binding {
 	case !r.started:
 		start := k.Open
 		start.SetHelp(k.Open.Help().Key, "start")
+		if ToPublish(r.plan) == 0 && r.plan.Prior != nil {
+			start.SetHelp(k.Open.Help().Key, "finish")
+			return []key.Binding{start, k.Back, k.Quit}
+		}
 		return []key.Binding{start, k.Destination, k.Canary, k.Observe, k.Rate, k.Quit}
 	case r.Running():
 		return []key.Binding{k.RampUp, k.Pause, k.Abort, k.Help, k.Quit}

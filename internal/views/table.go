@@ -17,6 +17,11 @@ type Column struct {
 	Width int
 	Flex  int
 	Right bool // numbers
+	// Middle cuts a long cell in its middle, keeping the tail (ids).
+	Middle bool
+	// Shed is the order in which columns give way when the minimum widths
+	// do not fit: the highest goes first; 0 never goes.
+	Shed int
 }
 
 // Table is the scrolling, filterable list under every list screen. It is
@@ -251,21 +256,41 @@ func (t *Table) bodyHeight() int {
 }
 
 // widths lays the columns out in the table width: two cells for the
-// selection marker, one space between columns.
+// selection marker, one space between columns. When the minimum widths do
+// not fit, columns give way by Shed (width 0: not drawn), so what matters
+// most keeps its width rather than every column being cut.
 func (t *Table) widths() []int {
 	ws := make([]int, len(t.cols))
-	free := t.width - 2 - (len(t.cols) - 1)
-	flex := 0
+	shown := len(t.cols)
+	free := t.width - 2 - (shown - 1)
 	for i, c := range t.cols {
 		ws[i] = c.Width
 		free -= c.Width
-		flex += c.Flex
+	}
+	for free < 0 {
+		drop := -1
+		for i, c := range t.cols {
+			if ws[i] > 0 && c.Shed > 0 && (drop < 0 || c.Shed > t.cols[drop].Shed) {
+				drop = i
+			}
+		}
+		if drop < 0 {
+			break
+		}
+		free += ws[drop] + 1
+		ws[drop] = 0
+	}
+	flex := 0
+	for i, c := range t.cols {
+		if ws[i] > 0 {
+			flex += c.Flex
+		}
 	}
 	if free > 0 && flex > 0 {
 		left := free
 		last := -1
 		for i, c := range t.cols {
-			if c.Flex == 0 {
+			if c.Flex == 0 || ws[i] == 0 {
 				continue
 			}
 			add := free * c.Flex / flex
@@ -291,7 +316,7 @@ func (t *Table) View() string {
 			cells[i] = Fit(c.Title, ws[i])
 		}
 	}
-	b.WriteString(st.Header.Render(Fit("  "+strings.Join(cells, " "), t.width)))
+	b.WriteString(st.Header.Render(Fit("  "+joinShown(cells, ws), t.width)))
 	h := t.bodyHeight()
 	for n := 0; n < h; n++ {
 		b.WriteByte('\n')
@@ -305,13 +330,16 @@ func (t *Table) View() string {
 			if i < len(row) {
 				v = row[i]
 			}
-			if c.Right {
+			switch {
+			case c.Right:
 				cells[i] = fitRight(v, ws[i])
-			} else {
+			case c.Middle:
+				cells[i] = Fit(ElideMiddle(v, ws[i]), ws[i])
+			default:
 				cells[i] = Fit(v, ws[i])
 			}
 		}
-		line := strings.Join(cells, " ")
+		line := joinShown(cells, ws)
 		switch own, ok := t.rowStyle(t.visible[vi]); {
 		case vi == t.cursor:
 			b.WriteString(st.Selected.Render(Fit("› "+line, t.width)))
@@ -335,6 +363,17 @@ func (t *Table) View() string {
 		}
 	}
 	return b.String()
+}
+
+// joinShown joins the cells of the columns that have a width.
+func joinShown(cells []string, ws []int) string {
+	var shown []string
+	for i, c := range cells {
+		if ws[i] > 0 {
+			shown = append(shown, c)
+		}
+	}
+	return strings.Join(shown, " ")
 }
 
 func (t *Table) rowStyle(row int) (lipgloss.Style, bool) {
