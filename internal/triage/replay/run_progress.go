@@ -40,7 +40,8 @@ func (r *run) snapshot() Progress {
 		p.Phase = PhaseAborted
 	case r.paused:
 		p.Phase = PhasePaused
-	case r.finished():
+	case r.phase != PhaseHolding && r.finished():
+		// Before the hold nothing is queued yet, which looks finished.
 		p.Phase = PhaseDone
 	}
 	switch {

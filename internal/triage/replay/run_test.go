@@ -118,6 +118,16 @@ func TestHeadlessGoesOnAtTheCeilingNeverAbove(t *testing.T) {
 	}
 }
 
+// A replay that has not held its messages yet has nothing queued, which
+// looked finished: the first frame of the gauge said FINISHED.
+func TestAReplayBeforeItsHoldIsHoldingNotDone(t *testing.T) {
+	r, _ := runFor(Options{Rate: 10, CanaryRate: 1}, 5)
+	r.queue = nil // as before Hold returns
+	if got := r.snapshot().Phase; got != PhaseHolding {
+		t.Errorf("phase %s before the hold, want %s", got, PhaseHolding)
+	}
+}
+
 func TestPauseResumeAbort(t *testing.T) {
 	r, spy := runFor(Options{Rate: 10, CanaryRate: 1, AutoRamp: true}, 5)
 	r.afterObservation()
