@@ -85,15 +85,21 @@ func keyOf(d Death) deathKey { return deathKey{d.Queue, string(d.Reason), d.Time
 
 // replayedDeaths are the deaths an earlier replay kept in dlqt-deaths that
 // x-death no longer shows, for the timeline: on 4.x a replayed message's
-// x-death starts again, and its history would otherwise vanish.
+// x-death starts again, and its history would otherwise vanish. On <= 3.12
+// x-death kept counting the same entries, which then show once. An x-death
+// entry dated at or after the replay is a new death on every version, never
+// the kept one, even when it has the same {queue, reason} and second.
 func replayedDeaths(h Headers, deaths []Death) []Event {
 	v, ok := findHeader(h, hdrDeaths)
 	if !ok {
 		return nil
 	}
+	replayedAt, dated := headerTime(h, hdrReplayedAt)
 	now := map[deathKey]bool{}
 	for _, d := range deaths {
-		now[keyOf(d)] = true
+		if !dated || d.Time.Before(replayedAt) {
+			now[keyOf(d)] = true
+		}
 	}
 	var ev []Event
 	for _, d := range parseDeaths(Headers{"x-death": v}, func(s string) string { return oneLine(s, maxName) }) {
