@@ -32,6 +32,20 @@ func brokerOf(t *testing.T, l *broker.Live) triage.Broker {
 	return top.Broker
 }
 
+// asksFirst says whether this broker makes a read of queue ask for consent.
+func asksFirst(t *testing.T, l *broker.Live, queue string) bool {
+	t.Helper()
+	top, err := l.Topology(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, ok := top.Queue(queue)
+	if !ok {
+		t.Fatalf("no queue %s", queue)
+	}
+	return triage.DeliveryCostOf(q, top.Broker).AsksFirst()
+}
+
 func TestTopologyNamesTheBrokerVersion(t *testing.T) {
 	f := newFixture(t, "version")
 	b := brokerOf(t, f.live())
