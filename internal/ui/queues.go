@@ -74,6 +74,7 @@ func (s *queuesScreen) onParking(msg parkingMsg) {
 		return
 	}
 	s.c.setErr(nil) // the last error is the last operation's: this one worked
+	s.c.broker = msg.broker
 	s.SetQueues(msg.queues, s.health.record(msg.queues, msg.at))
 	s.SetDoctor("doctor: " + views.SummaryLine(msg.findings))
 	if s.c.focus != screenQueues {
