@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -316,4 +317,38 @@ func (f *fixture) rejectOne(queue string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// A message dead-lettered into a stream carries its x-death there too
+// (4.x; 3.13.3+ by its release notes), and reads as a broker death. On
+// 3.10.8 a classic queue's dead letter never reaches a stream at all.
+func TestDeadLetterReadFromAStream(t *testing.T) {
+	f := newFixture(t, "stream-dlx")
+	f.declare("audit.dead", amqp.Table{"x-queue-type": "stream"})
+	f.declare("audit.work", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "audit.dead"})
+	f.publishOne("", "audit.work", testMessage(1, []byte(`{"n":1}`)))
+	f.rejectOne("audit.work")
+	l := f.live()
+	if v := brokerOf(t, l).Version; !v.AtLeast(3, 11) {
+		time.Sleep(3 * time.Second)
+		in, err := triage.Inspect(context.Background(), l, "audit.dead", triage.BrowseOptions{}, redact.New())
+		if err != nil || len(in.Messages) != 0 {
+			t.Fatalf("%s: %d messages in the stream, %v; want none (this version does not dead-letter into streams)", v, len(in.Messages), err)
+		}
+		return
+	}
+	var in triage.Inspection
+	eventually(t, "the dead letter in the stream", func() string {
+		var err error
+		in, err = triage.Inspect(context.Background(), l, "audit.dead", triage.BrowseOptions{}, redact.New())
+		if err != nil || len(in.Messages) != 1 {
+			return fmt.Sprintf("%d messages, %v", len(in.Messages), err)
+		}
+		return ""
+	})
+	m := in.Messages[0]
+	if len(m.Deaths) != 1 || m.Deaths[0].Queue != "audit.work" || m.Reason != triage.ReasonRejected {
+		t.Fatalf("%s: deaths %+v reason %s, want one rejected death from audit.work", in.Topology.Broker.Version, m.Deaths, m.Reason)
+	}
+	t.Logf("%s: %+v", in.Topology.Broker.Version, m.Timeline)
 }
