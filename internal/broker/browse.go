@@ -258,7 +258,8 @@ read:
 
 // release cancels the consumer first (a message requeued to a live consumer
 // comes straight back, and a quorum queue counts it twice), takes in what the
-// broker pushed before the cancel-ok, then requeues everything in one Nack.
+// broker pushed before the cancel-ok, then requeues everything in one Nack
+// (verified on 3.10.8, 4.0.5 and 4.3.6: tag 0 with multiple releases all).
 func (r reading) release(h *held) error {
 	if err := h.stopConsuming(); err != nil {
 		return err
@@ -266,7 +267,10 @@ func (r reading) release(h *held) error {
 	if r.stream || h.lastTag == 0 {
 		return nil
 	}
-	if err := h.ch.Nack(h.lastTag, true, true); err != nil {
+	// Tag 0 with multiple is every outstanding delivery, stragglers the
+	// drain gave up on included: none is left for the close to requeue,
+	// which would count on a 4.3 quorum queue.
+	if err := h.ch.Nack(0, true, true); err != nil {
 		return fmt.Errorf("requeue: %w", err)
 	}
 	return nil
