@@ -352,3 +352,56 @@ func TestDeadLetterReadFromAStream(t *testing.T) {
 	}
 	t.Logf("%s: %+v", in.Topology.Broker.Version, m.Timeline)
 }
+
+// A replay that holds quorum messages and is closed before it acks them
+// gives them back with a requeue, not by closing its connection: on 4.3
+// their delivery counts stay untouched.
+func TestReplayClosedWhileHoldingQuorumMessagesReleasesThem(t *testing.T) {
+	f := newFixture(t, "replay-close")
+	f.declare("q.parked", amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(10)})
+	all := f.publish("q.parked", 5, 0)
+	l := f.live()
+	ctx := context.Background()
+	in, err := triage.Inspect(ctx, l, "q.parked", triage.BrowseOptions{AcceptDeliveryCost: true}, redact.New())
+	if err != nil || len(in.Messages) != 5 {
+		t.Fatalf("inspect: %d, %v", len(in.Messages), err)
+	}
+	f.waitDepth("q.parked", 5)
+	before := map[string]int{}
+	for _, m := range in.Messages {
+		before[m.Message.Properties.MessageID] = m.DeliveryCount
+	}
+	port, err := l.OpenReplay(ctx, "rp-close", "q.parked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port.AcceptDeliveryCost = true
+	held, err := port.Hold(ctx, "q.parked", []string{in.Messages[1].ID, in.Messages[3].ID}, "rp-close")
+	if err != nil || len(held) != 2 {
+		t.Fatalf("hold: %d, %v", len(held), err)
+	}
+	if err := port.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.waitDepth("q.parked", 5)
+	free := brokerOf(t, l).FreeRequeue
+	after, err := l.Browse(ctx, "q.parked", triage.BrowseOptions{AcceptDeliveryCost: true})
+	// A quorum queue puts a requeued message behind the ready ones: the
+	// set is kept, not the order.
+	if got := slices.Sorted(slices.Values(messageIDs(after.Messages))); err != nil || !slices.Equal(got, all) {
+		t.Fatalf("after the close: %v, %v; want %v", got, err, all)
+	}
+	for _, m := range after.Messages {
+		n, _ := m.Headers["x-delivery-count"].(int64)
+		id := m.Properties.MessageID
+		// The hold read every message once; where a requeue counts that is
+		// one more, where it is free (4.3) none.
+		want := int64(before[id])
+		if !free {
+			want += 2 // the inspect's release and the hold's
+		}
+		if n != want {
+			t.Errorf("%s: %s x-delivery-count %d, want %d", brokerOf(t, l).Version, id, n, want)
+		}
+	}
+}
