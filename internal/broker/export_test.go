@@ -14,11 +14,17 @@ var (
 	HeadersToTable = headersToTable
 )
 
-// DecodeQueue decodes one queue object of the management API as Topology does.
+// DecodeQueue decodes one queue object of the management API as Topology
+// does on a 3.10 broker.
 func DecodeQueue(raw string) (triage.Queue, error) {
+	return DecodeQueueOn(raw, triage.BrokerVersion{Major: 3, Minor: 10, Patch: 8})
+}
+
+// DecodeQueueOn decodes one queue object as Topology does on version v.
+func DecodeQueueOn(raw string, v triage.BrokerVersion) (triage.Queue, error) {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	var q queueJSON
 	err := dec.Decode(&q)
-	return q.domain(), err
+	return q.domain(v), err
 }

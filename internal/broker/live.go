@@ -25,6 +25,7 @@ type Live struct {
 	mu     sync.Mutex
 	conn   *amqp.Connection
 	closed bool
+	known  *triage.Broker // version and flags, once read (version.go)
 }
 
 var _ triage.Reader = (*Live)(nil)

@@ -139,11 +139,12 @@ func (r *Replay) signal(s replay.Signal) {
 	}
 }
 
-// Close implements replay.Port: closing the hold connection requeues
-// every source not acked.
+// Close implements replay.Port: every source not acked is requeued, first
+// explicitly, then by closing the hold connection.
 func (r *Replay) Close() error {
 	var err error
 	r.once.Do(func() {
+		r.releaseHeld()
 		close(r.done)
 		err = closeConns(r.publish, r.hold)
 	})

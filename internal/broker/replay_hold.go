@@ -1,9 +1,11 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,11 +40,10 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if r.held != nil {
 		return nil, fmt.Errorf("replay %s already holds its messages", r.replayID)
 	}
-	info, err := r.live.queueInfo(ctx, queue)
+	q, cost, err := r.live.queueInfo(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
-	q := info.domain()
 	if q.Type == triage.QueueStream {
 		return nil, fmt.Errorf("queue %q is a stream: its messages cannot be taken out, so a replay would only copy them", queue)
 	}
@@ -50,8 +51,8 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if err != nil {
 		return nil, err
 	}
-	if q.Type == triage.QueueQuorum && info.hasDeliveryLimit() && !r.AcceptDeliveryCost {
-		return nil, &triage.DeliveryCostError{Queue: queue, Limit: q.DeliveryLimit, Depth: depth}
+	if cost.AsksFirst() && !r.AcceptDeliveryCost {
+		return nil, triage.NewDeliveryCostError(queue, cost, depth)
 	}
 	ch, err := r.hold.Channel()
 	if err != nil {
@@ -71,7 +72,8 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	}
 	ds, err := r.consumeAll(ctx, ch, queue, min(depth, limit))
 	if err != nil {
-		ch.Close() // requeues all
+		releaseAll(ch, r.consumerTag())
+		ch.Close()
 		return nil, err
 	}
 
@@ -108,6 +110,7 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	}
 	for _, tag := range put {
 		if err := ch.Nack(tag, false, true); err != nil {
+			releaseAll(ch, r.consumerTag())
 			ch.Close()
 			return nil, fmt.Errorf("replay: put back the messages not selected: %w", err)
 		}
@@ -139,7 +142,7 @@ func (r *Replay) deliveredTable(id string, h triage.Headers) amqp.Table {
 // consumeAll takes up to depth deliveries, then cancels the consumer and
 // takes in what the broker pushed before the cancel-ok.
 func (r *Replay) consumeAll(ctx context.Context, ch *amqp.Channel, queue string, depth int) ([]amqp.Delivery, error) {
-	tag := "dlqt-replay-" + r.replayID
+	tag := r.consumerTag()
 	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
@@ -186,6 +189,26 @@ read:
 			return ds, nil
 		}
 	}
+}
+
+func (r *Replay) consumerTag() string { return "dlqt-replay-" + r.replayID }
+
+// releaseHeld requeues every source still held, one by one, before the hold
+// connection closes: on a quorum queue a close counts toward the delivery
+// limit even where a requeue is free (4.3).
+func (r *Replay) releaseHeld() {
+	if r.held == nil {
+		return
+	}
+	r.held.mu.Lock()
+	ids := make([]string, 0, len(r.held.tags))
+	for id := range r.held.tags {
+		ids = append(ids, id)
+	}
+	// In delivery order, so a queue that keeps returns in order keeps it.
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(r.held.tags[a], r.held.tags[b]) })
+	r.held.mu.Unlock()
+	_ = r.Requeue(context.Background(), ids)
 }
 
 // Ack implements replay.Port: each source on its own, never multiple.

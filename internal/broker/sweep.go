@@ -31,11 +31,10 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	if limit <= 0 {
 		limit = triage.DefaultBrowseLimit
 	}
-	info, err := l.queueInfo(ctx, queue)
+	q, cost, err := l.queueInfo(ctx, queue)
 	if err != nil {
 		return res, err
 	}
-	q := info.domain()
 	if q.Type == triage.QueueStream {
 		return res, fmt.Errorf("queue %q is a stream: its messages stay until retention drops them, so none can be taken out", queue)
 	}
@@ -47,8 +46,8 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	if err != nil {
 		return res, err
 	}
-	if q.Type == triage.QueueQuorum && info.hasDeliveryLimit() && !opts.AcceptDeliveryCost {
-		return res, &triage.DeliveryCostError{Queue: queue, Limit: q.DeliveryLimit, Depth: depth}
+	if cost.AsksFirst() && !opts.AcceptDeliveryCost {
+		return res, triage.NewDeliveryCostError(queue, cost, depth)
 	}
 	res.Depth = depth
 	r := reading{queue: queue, want: min(limit, depth), progress: opts.Progress}

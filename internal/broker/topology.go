@@ -53,7 +53,11 @@ func (m *messageStats) UnmarshalJSON(data []byte) error {
 
 // queueColumns asks only for what queueJSON reads: a full queue object
 // carries garbage-collection and backing-queue details, which add up on a
-// broker with thousands of queues.
+// broker with thousands of queues, and 3.13 dropped some rarely used
+// metrics from it altogether. Every column may be missing (a queue whose
+// statistics are not in yet, or a version without it) and reads as zero.
+// Mirroring fields (slave_nodes, ha-* policy keys) are never asked for:
+// 4.0 removed classic mirroring.
 const queueColumns = "?columns=name,type,messages,consumers,arguments,policy,effective_policy_definition," +
 	"head_message_timestamp,messages_dlx,message_stats.publish_details.rate,message_bytes"
 
@@ -64,8 +68,9 @@ func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
 	if err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost)+queueColumns, &raw); err != nil {
 		return top, l.vhostErr(err)
 	}
+	top.Broker = l.broker(ctx)
 	for _, q := range raw {
-		top.Queues = append(top.Queues, q.domain())
+		top.Queues = append(top.Queues, q.domain(top.Broker.Version))
 	}
 	if err := ctx.Err(); err != nil {
 		return top, err
@@ -154,14 +159,20 @@ func (l *Live) policyAlternates(ctx context.Context) map[string]string {
 	return out
 }
 
-// queueInfo reads one queue; an unknown queue wraps triage.ErrNotFound.
-func (l *Live) queueInfo(ctx context.Context, name string) (queueJSON, error) {
+// queueInfo reads one queue and what reading it costs; an unknown queue
+// wraps triage.ErrNotFound.
+func (l *Live) queueInfo(ctx context.Context, name string) (triage.Queue, triage.DeliveryCost, error) {
 	var q queueJSON
 	err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost)+"/"+url.PathEscape(name)+queueColumns, &q)
 	if errors.Is(err, errHTTPNotFound) {
-		return q, notFound(fmt.Sprintf("queue %q does not exist in vhost %q", name, l.cfg.Vhost))
+		return triage.Queue{}, triage.DeliveryCost{}, notFound(fmt.Sprintf("queue %q does not exist in vhost %q", name, l.cfg.Vhost))
 	}
-	return q, err
+	if err != nil {
+		return triage.Queue{}, triage.DeliveryCost{}, err
+	}
+	b := l.broker(ctx)
+	dq := q.domain(b.Version)
+	return dq, triage.DeliveryCostOf(dq, b), nil
 }
 
 // vhostErr reads a 404 on a vhost-wide listing as a vanished vhost; get
@@ -185,10 +196,12 @@ func (l *Live) rabbitHoleErr(err error) error {
 // domain turns the management view of a queue into a triage.Queue. Each
 // effective setting is resolved as the broker does (rabbit_amqqueue_process,
 // 3.10): dead-letter exchange, routing key and overflow take the queue
-// argument over the policy; message TTL, max length and delivery limit take
-// the lower of the two (checked on 3.10.8: argument x-delivery-limit 5 with a
-// policy delivery-limit 1 dead-letters on the second return).
-func (q queueJSON) domain() triage.Queue {
+// argument over the policy; message TTL and max length take the lower of
+// the two; the delivery limit too (checked on 3.10.8: argument
+// x-delivery-limit 5 with a policy delivery-limit 1 dead-letters on the
+// second return), with 4.0's reading of negative limits
+// (triage.ResolveDeliveryLimit) on broker version v.
+func (q queueJSON) domain(v triage.BrokerVersion) triage.Queue {
 	args := jsonToHeaders(q.Arguments)
 	pol := jsonToHeaders(q.EffectivePolicy)
 	out := triage.Queue{
@@ -219,16 +232,10 @@ func (q queueJSON) domain() triage.Queue {
 	out.MessageTTL = lowerOf(args, pol, "message-ttl")
 	out.MaxLength = lowerOf(args, pol, "max-length")
 	out.MaxLengthBytes = lowerOf(args, pol, "max-length-bytes")
-	out.DeliveryLimit = lowerOf(args, pol, "delivery-limit")
+	arg, hasArg := args["x-delivery-limit"].(int64)
+	p, hasPol := pol["delivery-limit"].(int64)
+	out.DeliveryLimit, out.DeliveryLimitSet = triage.ResolveDeliveryLimit(arg, p, hasArg, hasPol, v)
 	return out
-}
-
-// hasDeliveryLimit reports whether a limit is set at all: x-delivery-limit 0
-// is a real limit (every return dead-letters), unlike triage's 0 = none.
-func (q queueJSON) hasDeliveryLimit() bool {
-	_, aok := jsonToHeaders(q.Arguments)["x-delivery-limit"].(int64)
-	_, pok := jsonToHeaders(q.EffectivePolicy)["delivery-limit"].(int64)
-	return aok || pok
 }
 
 // argElsePolicy reads "x-"+key from the arguments, else key from the policy.

@@ -67,8 +67,8 @@ func newRootCommand(assets Assets, stderr io.Writer) *cobra.Command {
 		Long: `dlqt lists the parking queues of a RabbitMQ vhost, groups their messages by
 why they died, and shows each message as a decoded, redacted envelope with
 its attempt timeline. Browsing puts every message back: the only trace it
-leaves is the redelivered flag (and, on quorum queues, a delivery count, which
-dlqt asks about first).`,
+leaves is the redelivered flag (and, on quorum queues before RabbitMQ 4.3, a
+delivery count, which dlqt asks about first).`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -25,6 +25,9 @@ type QueueRow struct {
 	Parking          bool     `json:"parking"`
 	DeadLetteredFrom []string `json:"dead_lettered_from"`
 	PublishRate      float64  `json:"publish_rate"`
+	// BrokerVersion is the RabbitMQ version the row was read from, on every
+	// row so the output stays an array of rows; absent when unknown.
+	BrokerVersion string `json:"broker_version,omitempty"`
 }
 
 // queueRows lists every queue of the topology by name, parking ones marked
@@ -44,6 +47,7 @@ func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
 		rows = append(rows, QueueRow{
 			Vhost: sanitize.Line(top.Vhost), Name: sanitize.Line(q.Name), Type: q.Type,
 			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
+			BrokerVersion: top.Broker.Version.String(),
 		})
 	}
 	slices.SortFunc(rows, func(a, b QueueRow) int { return strings.Compare(a.Name, b.Name) })

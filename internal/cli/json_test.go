@@ -75,6 +75,25 @@ func TestQueueRowsJSON(t *testing.T) {
 ]
 `},
 	}
+	v4 := triage.Topology{Vhost: "/", Broker: triage.NewBroker("4.0.5", nil), Queues: []triage.Queue{{Name: "q", Type: "quorum"}}}
+	tests = append(tests, struct {
+		name    string
+		top     triage.Topology
+		parking []triage.ParkingQueue
+		want    string
+	}{"each row names the broker version when known", v4, nil, `[
+  {
+    "vhost": "/",
+    "name": "q",
+    "type": "quorum",
+    "messages": 0,
+    "parking": false,
+    "dead_lettered_from": [],
+    "publish_rate": 0,
+    "broker_version": "4.0.5"
+  }
+]
+`})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := jsonOf(t, queueRows(tc.top, tc.parking)); got != tc.want {

@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"slices"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage/redact"
@@ -62,7 +63,7 @@ func reasonOf(r *router, m Message, raw, deaths []Death) Reason {
 // the largest of the envelope's failure.attempt, x-retry-count,
 // dlqt-attempts, x-delivery-count, and the sum of x-death counts for
 // rejected and delivery_limit (each a failed delivery; expired and maxlen
-// are waits and overflow, not attempts). The largest, because each source
+// are waits and overflow, not attempts), deaths kept by a replay included. The largest, because each source
 // can be reset or missing: 4.x restarts x-death after a replay, an app
 // may not bump its counter, and x-death alone misses app-managed retries.
 // In a quorum parking queue x-delivery-count counts returns to the parking
@@ -82,7 +83,7 @@ func bestAttempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int 
 		}
 	}
 	var died int64
-	for _, d := range deaths {
+	for _, d := range slices.Concat(deaths, keptOnly(h, deaths, func(s string) string { return s })) {
 		if d.Reason == ReasonRejected || d.Reason == ReasonDeliveryLimit {
 			if died += d.Count; died < 0 { // overflow from garbage counts
 				died = 1<<63 - 1

@@ -78,8 +78,8 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 	}
 	// Checked here as well as by the sweeper, so a refused discard leaves no
 	// decision in the journal.
-	if q.Type == QueueQuorum && q.DeliveryLimit > 0 && !req.Browse.AcceptDeliveryCost {
-		return DiscardResult{}, &DeliveryCostError{Queue: q.Name, Limit: q.DeliveryLimit, Depth: q.Messages}
+	if cost := DeliveryCostOf(q, top.Broker); cost.AsksFirst() && !req.Browse.AcceptDeliveryCost {
+		return DiscardResult{}, NewDeliveryCostError(q.Name, cost, q.Messages)
 	}
 	sel := req.Selection
 	sel.IDs = uniqueIDs(sel.IDs)

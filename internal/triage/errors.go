@@ -15,9 +15,21 @@ type DeliveryCostError struct {
 	Queue string
 	Limit int64
 	Depth int
+	// Default: the queue sets no limit; Limit is the broker's default
+	// (RabbitMQ 4.0 and later), named so the user is not left puzzled.
+	Default bool
+}
+
+// NewDeliveryCostError refuses a read of q whose cost asks first.
+func NewDeliveryCostError(q string, c DeliveryCost, depth int) *DeliveryCostError {
+	return &DeliveryCostError{Queue: q, Limit: c.Limit, Depth: depth, Default: c.Default}
 }
 
 func (e *DeliveryCostError) Error() string {
-	return fmt.Sprintf("queue %q is a quorum queue with delivery-limit %d: browsing adds 1 to the delivery count of each of its %d messages, and a message that passes the limit is dead-lettered or dropped",
-		e.Queue, e.Limit, e.Depth)
+	limit := fmt.Sprintf("delivery-limit %d", e.Limit)
+	if e.Default {
+		limit = fmt.Sprintf("the default delivery-limit %d of RabbitMQ 4.0 and later (it sets none)", e.Limit)
+	}
+	return fmt.Sprintf("queue %q is a quorum queue with %s: browsing adds 1 to the delivery count of each of its %d messages, and a message that passes the limit is dead-lettered or dropped",
+		e.Queue, limit, e.Depth)
 }

@@ -84,24 +84,39 @@ type deathKey struct {
 func keyOf(d Death) deathKey { return deathKey{d.Queue, string(d.Reason), d.Time.Unix()} }
 
 // replayedDeaths are the deaths an earlier replay kept in dlqt-deaths that
-// x-death no longer shows, for the timeline: on 4.x a replayed message's
-// x-death starts again, and its history would otherwise vanish.
+// x-death no longer shows, as timeline events.
 func replayedDeaths(h Headers, deaths []Death) []Event {
-	v, ok := findHeader(h, hdrDeaths)
-	if !ok {
-		return nil
-	}
-	now := map[deathKey]bool{}
-	for _, d := range deaths {
-		now[keyOf(d)] = true
-	}
 	var ev []Event
-	for _, d := range parseDeaths(Headers{"x-death": v}, func(s string) string { return oneLine(s, maxName) }) {
-		if now[keyOf(d)] {
-			continue
-		}
+	for _, d := range keptOnly(h, deaths, func(s string) string { return oneLine(s, maxName) }) {
 		ev = append(ev, Event{Time: d.Time, Kind: EventDeath, Queue: d.Queue, Reason: string(d.Reason), Count: d.Count,
 			Detail: deathDetail(d) + "; kept by dlqt across a replay"})
 	}
 	return ev
+}
+
+// keptOnly are the deaths an earlier replay kept in dlqt-deaths that x-death
+// no longer shows: on 4.x a replayed message's x-death starts again, and
+// its history would otherwise vanish. On <= 3.12 x-death kept counting the
+// same entries, which then count once. An x-death entry dated at or after
+// the replay is a new death on every version, never the kept one, even when
+// it has the same {queue, reason} and second.
+func keptOnly(h Headers, deaths []Death, clean func(string) string) []Death {
+	v, ok := findHeader(h, hdrDeaths)
+	if !ok {
+		return nil
+	}
+	replayedAt, dated := headerTime(h, hdrReplayedAt)
+	now := map[deathKey]bool{}
+	for _, d := range deaths {
+		if !dated || d.Time.Before(replayedAt) {
+			now[keyOf(d)] = true
+		}
+	}
+	var out []Death
+	for _, d := range parseDeaths(Headers{"x-death": v}, clean) {
+		if !now[keyOf(d)] {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -195,7 +195,12 @@ type Queue struct {
 	MaxLength               int64  `json:"max_length,omitempty"`       // 0 = none
 	MaxLengthBytes          int64  `json:"max_length_bytes,omitempty"` // 0 = none
 	Overflow                string `json:"overflow,omitempty"`
-	DeliveryLimit           int64  `json:"delivery_limit,omitempty"` // quorum; 0 = none
+	// DeliveryLimit is the quorum delivery limit set by argument or policy,
+	// resolved as the broker does (ResolveDeliveryLimit); 0 = none set unless
+	// DeliveryLimitSet. What the queue applies is EffectiveDeliveryLimit:
+	// from 4.0 a quorum queue that sets none has a default limit.
+	DeliveryLimit    int64 `json:"delivery_limit,omitempty"`
+	DeliveryLimitSet bool  `json:"delivery_limit_set,omitempty"`
 }
 
 // Topology is what dlqt knows of a vhost: enough to find parking queues and
@@ -205,6 +210,7 @@ type Topology struct {
 	Queues    []Queue    `json:"queues"`
 	Exchanges []Exchange `json:"exchanges"`
 	Bindings  []Binding  `json:"bindings"`
+	Broker    Broker     `json:"broker,omitzero"` // version and behaviour of the broker it was read from
 }
 
 // ParkingQueue is a queue where dead or given-up messages wait for a person.
@@ -234,8 +240,9 @@ func (b Batch) Truncated() bool { return len(b.Messages) < b.Depth }
 // BrowseOptions bound and steer one browse.
 type BrowseOptions struct {
 	Limit int // at most this many messages; <= 0 means DefaultBrowseLimit
-	// AcceptDeliveryCost allows browsing a quorum queue with a delivery limit,
-	// which adds one to every read message's delivery count.
+	// AcceptDeliveryCost allows browsing a quorum queue whose delivery limit
+	// a read counts toward (DeliveryCost.AsksFirst): each read message's
+	// delivery count grows by one.
 	AcceptDeliveryCost bool
 	// Progress, when set, is called as messages arrive (read so far, expected).
 	Progress func(read, expected int)

@@ -57,7 +57,7 @@ func (f *browseFlow) openGroup() {
 // openMessage shows the selected message.
 func (f *browseFlow) openMessage() {
 	if t, ok := f.messages.Selected(); ok {
-		f.message.SetMessage(t, f.deliveryLimit(), f.c.opts.Redactor, f.tags[t.ID])
+		f.message.SetMessage(t, f.deliveryCost(), f.c.opts.Redactor, f.tags[t.ID])
 		f.c.focus = screenMessage
 	}
 }
@@ -168,17 +168,17 @@ func (f *browseFlow) reselect(insp *triage.Inspection) {
 			f.c.focus = screenMessages
 			return
 		}
-		f.message.SetMessage(t, f.deliveryLimit(), f.c.opts.Redactor, f.tags[t.ID])
+		f.message.SetMessage(t, f.deliveryCost(), f.c.opts.Redactor, f.tags[t.ID])
 	}
 }
 
-func (f *browseFlow) deliveryLimit() int64 {
+func (f *browseFlow) deliveryCost() triage.DeliveryCost {
 	insp := f.groups.Inspection()
 	if insp == nil {
-		return 0
+		return triage.DeliveryCost{}
 	}
 	q, _ := insp.Topology.Queue(insp.Batch.Queue)
-	return q.DeliveryLimit
+	return triage.DeliveryCostOf(q, insp.Topology.Broker)
 }
 
 func (f *browseFlow) loadTags(insp *triage.Inspection) tea.Cmd {

@@ -38,6 +38,7 @@ func triageEngine() engine {
 // count: diagnosing what was read anyway costs no broker call.
 type parkingMsg struct {
 	id       int
+	broker   triage.Broker // for the status line
 	queues   []triage.ParkingQueue
 	findings []doctor.Finding
 	at       time.Time // when it was read, for the ingress between polls
@@ -50,7 +51,7 @@ func listCmd(ctx context.Context, e engine, r triage.Reader, patterns []string, 
 		if err != nil {
 			return parkingMsg{id: id, err: err}
 		}
-		return parkingMsg{id: id, queues: qs, findings: doctor.Diagnose(top, qs), at: now()}
+		return parkingMsg{id: id, broker: top.Broker, queues: qs, findings: doctor.Diagnose(top, qs), at: now()}
 	}
 }
 

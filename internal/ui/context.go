@@ -31,7 +31,8 @@ type programContext struct {
 	lastID int // request ids, increasing
 
 	focus  screenID
-	dialog dialog // nil when none
+	dialog dialog        // nil when none
+	broker triage.Broker // as the last queue list read it, for the status line
 
 	lastErr string
 	done    string // what the last action wrote, until the next key

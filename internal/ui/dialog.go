@@ -136,11 +136,15 @@ type costDialog struct {
 func (d *costDialog) View(width int) string {
 	c := d.cost
 	name := sanitize.Line(c.Queue)
+	limit := fmt.Sprintf("delivery limit  %d", c.Limit)
+	if c.Default {
+		limit += " (RabbitMQ's default: the queue sets none)"
+	}
 	lines := []string{
 		"Browse a quorum queue with a delivery limit?",
 		"",
 		fmt.Sprintf("queue           %s", name),
-		fmt.Sprintf("delivery limit  %d", c.Limit),
+		limit,
 		"depth           " + views.Plural(c.Depth, "message"),
 		"",
 		"Every read adds 1 to each message's delivery count. A message that",

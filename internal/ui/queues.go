@@ -75,6 +75,7 @@ func (s *queuesScreen) onParking(msg parkingMsg) {
 	}
 	s.c.setErr(nil) // the last error is the last operation's: this one worked
 	s.SetDoctor(msg.findings)
+	s.c.broker = msg.broker
 	s.SetQueues(msg.queues, s.health.record(msg.queues, msg.at))
 	if s.c.focus != screenQueues {
 		s.SelectName(s.flow.groups.Queue())

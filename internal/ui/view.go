@@ -116,8 +116,9 @@ func uniqueBindings(bs []key.Binding, seen map[string]bool) []key.Binding {
 	return out
 }
 
-// status is the bottom line: source, vhost, the snapshot's bound and the
-// actor, most important first since a narrow terminal cuts the end.
+// status is the bottom line: source, broker version, vhost, the snapshot's
+// bound and the actor, most important first since a narrow terminal cuts
+// the end.
 func (m *Model) status() string {
 	o := m.c.opts
 	var parts []string
@@ -125,6 +126,9 @@ func (m *Model) status() string {
 	if o.Reader != nil {
 		source = sanitize.Line(o.Reader.Describe())
 		parts = append(parts, source)
+	}
+	if v := m.c.broker.Version; v.Known() {
+		parts = append(parts, "RabbitMQ "+v.String())
 	}
 	// a live reader names its vhost already; say it once
 	if vh := "vhost " + sanitize.Line(o.Vhost); o.Vhost != "" && !strings.Contains(source, vh) {

@@ -193,8 +193,11 @@ func (g *Groups) header() string {
 	}
 	q, _ := g.insp.Topology.Queue(g.queue)
 	kind := sanitize.Line(q.Type)
-	if q.DeliveryLimit > 0 {
-		kind += fmt.Sprintf(", delivery limit %d", q.DeliveryLimit)
+	if c := triage.DeliveryCostOf(q, g.insp.Topology.Broker); c.Limited {
+		kind += fmt.Sprintf(", delivery limit %d", c.Limit)
+		if c.Default {
+			kind += " (broker default)"
+		}
 	}
 	if kind != "" {
 		name += " (" + kind + ")"

@@ -23,7 +23,7 @@ type Message struct {
 	ctx     *Context
 	vp      viewport.Model
 	msg     triage.Triaged
-	limit   int64
+	cost    triage.DeliveryCost
 	headers triage.Headers
 	hidden  int // header values redacted
 	tags    []string
@@ -43,11 +43,11 @@ func NewMessage(ctx *Context) Message {
 	return Message{ctx: ctx, vp: vp}
 }
 
-// SetMessage shows t. limit is the queue's delivery limit (0: none); red
+// SetMessage shows t. cost is what a read costs its queue; red
 // masks secrets in the headers (the payload is already redacted by triage).
-func (m *Message) SetMessage(t triage.Triaged, limit int64, red *redact.Redactor, tags []string) {
+func (m *Message) SetMessage(t triage.Triaged, cost triage.DeliveryCost, red *redact.Redactor, tags []string) {
 	same := m.msg.ID == t.ID
-	m.msg, m.limit, m.tags = t, limit, tags
+	m.msg, m.cost, m.tags = t, cost, tags
 	m.revealed, m.revealSeq = "", 0 // a reveal is for one look at one message
 	m.headers, m.hidden = redact.Headers(t.Message.Headers, red)
 	m.render()
@@ -261,8 +261,12 @@ func (m *Message) failure(p *page) {
 		died = "? (no death time recorded on this message)"
 	}
 	p.field("died at", died)
-	if m.limit > 0 {
-		p.field("delivery count", fmt.Sprintf("%d of limit %d before this read (the read itself added 1)", t.DeliveryCount, m.limit))
+	switch c := m.cost; {
+	case c.Limited && c.RequeueCounts:
+		p.field("delivery count", fmt.Sprintf("%d of limit %d before this read (the read itself added 1)", t.DeliveryCount, c.Limit))
+	case c.Limited:
+		p.field("delivery count", fmt.Sprintf("%d of limit %d: %d peeks left (dlqt's requeue is free on this broker; a reject, a closed channel or a crash counts)",
+			t.DeliveryCount, c.Limit, c.PeeksLeft(t.DeliveryCount)))
 	}
 	if f := t.Envelope.Failure; f != nil {
 		consumer := strings.TrimSpace(s(f.Consumer) + " " + s(f.ConsumerVersion))

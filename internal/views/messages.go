@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,9 +20,9 @@ type Messages struct {
 	insp   *triage.Inspection
 	group  triage.Group
 	tags   map[string][]string
-	marks  map[string]bool // message ids the next action applies to
-	filter filter.Filter   // field filter in force; empty: none
-	limit  int64           // quorum delivery limit of the queue, 0 when none
+	marks  map[string]bool     // message ids the next action applies to
+	filter filter.Filter       // field filter in force; empty: none
+	cost   triage.DeliveryCost // what a read costs the queue's messages
 }
 
 // NewMessages returns an empty messages screen.
@@ -40,8 +41,11 @@ func (m *Messages) columns() []Column {
 		{Title: "reason_code", Width: 8, Flex: 2, Shed: 4}, // the group's own: the header says it
 		{Title: "tags", Width: 6, Flex: 2, Shed: 2},
 	}
-	if m.limit > 0 {
+	switch {
+	case m.cost.Limited && m.cost.RequeueCounts:
 		cols = append(cols, Column{Title: "deliv", Width: 7, Right: true})
+	case m.cost.Limited:
+		cols = append(cols, Column{Title: "peeks", Width: 5, Right: true})
 	}
 	return cols
 }
@@ -74,7 +78,7 @@ func (m *Messages) SetGroup(insp *triage.Inspection, g triage.Group, tags map[st
 	sel, hadSel := m.Selected()
 	m.insp, m.group, m.tags = insp, g, tags
 	q, _ := insp.Topology.Queue(insp.Batch.Queue)
-	m.limit = q.DeliveryLimit
+	m.cost = triage.DeliveryCostOf(q, insp.Topology.Broker)
 	m.table.SetColumns(m.columns())
 	m.dropGoneMarks()
 	m.render()
@@ -126,8 +130,11 @@ func (m *Messages) render() {
 			orDash(sanitize.Line(t.ReasonCode)),
 			orDash(tagList(m.tags[t.ID])),
 		}
-		if m.limit > 0 {
-			row = append(row, fmt.Sprintf("%d/%d", t.DeliveryCount, m.limit))
+		switch {
+		case m.cost.Limited && m.cost.RequeueCounts:
+			row = append(row, fmt.Sprintf("%d/%d", t.DeliveryCount, m.cost.Limit))
+		case m.cost.Limited:
+			row = append(row, strconv.FormatInt(m.cost.PeeksLeft(t.DeliveryCount), 10))
 		}
 		rows[i] = row
 	}
@@ -238,8 +245,11 @@ func (m *Messages) View() string {
 		}
 		title = fmt.Sprintf("%s › %s %s — %s",
 			sanitize.Line(m.insp.Batch.Queue), m.group.Reason, code, Plural(m.group.Count, "message"))
-		if m.limit > 0 {
-			title += fmt.Sprintf(", delivery limit %d (each read adds 1)", m.limit)
+		switch {
+		case m.cost.Limited && m.cost.RequeueCounts:
+			title += fmt.Sprintf(", delivery limit %d (each read adds 1)", m.cost.Limit)
+		case m.cost.Limited:
+			title += fmt.Sprintf(", delivery limit %d (peeks: deliveries left; dlqt's reads are free here)", m.cost.Limit)
 		}
 		if n := len(m.Marked()); n > 0 {
 			title += fmt.Sprintf(" — %d marked", n)

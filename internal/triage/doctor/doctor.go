@@ -53,7 +53,7 @@ func Diagnose(t triage.Topology, parking []triage.ParkingQueue) []Finding {
 	out = append(out, d.cycles()...)
 	out = append(out, d.deadLetterRoutes()...)
 	out = append(out, d.lengthLimits(parking)...)
-	out = append(out, parkingFindings(parking)...)
+	out = append(out, parkingFindings(parking, t.Broker)...)
 	out = append(out, d.argumentDLXs()...)
 	sortFindings(out)
 	return out

@@ -38,7 +38,7 @@ func (d *doctor) lengthLimits(parking []triage.ParkingQueue) []Finding {
 
 // parkingFindings checks that each parking queue keeps what lands in it
 // until a person decides: nothing consumes it, nothing expires or evicts it.
-func parkingFindings(parking []triage.ParkingQueue) []Finding {
+func parkingFindings(parking []triage.ParkingQueue, b triage.Broker) []Finding {
 	var out []Finding
 	for _, p := range parking {
 		if p.Type == triage.QueueStream {
@@ -55,12 +55,13 @@ func parkingFindings(parking []triage.ParkingQueue) []Finding {
 					p.Name, p.Vhost, p.Name),
 			})
 		}
-		if hazards := parkingHazards(p.Queue); len(hazards) > 0 {
+		cost := triage.DeliveryCostOf(p.Queue, b)
+		if hazards := parkingHazards(p.Queue, cost); len(hazards) > 0 {
 			out = append(out, Finding{
 				Kind: KindParkingLoses, Severity: SeverityWarning, Queue: p.Name, Exchange: p.DeadLetterExchange,
 				Detail: fmt.Sprintf("Parking queue %s can lose messages before anyone decides on them: %s.%s", p.Name, strings.Join(hazards, "; "), byNameWords(p)),
-				Fix: fmt.Sprintf("Remove the %s from %s (in its policy, or redeclare it without the argument): a parking queue should keep everything. "+
-					"Until then, browse it sparingly and replay or discard from it soon.", limitNames(p.Queue), p.Name),
+				Fix: fmt.Sprintf("Remove the %s from %s (in its policy, or redeclare it without the argument): a parking queue should keep everything.%s "+
+					"Until then, browse it sparingly and replay or discard from it soon.", limitNames(p.Queue, cost), p.Name, defaultLimitFix(p, cost)),
 			})
 		}
 	}
@@ -68,7 +69,7 @@ func parkingFindings(parking []triage.ParkingQueue) []Finding {
 }
 
 // limitNames names the settings behind parkingHazards, for the fix.
-func limitNames(q triage.Queue) string {
+func limitNames(q triage.Queue, cost triage.DeliveryCost) string {
 	var names []string
 	if q.MessageTTL > 0 {
 		names = append(names, "message TTL")
@@ -76,7 +77,7 @@ func limitNames(q triage.Queue) string {
 	if q.MaxLength > 0 {
 		names = append(names, "length limit")
 	}
-	if q.DeliveryLimit > 0 && q.Type == triage.QueueQuorum {
+	if cost.Limited {
 		names = append(names, "delivery limit")
 	}
 	if len(names) > 1 {
@@ -85,8 +86,19 @@ func limitNames(q triage.Queue) string {
 	return strings.Join(names, "")
 }
 
+// defaultLimitFix says how to lift a limit the queue never set: RabbitMQ
+// 4.0 gives every quorum queue one, and only a negative limit disables it.
+func defaultLimitFix(p triage.ParkingQueue, cost triage.DeliveryCost) string {
+	if !cost.Default {
+		return ""
+	}
+	def, _ := json.Marshal(map[string]int{"delivery-limit": -1})
+	return fmt.Sprintf(" Its delivery limit is RabbitMQ's default (4.0 and later), which only a negative limit lifts: rabbitmqctl set_policy -p %s NAME '^%s$' '%s' --apply-to quorum_queues (merge it into the policy that applies to %s, if one does).",
+		p.Vhost, regexp.QuoteMeta(p.Name), def, p.Name)
+}
+
 // parkingHazards lists how q lets go of messages on its own.
-func parkingHazards(q triage.Queue) []string {
+func parkingHazards(q triage.Queue, cost triage.DeliveryCost) []string {
 	where := "dropped (it has no dead-letter exchange)"
 	if deadLetters(q) {
 		where = "dead-lettered on to " + exchangeName(q.DeadLetterExchange)
@@ -102,8 +114,8 @@ func parkingHazards(q triage.Queue) []string {
 			out = append(out, fmt.Sprintf("length limit %d, overflow drop-head: each new dead letter past it pushes the oldest out, which is %s", q.MaxLength, where))
 		}
 	}
-	if q.DeliveryLimit > 0 && q.Type == triage.QueueQuorum {
-		out = append(out, fmt.Sprintf("quorum delivery limit %d: every browse or requeue counts as a delivery, so a message returned more than %d times is %s", q.DeliveryLimit, q.DeliveryLimit, where))
+	if cost.Limited {
+		out = append(out, deliveryLimitHazard(cost, where))
 	}
 	return out
 }
@@ -143,4 +155,17 @@ func (d *doctor) argumentDLXs() []Finding {
 		})
 	}
 	return out
+}
+
+// deliveryLimitHazard says what counts toward the limit on this broker.
+func deliveryLimitHazard(cost triage.DeliveryCost, where string) string {
+	limit := fmt.Sprintf("quorum delivery limit %d", cost.Limit)
+	if cost.Default {
+		limit = fmt.Sprintf("quorum delivery limit %d, RabbitMQ's default from 4.0 on (the queue sets none)", cost.Limit)
+	}
+	counts := "every browse or requeue counts as a delivery"
+	if !cost.RequeueCounts {
+		counts = "a requeue is free on this broker, but a reject, a closed channel or a crashed consumer (a browser included) counts as a delivery"
+	}
+	return fmt.Sprintf("%s: %s, so a message returned more than %d times is %s", limit, counts, cost.Limit, where)
 }
