@@ -77,9 +77,22 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		return nil, err
 	}
 
+	out, put := r.sortHeld(ds, queue, ids, replayID)
+	for _, tag := range put {
+		if err := ch.Nack(tag, false, true); err != nil {
+			releaseAll(ch, r.consumerTag())
+			ch.Close()
+			return nil, fmt.Errorf("replay: put back the messages not selected: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// sortHeld splits what a hold read into the messages to keep (the selected
+// ids, recorded in r.held, and this replay's own copies, reported as such)
+// and the delivery tags to put back.
+func (r *Replay) sortHeld(ds []amqp.Delivery, queue string, ids []string, replayID string) (out []replay.HeldMessage, put []uint64) {
 	var own []amqp.Delivery // not copies of this replay
-	var put []uint64        // delivery tags to requeue
-	var out []replay.HeldMessage
 	for _, d := range ds {
 		if id, _ := d.Headers[triage.HeaderReplayID].(string); id == replayID {
 			put = append(put, d.DeliveryTag)
@@ -108,14 +121,7 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		}
 		put = append(put, own[i].DeliveryTag)
 	}
-	for _, tag := range put {
-		if err := ch.Nack(tag, false, true); err != nil {
-			releaseAll(ch, r.consumerTag())
-			ch.Close()
-			return nil, fmt.Errorf("replay: put back the messages not selected: %w", err)
-		}
-	}
-	return out, nil
+	return out, put
 }
 
 // deliveredTable is the header table to publish for held item id: each
