@@ -80,6 +80,8 @@ func TestMainReportsUsageErrorsOnOneLineWithExit2(t *testing.T) {
 		{"discard", "park", "--reason", "dup"},
 		{"replay", "park", "--rate", "0", "--group", "expired"},
 		{"journal"},
+		{"bogus"},            // an unknown command is a command line dlqt cannot understand
+		{"journal", "bogus"}, // and so is an unknown subcommand
 	}
 	for _, args := range tests {
 		stdout, stderr, code := run(t, Assets{}, args...)

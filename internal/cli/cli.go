@@ -59,6 +59,15 @@ func exitCode(err error) int {
 	return exitFailure
 }
 
+// unknownCommand refuses arguments to dlqt itself: the first one names a
+// command dlqt does not have, a usage error (exit 2) like a bad flag.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return usageError{fmt.Errorf("unknown command %q (dlqt --help lists the commands)", args[0])}
+}
+
 func newRootCommand(assets Assets, stderr io.Writer) *cobra.Command {
 	a := &app{assets: assets, stderr: stderr}
 	root := &cobra.Command{
@@ -69,7 +78,7 @@ why they died, and shows each message as a decoded, redacted envelope with
 its attempt timeline. Browsing puts every message back: the only trace it
 leaves is the redelivered flag (and, on quorum queues, a delivery count, which
 dlqt asks about first).`,
-		Args:          cobra.NoArgs,
+		Args:          unknownCommand,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
