@@ -221,8 +221,11 @@ func (a *app) browseOptions() triage.BrowseOptions {
 }
 
 // openJournal opens the journal; the TUI still runs without one and says why.
-func (a *app) openJournal() (*journal.Journal, error) {
-	return journal.Open(a.journalPath, 2*time.Second)
+// It is held only while an entry is read or written, so `dlqt journal
+// export` and `verify` work beside a running TUI or a long replay; every
+// entry this process writes names the build and the context.
+func (a *app) openJournal() (*journal.Shared, error) {
+	return journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion()})
 }
 
 // openForChange opens the journal, then dials the broker: a locked journal
@@ -235,10 +238,9 @@ func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *b
 	}
 	live, err = broker.Dial(ctx, a.brokerConfig())
 	if err != nil {
-		j.Close()
 		return nil, nil, nil, err
 	}
-	return journal.NewRecorder(j, a.actor, a.host), live, func() { live.Close(); j.Close() }, nil
+	return journal.NewRecorder(j, a.actor, a.host), live, func() { live.Close() }, nil
 }
 
 // redactedURL hides a URL's password for messages.

@@ -79,6 +79,7 @@ its attempt timeline. Browsing puts every message back: the only trace it
 leaves is the redelivered flag (and, on quorum queues, a delivery count, which
 dlqt asks about first).`,
 		Args:          unknownCommand,
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -88,6 +89,7 @@ dlqt asks about first).`,
 			return a.runTUI(cmd.Context())
 		},
 	}
+	root.SetVersionTemplate("dlqt {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	a.bindFlags(root)
 	root.AddCommand(

@@ -142,7 +142,6 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 		return err
 	}
 	st, err := replay.Find(j, f.resume)
-	j.Close() // runReplay opens it again; keep the lock short
 	if err != nil {
 		return err
 	}

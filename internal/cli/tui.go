@@ -53,9 +53,6 @@ func (a *app) runTUI(ctx context.Context) error {
 	}
 
 	j, jerr := a.openJournal()
-	if jerr == nil {
-		defer j.Close()
-	}
 	return ui.Run(ctx, ui.Options{
 		Reader:      r,
 		Vhost:       vhost,

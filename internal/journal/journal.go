@@ -31,8 +31,14 @@ type Entry struct {
 	MessageIDs []string       `json:"message_ids"`
 	Reason     string         `json:"reason"`
 	Details    map[string]any `json:"details,omitempty"`
-	PrevHash   string         `json:"prev_hash"`
-	Hash       string         `json:"hash"`
+	// Version is the dlqt build that wrote the entry and Context the named
+	// broker context it acted on. Entries written before they existed lack
+	// them; omitempty keeps those entries' canonical form, and so their
+	// hashes, as they were.
+	Version  string `json:"version,omitempty"`
+	Context  string `json:"context,omitempty"`
+	PrevHash string `json:"prev_hash"`
+	Hash     string `json:"hash"`
 }
 
 // ErrLocked means another process holds the journal file.
