@@ -208,7 +208,7 @@ func (a *app) openReader(ctx context.Context) (r triage.Reader, close func(), er
 		s, err := broker.OpenSnapshot(a.snapshotPath)
 		return s, func() {}, err
 	}
-	live, err := broker.Dial(ctx, a.brokerConfig())
+	live, err := a.dial(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -236,11 +236,24 @@ func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *b
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	live, err = broker.Dial(ctx, a.brokerConfig())
+	live, err = a.dial(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return journal.NewRecorder(j, a.actor, a.host), live, func() { live.Close() }, nil
+}
+
+// dial connects to the live broker. When nothing seemed to answer, the
+// error names which of AMQP and the management API did not; the dial
+// error stays in the chain (brokerUnreachable reads it).
+func (a *app) dial(ctx context.Context) (*broker.Live, error) {
+	live, err := broker.Dial(ctx, a.brokerConfig())
+	if err != nil && brokerUnreachable(err) {
+		if which := unanswered(a.amqpURL, a.mgmtURL); which != "" {
+			return nil, fmt.Errorf("%s: %w", which, err)
+		}
+	}
+	return live, err
 }
 
 // redactedURL hides a URL's password for messages.
