@@ -90,6 +90,7 @@ func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.Disc
 		return err
 	}
 	chosen := req.Selection.Apply(in.Messages)
+	a.noteTenant(req.Selection.Where)
 	if asJSON {
 		return writeJSON(w, discardPlanJSON(req, in, chosen))
 	}

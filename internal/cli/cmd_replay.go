@@ -137,6 +137,7 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
 	if f.asJSON {
 		if err := writeJSON(out, replayPlanJSON(plan, in)); err != nil {

@@ -106,8 +106,10 @@ func (a *app) messagesCommand() *cobra.Command {
 // whereHelp is the --where grammar, shared by every command that takes it.
 const whereHelp = `only messages where FIELD OP VALUE holds (repeat: all must hold).
 Fields: reason, reason_code, event_type, queue (died in), died, first_died,
-schema_version, consumer_version, tenant (filters.tenant_path), text (redacted
-headers and payload). OP: = or != (VALUE may list a,b,c), ~ or !~ (substring,
+schema_version, consumer_version, tenant (at filters.tenant_path; without one,
+the first of tenant, tenant_id, tenantId, customer_id, account_id, org_id in
+the envelope, its data/payload object or the headers, named on stderr), text
+(redacted headers and payload). OP: = or != (VALUE may list a,b,c), ~ or !~ (substring,
 any case), > < >= <= for died (a time or an age: died<1h) and schema_version`
 
 func whereFlag(cmd *cobra.Command, where *[]string) {
@@ -125,7 +127,22 @@ func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (t
 	if err != nil {
 		return in, f, err
 	}
-	return f.Narrow(in), f, nil
+	in = f.Narrow(in)
+	a.noteTenant(f)
+	return in, f, nil
+}
+
+// noteTenant says on stderr which key tenant= read, when it detected one
+// (no filters.tenant_path): a script's author must know what matched.
+func (a *app) noteTenant(m triage.Matcher) {
+	if f, ok := m.(*filter.Filter); ok {
+		m = *f
+	}
+	if f, ok := m.(filter.Filter); ok {
+		if note := f.TenantNote(); note != "" {
+			fmt.Fprintln(a.stderr, "dlqt: note:", note)
+		}
+	}
 }
 
 func (a *app) snapshotCommand() *cobra.Command {
