@@ -32,6 +32,7 @@ type app struct {
 	amqpURL, mgmtURL, vhost  string
 	journalPath, actor, host string
 	configPath               string
+	context                  string // --context, DLQT_CONTEXT or current_context; "" is none
 
 	snapshotPath string // --snapshot: read a snapshot file instead of a broker
 	demo         bool   // --demo: the bundled demo snapshot
@@ -59,6 +60,7 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.vhost, "vhost", "", `vhost to work in (env DLQT_VHOST; default "/")`)
 	f.StringVar(&a.journalPath, "journal", "", "journal file (env DLQT_JOURNAL; default "+defaultJournalPath()+")")
 	f.StringVar(&a.actor, "actor", "", "who is acting, for the journal (env DLQT_ACTOR; default login@host)")
+	f.StringVar(&a.context, "context", "", "named broker context of the config file (env DLQT_CONTEXT; config current_context; dlqt contexts lists them)")
 	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
@@ -83,6 +85,9 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	a.configPath = pick(a.configPath, "DLQT_CONFIG", "", defaultConfigPath())
 	fc, err := loadFileConfig(a.configPath, explicit)
 	if err != nil {
+		return usageError{err}
+	}
+	if a.context, err = chooseContext(a.context, &fc, a.configPath); err != nil {
 		return usageError{err}
 	}
 	actor, host := defaultActor()
@@ -163,6 +168,9 @@ func (a *app) readOnlySource(cmd *cobra.Command, file bool) string {
 	if os.Getenv("DLQT_READ_ONLY") != "" {
 		return "DLQT_READ_ONLY"
 	}
+	if a.context != "" {
+		return "read_only in " + a.configPath + ", context " + a.context
+	}
 	return "read_only in " + a.configPath
 }
 
@@ -225,7 +233,7 @@ func (a *app) browseOptions() triage.BrowseOptions {
 // export` and `verify` work beside a running TUI or a long replay; every
 // entry this process writes names the build and the context.
 func (a *app) openJournal() (*journal.Shared, error) {
-	return journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion()})
+	return journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
 }
 
 // openForChange opens the journal, then dials the broker: a locked journal

@@ -102,6 +102,7 @@ dlqt asks about first).`,
 		a.replayCommand(),
 		a.journalCommand(),
 		a.doctorCommand(),
+		a.contextsCommand(),
 	)
 	return root
 }
