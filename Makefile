@@ -56,7 +56,7 @@ lint:
 # Rebuild the bundled demo snapshot from the scenarios on a real broker.
 demo-snapshot: build prepare
 	./$(BIN) demo load
-	./$(BIN) --vhost dlqt-demo snapshot --all-parking --accept-delivery-cost --out testdata/demo.snapshot.json
+	./$(BIN) --vhost dlqt-demo snapshot --all-parking --accept-delivery-cost --raw --yes --out testdata/demo.snapshot.json
 
 prepare:
 	@bash .ci/prepare

@@ -108,6 +108,13 @@ type term struct {
 // startTerm runs dlqt with args in a new tmux session of w x h cells.
 func startTerm(t *testing.T, w, h int, env []string, args ...string) *term {
 	t.Helper()
+	return startTermIn(t, "", w, h, env, args...)
+}
+
+// startTermIn is startTerm with dir as dlqt's working directory ("" keeps
+// tmux's).
+func startTermIn(t *testing.T, dir string, w, h int, env []string, args ...string) *term {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("drives dlqt in tmux; -short skips the end-to-end tests (make test runs them)")
 	}
@@ -126,7 +133,11 @@ func startTerm(t *testing.T, w, h int, env []string, args ...string) *term {
 		shellCmd += " " + shellQuote(a)
 	}
 	// remain-on-exit keeps the pane readable after dlqt quits or crashes.
-	s.tmux("new-session", "-d", "-s", s.session, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), shellCmd)
+	session := []string{"new-session", "-d", "-s", s.session, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h)}
+	if dir != "" {
+		session = append(session, "-c", dir)
+	}
+	s.tmux(append(session, shellCmd)...)
 	s.tmux("set-option", "-t", s.session, "remain-on-exit", "on")
 	t.Cleanup(func() {
 		if t.Failed() {

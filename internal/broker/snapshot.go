@@ -29,6 +29,9 @@ type SnapshotFile struct {
 	TakenAt  time.Time       `json:"taken_at"`
 	Topology triage.Topology `json:"topology"`
 	Batches  []triage.Batch  `json:"batches"`
+	// Redacted says the bodies and headers were written through the
+	// redaction rules (dlqt snapshot's default); false is raw.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // Capture browses each queue of r into a SnapshotFile. A browse that stops

@@ -32,6 +32,7 @@ type app struct {
 	amqpURL, mgmtURL, vhost  string
 	journalPath, actor, host string
 	configPath               string
+	context                  string // --context, DLQT_CONTEXT or current_context; "" is none
 
 	snapshotPath string // --snapshot: read a snapshot file instead of a broker
 	demo         bool   // --demo: the bundled demo snapshot
@@ -59,6 +60,7 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.vhost, "vhost", "", `vhost to work in (env DLQT_VHOST; default "/")`)
 	f.StringVar(&a.journalPath, "journal", "", "journal file (env DLQT_JOURNAL; default "+defaultJournalPath()+")")
 	f.StringVar(&a.actor, "actor", "", "who is acting, for the journal (env DLQT_ACTOR; default login@host)")
+	f.StringVar(&a.context, "context", "", "named broker context of the config file (env DLQT_CONTEXT; config current_context; dlqt contexts lists them)")
 	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
@@ -83,6 +85,9 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	a.configPath = pick(a.configPath, "DLQT_CONFIG", "", defaultConfigPath())
 	fc, err := loadFileConfig(a.configPath, explicit)
 	if err != nil {
+		return usageError{err}
+	}
+	if a.context, err = chooseContext(a.context, &fc, a.configPath); err != nil {
 		return usageError{err}
 	}
 	actor, host := defaultActor()
@@ -163,6 +168,9 @@ func (a *app) readOnlySource(cmd *cobra.Command, file bool) string {
 	if os.Getenv("DLQT_READ_ONLY") != "" {
 		return "DLQT_READ_ONLY"
 	}
+	if a.context != "" {
+		return "read_only in " + a.configPath + ", context " + a.context
+	}
 	return "read_only in " + a.configPath
 }
 
@@ -208,7 +216,7 @@ func (a *app) openReader(ctx context.Context) (r triage.Reader, close func(), er
 		s, err := broker.OpenSnapshot(a.snapshotPath)
 		return s, func() {}, err
 	}
-	live, err := broker.Dial(ctx, a.brokerConfig())
+	live, err := a.dial(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -221,8 +229,11 @@ func (a *app) browseOptions() triage.BrowseOptions {
 }
 
 // openJournal opens the journal; the TUI still runs without one and says why.
-func (a *app) openJournal() (*journal.Journal, error) {
-	return journal.Open(a.journalPath, 2*time.Second)
+// It is held only while an entry is read or written, so `dlqt journal
+// export` and `verify` work beside a running TUI or a long replay; every
+// entry this process writes names the build and the context.
+func (a *app) openJournal() (*journal.Shared, error) {
+	return journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
 }
 
 // openForChange opens the journal, then dials the broker: a locked journal
@@ -233,12 +244,24 @@ func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *b
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	live, err = broker.Dial(ctx, a.brokerConfig())
+	live, err = a.dial(ctx)
 	if err != nil {
-		j.Close()
 		return nil, nil, nil, err
 	}
-	return journal.NewRecorder(j, a.actor, a.host), live, func() { live.Close(); j.Close() }, nil
+	return journal.NewRecorder(j, a.actor, a.host), live, func() { live.Close() }, nil
+}
+
+// dial connects to the live broker. When nothing seemed to answer, the
+// error names which of AMQP and the management API did not; the dial
+// error stays in the chain (brokerUnreachable reads it).
+func (a *app) dial(ctx context.Context) (*broker.Live, error) {
+	live, err := broker.Dial(ctx, a.brokerConfig())
+	if err != nil && brokerUnreachable(err) {
+		if which := unanswered(a.amqpURL, a.mgmtURL); which != "" {
+			return nil, fmt.Errorf("%s: %w", which, err)
+		}
+	}
+	return live, err
 }
 
 // redactedURL hides a URL's password for messages.

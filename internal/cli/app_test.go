@@ -28,7 +28,7 @@ func isolate(t *testing.T) string {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(home, "state"))
-	for _, v := range []string{"DLQT_AMQP_URL", "DLQT_MGMT_URL", "DLQT_VHOST", "DLQT_JOURNAL", "DLQT_ACTOR", "DLQT_CONFIG", "DLQT_READ_ONLY"} {
+	for _, v := range []string{"DLQT_AMQP_URL", "DLQT_MGMT_URL", "DLQT_VHOST", "DLQT_JOURNAL", "DLQT_ACTOR", "DLQT_CONFIG", "DLQT_READ_ONLY", "DLQT_CONTEXT"} {
 		t.Setenv(v, "")
 	}
 	return home
@@ -80,6 +80,8 @@ func TestMainReportsUsageErrorsOnOneLineWithExit2(t *testing.T) {
 		{"discard", "park", "--reason", "dup"},
 		{"replay", "park", "--rate", "0", "--group", "expired"},
 		{"journal"},
+		{"bogus"},            // an unknown command is a command line dlqt cannot understand
+		{"journal", "bogus"}, // and so is an unknown subcommand
 	}
 	for _, args := range tests {
 		stdout, stderr, code := run(t, Assets{}, args...)

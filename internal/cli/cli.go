@@ -59,6 +59,15 @@ func exitCode(err error) int {
 	return exitFailure
 }
 
+// unknownCommand refuses arguments to dlqt itself: the first one names a
+// command dlqt does not have, a usage error (exit 2) like a bad flag.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return usageError{fmt.Errorf("unknown command %q (dlqt --help lists the commands)", args[0])}
+}
+
 func newRootCommand(assets Assets, stderr io.Writer) *cobra.Command {
 	a := &app{assets: assets, stderr: stderr}
 	root := &cobra.Command{
@@ -69,7 +78,8 @@ why they died, and shows each message as a decoded, redacted envelope with
 its attempt timeline. Browsing puts every message back: the only trace it
 leaves is the redelivered flag (and, on quorum queues before RabbitMQ 4.3, a
 delivery count, which dlqt asks about first).`,
-		Args:          cobra.NoArgs,
+		Args:          unknownCommand,
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -79,6 +89,7 @@ delivery count, which dlqt asks about first).`,
 			return a.runTUI(cmd.Context())
 		},
 	}
+	root.SetVersionTemplate("dlqt {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	a.bindFlags(root)
 	root.AddCommand(
@@ -91,6 +102,7 @@ delivery count, which dlqt asks about first).`,
 		a.replayCommand(),
 		a.journalCommand(),
 		a.doctorCommand(),
+		a.contextsCommand(),
 	)
 	return root
 }

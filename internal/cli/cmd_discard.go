@@ -19,6 +19,7 @@ func (a *app) discardCommand() *cobra.Command {
 		group  string
 		reason string
 		yes    bool
+		asJSON bool
 		where  []string
 	)
 	cmd := &cobra.Command{
@@ -37,15 +38,22 @@ longer in the queue is reported and makes the exit status non-zero.
 --where narrows a group to the messages that match (--group expired --where
 tenant=acme), or alone selects every message that matches. The plan and the
 journal's decision name the filter. --where does not combine with --id: ids
-already name the messages.`,
+already name the messages.
+
+--json prints the plan as one JSON object (action, vhost, queue, selection,
+count, ids, missing, read, depth, truncated, problems, reason) for a script
+to check before it runs the same command with --yes; it never discards.`,
 		Args: exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := a.discardRequest(args[0], ids, group, reason, where)
 			if err != nil {
 				return err
 			}
+			if asJSON && yes {
+				return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
+			}
 			if !yes {
-				return a.printDiscardPlan(cmd.Context(), cmd.OutOrStdout(), req)
+				return a.printDiscardPlan(cmd.Context(), cmd.OutOrStdout(), req, asJSON)
 			}
 			return a.discard(cmd.Context(), cmd.OutOrStdout(), req)
 		},
@@ -55,6 +63,7 @@ already name the messages.`,
 	f.StringVar(&group, "group", "", "discard a whole group: REASON or REASON/CODE (REASON/ for no code)")
 	f.StringVar(&reason, "reason", "", "why these messages are dropped, for the journal (required)")
 	f.BoolVar(&yes, "yes", false, "do it; without --yes only the plan is printed")
+	f.BoolVar(&asJSON, "json", false, "print the plan as JSON and change nothing")
 	whereFlag(cmd, &where)
 	return cmd
 }
@@ -75,12 +84,16 @@ func (a *app) discardRequest(queue string, ids []string, group, reason string, w
 }
 
 // printDiscardPlan browses the queue and shows what --yes would discard.
-func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.DiscardRequest) error {
+func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.DiscardRequest, asJSON bool) error {
 	in, err := a.inspect(ctx, req.Queue)
 	if err != nil {
 		return err
 	}
 	chosen := req.Selection.Apply(in.Messages)
+	a.noteTenant(req.Selection.Where)
+	if asJSON {
+		return writeJSON(w, discardPlanJSON(req, in, chosen))
+	}
 	fmt.Fprintf(w, "plan: discard %d message(s) from %s (%s)\n", len(chosen), sanitize.Line(req.Queue), boundText(in.Batch))
 	fmt.Fprintf(w, "selection: %s\n", sanitize.Line(req.Selection.String()))
 	fmt.Fprintf(w, "reason: %s\n", sanitize.Line(req.Reason))

@@ -55,7 +55,6 @@ itself is then recorded in the journal.`,
 			if err != nil {
 				return err
 			}
-			defer j.Close()
 			w, done, err := exportTarget(cmd.OutOrStdout(), out)
 			if err != nil {
 				return err
@@ -185,6 +184,5 @@ func readJournal(a *app) ([]journal.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer j.Close()
 	return j.Entries()
 }

@@ -29,6 +29,7 @@ type replayFlags struct {
 	dryRun     bool
 	resume     string
 	where      []string
+	asJSON     bool
 }
 
 func (a *app) replayCommand() *cobra.Command {
@@ -52,9 +53,20 @@ copy is confirmed at the destination.
 
 dlqt replay --resume REPLAY_ID finishes a replay that was interrupted (crash,
 kill): nothing is lost, but a message published just before the
-interruption may be delivered twice.`,
+interruption may be delivered twice.
+
+--json prints the plan as one JSON object (replay_id, vhost, queue,
+selection, count, ids, missing, destinations with their queues and whether
+each is allowed, unroutable, problems, options) and changes nothing; the
+exit status is that of the plan, non-zero when it may not run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.asJSON && f.yes && !f.dryRun {
+				return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
+			}
 			if f.resume != "" {
+				if f.asJSON {
+					return usageError{errors.New("--json prints a new plan: --resume takes the journal's")}
+				}
 				if len(args) > 0 || len(f.ids) > 0 || f.group != "" || len(f.where) > 0 {
 					return usageError{errors.New("--resume REPLAY_ID takes no QUEUE, --id, --group or --where: the journal has the plan")}
 				}
@@ -77,6 +89,7 @@ interruption may be delivered twice.`,
 	fl.BoolVar(&f.yes, "yes", false, "replay for real (without it the plan is only printed)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing, even with --yes")
 	fl.StringVar(&f.resume, "resume", "", "finish the interrupted replay REPLAY_ID")
+	fl.BoolVar(&f.asJSON, "json", false, "print the plan as JSON and change nothing")
 	whereFlag(cmd, &f.where) // narrows --group, or alone selects; see discard
 	return cmd
 }
@@ -124,7 +137,14 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
+	if f.asJSON {
+		if err := writeJSON(out, replayPlanJSON(plan, in)); err != nil {
+			return err
+		}
+		return plan.Runnable()
+	}
 	printPlan(out, plan, in)
 	if err := plan.Runnable(); err != nil {
 		return err
@@ -142,7 +162,6 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 		return err
 	}
 	st, err := replay.Find(j, f.resume)
-	j.Close() // runReplay opens it again; keep the lock short
 	if err != nil {
 		return err
 	}

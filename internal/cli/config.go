@@ -46,6 +46,10 @@ type fileConfig struct {
 	// Health colours the TUI's queues screen (rate_warn, rate_crit in msg/s,
 	// age_warn, age_crit as durations, depth_warn, depth_crit).
 	Health views.HealthThresholds `yaml:"health"`
+	// Contexts are named broker connections; CurrentContext is used when
+	// neither --context nor DLQT_CONTEXT names one (contexts.go).
+	Contexts       map[string]brokerContext `yaml:"contexts"`
+	CurrentContext string                   `yaml:"current_context"`
 }
 
 // redactionConfig is the redaction section: secrets by key name, by JSON

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
@@ -108,8 +107,10 @@ func (a *app) messagesCommand() *cobra.Command {
 // whereHelp is the --where grammar, shared by every command that takes it.
 const whereHelp = `only messages where FIELD OP VALUE holds (repeat: all must hold).
 Fields: reason, reason_code, event_type, queue (died in), died, first_died,
-schema_version, consumer_version, tenant (filters.tenant_path), text (redacted
-headers and payload). OP: = or != (VALUE may list a,b,c), ~ or !~ (substring,
+schema_version, consumer_version, tenant (at filters.tenant_path; without one,
+the first of tenant, tenant_id, tenantId, customer_id, account_id, org_id in
+the envelope, its data/payload object or the headers, named on stderr), text
+(redacted headers and payload). OP: = or != (VALUE may list a,b,c), ~ or !~ (substring,
 any case), > < >= <= for died (a time or an age: died<1h) and schema_version`
 
 func whereFlag(cmd *cobra.Command, where *[]string) {
@@ -127,25 +128,53 @@ func (a *app) inspectWhere(ctx context.Context, queue string, where []string) (t
 	if err != nil {
 		return in, f, err
 	}
-	return f.Narrow(in), f, nil
+	in = f.Narrow(in)
+	a.noteTenant(f)
+	return in, f, nil
+}
+
+// noteTenant says on stderr which key tenant= read, when it detected one
+// (no filters.tenant_path): a script's author must know what matched.
+func (a *app) noteTenant(m triage.Matcher) {
+	if f, ok := m.(*filter.Filter); ok {
+		m = *f
+	}
+	if f, ok := m.(filter.Filter); ok {
+		if note := f.TenantNote(); note != "" {
+			fmt.Fprintln(a.stderr, "dlqt: note:", note)
+		}
+	}
 }
 
 func (a *app) snapshotCommand() *cobra.Command {
 	var out string
-	var allParking bool
+	var allParking, raw, yes bool
 	cmd := &cobra.Command{
-		Use:   "snapshot [QUEUE...] --out FILE",
+		Use:   "snapshot [QUEUE...] --out FILE [--raw [--yes]]",
 		Short: "Save queues' messages and the topology to a file, for offline triage",
 		Long: `snapshot browses each QUEUE (or every parking queue with --all-parking) and
 writes the messages and the topology needed to classify them to FILE. Open it
-later with dlqt --snapshot FILE, with no broker at all. FILE holds the raw,
-unredacted messages: treat it like the queue itself.`,
+later with dlqt --snapshot FILE, with no broker at all.
+
+Bodies and headers are written redacted with the active rules (the defaults
+plus the config's redaction section), as the screen shows them: a file to
+hand to a teammate. A message without a message_id then gets another id
+than on the broker (its id hashes the body).
+
+--raw writes them as they are, secrets included: dlqt asks first on a
+terminal (without one, --yes is the consent), says so on stderr and records
+in the journal who wrote which queues to which file, with its SHA-256.
+Treat a raw file like the queue itself.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usageError{fmt.Errorf("--out FILE is required")}
 			}
 			if len(args) == 0 && !allParking {
 				return usageError{fmt.Errorf("name at least one QUEUE, or pass --all-parking")}
+			}
+			req := snapshotRequest{out: out, raw: raw, yes: yes}
+			if err := consentRaw(req, os.Stdin, cmd.ErrOrStderr()); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			r, done, err := a.openReader(ctx)
@@ -163,25 +192,14 @@ unredacted messages: treat it like the queue itself.`,
 					queues = append(queues, p.Name)
 				}
 			}
-			opts := a.browseOptions()
-			opts.Progress = progressTo(cmd.ErrOrStderr(), "reading")
-			snap, err := broker.Capture(ctx, r, queues, opts)
-			if err != nil {
-				return err
-			}
-			if err := broker.WriteSnapshotFile(out, snap); err != nil {
-				return err
-			}
-			n := 0
-			for _, b := range snap.Batches {
-				n += len(b.Messages)
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "dlqt: wrote %d messages from %d queue(s) to %s\n", n, len(snap.Batches), out)
-			return nil
+			req.queues = queues
+			return a.writeSnapshot(ctx, r, req, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "file to write (.gz to compress)")
 	cmd.Flags().BoolVar(&allParking, "all-parking", false, "snapshot every parking queue of the vhost")
+	cmd.Flags().BoolVar(&raw, "raw", false, "write bodies and headers unredacted (asks; journalled)")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with --raw: consent without being asked")
 	return cmd
 }
 

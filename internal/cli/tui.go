@@ -26,6 +26,9 @@ func (a *app) runTUI(ctx context.Context) error {
 	if err != nil && a.demoFallback && !a.demo && a.snapshotPath == "" && brokerUnreachable(err) {
 		// DEMO first: a narrow status line cuts the end, never the warning.
 		notice = fmt.Sprintf("DEMO data: no broker answered at %s (%v)", redactedURL(a.amqpURL), err)
+		if which := unanswered(a.amqpURL, a.mgmtURL); which != "" {
+			notice = fmt.Sprintf("DEMO data: %s (%v)", which, err)
+		}
 		fmt.Fprintln(a.stderr, "dlqt:", notice)
 		var demo triage.Reader
 		demo, err = a.openDemo()
@@ -53,9 +56,6 @@ func (a *app) runTUI(ctx context.Context) error {
 	}
 
 	j, jerr := a.openJournal()
-	if jerr == nil {
-		defer j.Close()
-	}
 	return ui.Run(ctx, ui.Options{
 		Reader:      r,
 		Vhost:       vhost,

@@ -32,8 +32,14 @@ type Entry struct {
 	MessageIDs []string       `json:"message_ids"`
 	Reason     string         `json:"reason"`
 	Details    map[string]any `json:"details,omitempty"`
-	PrevHash   string         `json:"prev_hash"`
-	Hash       string         `json:"hash"`
+	// Version is the dlqt build that wrote the entry and Context the named
+	// broker context it acted on. Entries written before they existed lack
+	// them; omitempty keeps those entries' canonical form, and so their
+	// hashes, as they were.
+	Version  string `json:"version,omitempty"`
+	Context  string `json:"context,omitempty"`
+	PrevHash string `json:"prev_hash"`
+	Hash     string `json:"hash"`
 }
 
 // ErrLocked means another process holds the journal file.
@@ -62,10 +68,21 @@ type Journal struct {
 // page check, the hash chain, its head file) is refused with a
 // DamagedError: no action may add to a log that cannot be trusted.
 func Open(path string, timeout time.Duration) (*Journal, error) {
+	return openTrusting(path, timeout, head{})
+}
+
+// openTrusting is Open for a process that has already checked this journal
+// whole up to entry trusted.Entries (a Shared, which opens the file for every
+// append): it checks that this entry still has the hash it had, then the
+// pages and the chain only after it, so an append costs the same in a
+// journal of ten entries or a million. A file replaced or rewritten behind
+// the trusted entry is still refused; an older entry changed in place is
+// found by the next full check (verify, or the next dlqt to open the file).
+func openTrusting(path string, timeout time.Duration, trusted head) (*Journal, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	j, err := openFile(path, timeout, false)
+	j, err := openFile(path, timeout, false, trusted.Entries == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -80,13 +97,92 @@ func Open(path string, timeout time.Duration) (*Journal, error) {
 		})
 	})
 	if err == nil {
-		err = j.checkChain()
+		if trusted.Entries == 0 {
+			err = j.checkChain()
+		} else {
+			err = j.checkChainAfter(trusted)
+		}
 	}
 	if err != nil {
 		j.db.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	return j, nil
+}
+
+// checkChainAfter verifies the entries after the trusted one, and that the
+// trusted one is still there with its hash.
+func (j *Journal) checkChainAfter(trusted head) error {
+	es, err := j.entriesFrom(trusted.Entries)
+	if err != nil {
+		return err
+	}
+	if len(es) == 0 || es[0].Seq != trusted.Entries || es[0].Hash != trusted.Hash {
+		return damaged(j.path, "its entry %d is not the one this dlqt saw (the file was replaced or rewritten)", trusted.Entries)
+	}
+	if err := verifyFrom(es[1:], trusted.Entries+1, trusted.Hash); err != nil {
+		return damaged(j.path, "%v", err)
+	}
+	h, ok, err := readHead(j.path)
+	if err != nil {
+		return err
+	}
+	last := es[len(es)-1]
+	switch {
+	case !ok || h.Entries < trusted.Entries:
+		j.noteHead(last)
+	case h.Entries > last.Seq:
+		return damaged(j.path, "it holds %d entries but %d were written to it (head file %s): entries were removed or the file was replaced", last.Seq, h.Entries, headPath(j.path))
+	case es[h.Entries-trusted.Entries].Hash != h.Hash:
+		return damaged(j.path, "its entry %d is not the one written (head file %s records another hash): the file was replaced", h.Entries, headPath(j.path))
+	case h.Entries < last.Seq:
+		j.noteHead(last)
+	}
+	return nil
+}
+
+// entriesFrom reads the entries from sequence number seq on.
+func (j *Journal) entriesFrom(seq uint64) ([]Entry, error) {
+	var out []Entry
+	err := guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketEntries).Cursor()
+			var from [8]byte
+			binary.BigEndian.PutUint64(from[:], seq)
+			for k, v := c.Seek(from[:]); k != nil; k, v = c.Next() {
+				var e Entry
+				if err := json.Unmarshal(v, &e); err != nil {
+					return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
+				}
+				out = append(out, e)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	return out, nil
+}
+
+// last is the newest entry's sequence number and hash (zero when empty).
+func (j *Journal) last() (head, error) {
+	var h head
+	err := guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			k, v := tx.Bucket(bucketEntries).Cursor().Last()
+			if k == nil {
+				return nil
+			}
+			var e Entry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
+			}
+			h = head{Entries: e.Seq, Hash: e.Hash}
+			return nil
+		})
+	})
+	return h, err
 }
 
 // OpenReadOnly opens an existing journal for reading only (verify,
@@ -102,7 +198,7 @@ func OpenReadOnly(path string, timeout time.Duration) (*Journal, error) {
 		}
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	j, err := openFile(path, timeout, true)
+	j, err := openFile(path, timeout, true, true)
 	if errors.Is(err, ErrLocked) {
 		return openCopy(path, err)
 	}
@@ -142,7 +238,7 @@ func openCopy(path string, locked error) (*Journal, error) {
 		if err != nil {
 			return nil, locked
 		}
-		j, err := openFile(tmp, time.Second, true)
+		j, err := openFile(tmp, time.Second, true, true)
 		if err == nil {
 			j.path, j.copy = path, tmp
 			if err = j.matchHead(h, ok); err == nil {
@@ -175,7 +271,7 @@ func copyToTemp(path string) (string, error) {
 
 // openFile checks the file before bbolt maps it, opens it and runs bbolt's
 // page check; a panic inside bbolt becomes a DamagedError.
-func openFile(path string, timeout time.Duration, readOnly bool) (*Journal, error) {
+func openFile(path string, timeout time.Duration, readOnly, checkAllPages bool) (*Journal, error) {
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
@@ -215,9 +311,11 @@ func openFile(path string, timeout time.Duration, readOnly bool) (*Journal, erro
 		}
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	if err := checkPages(path, db); err != nil {
-		db.Close()
-		return nil, err
+	if checkAllPages {
+		if err := checkPages(path, db); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	return &Journal{db: db, path: path, readOnly: readOnly}, nil
 }

@@ -10,14 +10,21 @@ import (
 // Recorder writes the use cases' records as journal entries under one actor
 // and host. It implements triage.Recorder.
 type Recorder struct {
-	j           *Journal
+	j           store
 	actor, host string
+}
+
+// store is what a Recorder writes to and exports from: a *Journal held
+// open, or a *Shared opened for each call.
+type store interface {
+	Append(Entry) (Entry, error)
+	Export(w io.Writer, format string, since time.Time) (int, error)
 }
 
 var _ triage.Recorder = (*Recorder)(nil)
 
 // NewRecorder records into j as actor on host.
-func NewRecorder(j *Journal, actor, host string) *Recorder {
+func NewRecorder(j store, actor, host string) *Recorder {
 	return &Recorder{j: j, actor: actor, host: host}
 }
 

@@ -15,6 +15,9 @@ const (
 	ActionReveal Action = "reveal"
 	// ActionExport is what an export of the journal leaves behind.
 	ActionExport Action = "export"
+	// ActionSnapshotRaw is written when a snapshot file is written with
+	// unredacted bodies: who, which queues, the file and its SHA-256.
+	ActionSnapshotRaw Action = "snapshot-raw"
 )
 
 // ActionDiscard names discard records: one for the decision, written

@@ -13,9 +13,27 @@ import (
 // it: "expired" is every code of that reason, "rejected/address_invalid"
 // one code, "maxlen/" the messages with no code.
 type GroupKey struct {
-	Reason  Reason
-	Code    string
-	AnyCode bool
+	Reason  Reason `json:"reason"`
+	Code    string `json:"code"`
+	AnyCode bool   `json:"any_code"`
+}
+
+// UnmarshalJSON also reads "AnyCode", the key journals held before the
+// keys were snake_case ("Reason" and "Code" match case-insensitively).
+func (k *GroupKey) UnmarshalJSON(data []byte) error {
+	type fields GroupKey // the fields without this method
+	var in struct {
+		fields
+		Before *bool `json:"AnyCode"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*k = GroupKey(in.fields)
+	if in.Before != nil {
+		k.AnyCode = *in.Before
+	}
+	return nil
 }
 
 // ParseGroupKey reads REASON[/CODE].
@@ -43,8 +61,8 @@ func (k GroupKey) Matches(t Triaged) bool {
 // ids, or a group, narrowed by Where when set. At most one of ids and group
 // is set; Where alone selects every message it matches.
 type Selection struct {
-	IDs   []string
-	Group *GroupKey
+	IDs   []string  `json:"ids"`   // journals before held "IDs": read case-insensitively
+	Group *GroupKey `json:"group"` // and "Group"
 	// Where is journalled as its expressions; read back, it is a
 	// RecordedFilter that matches nothing (a resumed replay goes by its items).
 	Where Matcher `json:"where,omitempty"`

@@ -63,6 +63,9 @@ func (s *journalScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		s.onJournal(r)
 		return s, nil
 	}
+	if r, ok := msg.(journalExportMsg); ok {
+		return s, s.onExport(r)
+	}
 	return s, listUpdate(s, &s.c.Keys, msg)
 }
 
@@ -78,6 +81,8 @@ func (s *journalScreen) key(k tea.KeyPressMsg) tea.Cmd {
 		s.leave(s.c)
 	case key.Matches(k, keys.Refresh):
 		return s.reload()
+	case key.Matches(k, keys.ExportJournal) && !s.Detail():
+		return exportJournalCmd(s.c)
 	default:
 		return s.Journal.Update(k)
 	}

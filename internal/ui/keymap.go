@@ -40,6 +40,7 @@ var actions = []action{
 	{"refresh", false, func(k *KeyMap) *key.Binding { return &k.Refresh }},
 	{"tag", false, func(k *KeyMap) *key.Binding { return &k.Tag }},
 	{"journal", false, func(k *KeyMap) *key.Binding { return &k.Journal }},
+	{"export_journal", false, func(k *KeyMap) *key.Binding { return &k.ExportJournal }},
 	{"doctor", false, func(k *KeyMap) *key.Binding { return &k.Doctor }},
 	{"help", false, func(k *KeyMap) *key.Binding { return &k.Help }},
 	{"quit", false, func(k *KeyMap) *key.Binding { return &k.Quit }},

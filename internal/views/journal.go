@@ -279,11 +279,11 @@ func (j *Journal) ShortHelp() []key.Binding {
 	if j.detail {
 		return []key.Binding{k.Down, k.Back, k.Help, k.Quit}
 	}
-	return []key.Binding{k.Open, k.Back, k.Filter, k.Refresh, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.Back, k.Filter, k.ExportJournal, k.Refresh, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (j *Journal) FullHelp() [][]key.Binding {
 	k := j.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter, k.ExportJournal}, k.general()}
 }

@@ -19,9 +19,11 @@ type KeyMap struct {
 	Refresh  key.Binding
 	Tag      key.Binding
 	Journal  key.Binding
-	Doctor   key.Binding // the topology doctor's findings
-	Help     key.Binding
-	Quit     key.Binding
+	// ExportJournal writes the journal as JSONL to a file (journal screen).
+	ExportJournal key.Binding
+	Doctor        key.Binding // the topology doctor's findings
+	Help          key.Binding
+	Quit          key.Binding
 
 	// Actions on messages.
 	Mark         key.Binding

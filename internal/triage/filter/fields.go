@@ -60,7 +60,7 @@ var Fields = []Field{
 			}
 			return []string{""}
 		}},
-	{Name: "tenant", Help: "the value at filters.tenant_path in the redacted payload", Ops: textOps,
+	{Name: "tenant", Help: "the value at filters.tenant_path in the redacted payload, else the first of tenant, tenant_id, tenantId, customer_id, account_id, org_id in the envelope, its data/payload object or the headers", Ops: textOps,
 		values: func(in *matchInput) []string {
 			vs := in.tenants()
 			if len(vs) == 0 {

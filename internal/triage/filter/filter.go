@@ -30,6 +30,9 @@ type Filter struct {
 	red     *redact.Redactor
 	tenant  redact.JSONPath
 	cache   *SearchCache
+	// detected counts where tenant= found tenants when no path is
+	// configured and it looks for the common keys (tenant.go).
+	detected *tenantUse
 }
 
 // A Filter is what a triage.Selection narrows by; read back from a journal
@@ -39,7 +42,8 @@ var _ triage.Matcher = Filter{}
 // Options is what a filter needs besides its expressions.
 type Options struct {
 	// TenantPath is the JSON path of the tenant in a payload
-	// (filters.tenant_path in the config); without it tenant is refused.
+	// (filters.tenant_path in the config); without it tenant= looks for
+	// the common keys (TenantKeys) and TenantNote says which it used.
 	TenantPath string
 	// Redactor masks what text~ searches and what tenant reads, so that a
 	// search never sees more than the screen does. nil means redact.New().
@@ -74,8 +78,8 @@ func ParseWhere(exprs []string, opts Options) (Filter, error) {
 		if err != nil {
 			return Filter{}, fmt.Errorf("%q: %w", e, err)
 		}
-		if c.field.Name == "tenant" && f.tenant.IsZero() {
-			return Filter{}, fmt.Errorf("%q: no tenant path is configured (filters.tenant_path, e.g. customer.tenant_id)", e)
+		if c.field.Name == "tenant" && f.tenant.IsZero() && f.detected == nil {
+			f.detected = &tenantUse{}
 		}
 		f.clauses = append(f.clauses, c)
 	}
@@ -186,6 +190,9 @@ func (in *matchInput) searchText() string { return in.searched().haystack }
 
 // tenants are the values at the tenant path in the redacted payload.
 func (in *matchInput) tenants() []string {
+	if in.f.tenant.IsZero() {
+		return in.detectTenants()
+	}
 	e := in.searched()
 	values := func() []string { return in.f.tenant.Values([]byte(e.payload)) }
 	if in.f.cache != nil {

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// brokerContext is one named broker connection of the config file, as
+// kubectl and k9s have them: a responder often watches two clusters.
+type brokerContext struct {
+	AMQPURL  string `yaml:"amqp_url"`
+	MgmtURL  string `yaml:"mgmt_url"`
+	Vhost    string `yaml:"vhost"`
+	ReadOnly bool   `yaml:"read_only"`
+}
+
+// chooseContext picks the context named by --context, else DLQT_CONTEXT,
+// else the file's current_context, and lays its settings over the file's
+// top-level ones (flags and DLQT_* variables still win over both). No name
+// is no context; an unknown name is an error listing the known ones.
+func chooseContext(flag string, fc *fileConfig, configPath string) (string, error) {
+	name := flag
+	if name == "" {
+		name = os.Getenv("DLQT_CONTEXT")
+	}
+	if name == "" {
+		name = fc.CurrentContext
+	}
+	if name == "" {
+		return "", nil
+	}
+	c, ok := fc.Contexts[name]
+	if !ok {
+		known := "none are defined"
+		if names := contextNames(fc); len(names) > 0 {
+			known = "known: " + strings.Join(names, ", ")
+		}
+		return "", fmt.Errorf("context %q is not in %s (%s)", name, configPath, known)
+	}
+	for _, v := range []struct{ from, to *string }{{&c.AMQPURL, &fc.AMQPURL}, {&c.MgmtURL, &fc.MgmtURL}, {&c.Vhost, &fc.Vhost}} {
+		if *v.from != "" {
+			*v.to = *v.from
+		}
+	}
+	fc.ReadOnly = fc.ReadOnly || c.ReadOnly
+	return name, nil
+}
+
+func contextNames(fc *fileConfig) []string {
+	names := make([]string, 0, len(fc.Contexts))
+	for n := range fc.Contexts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (a *app) contextsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "contexts",
+		Short: "List the named broker contexts of the config file; * marks the one in use",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fc, err := loadFileConfig(a.configPath, false)
+			if err != nil {
+				return usageError{err}
+			}
+			names := contextNames(&fc)
+			if len(names) == 0 {
+				return errors.New("no contexts in " + a.configPath + ": add a contexts section (see dlqt --help and the README)")
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 2, 2, ' ', 0)
+			fmt.Fprintln(tw, "\tNAME\tAMQP URL\tMANAGEMENT URL\tVHOST\tREAD-ONLY")
+			for _, n := range names {
+				c, mark := fc.Contexts[n], ""
+				if n == a.context {
+					mark = "*"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\n", mark, n, redactedURL(c.AMQPURL), redactedURL(c.MgmtURL), orDash(c.Vhost), c.ReadOnly)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"testing"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
+)
+
+// The plans' JSON is a contract with scripts: these pin every key, and
+// that empty lists are [] (a script does `.ids | length`, never a null check).
+func TestReplayPlanJSON(t *testing.T) {
+	k := triage.GroupKey{Reason: triage.ReasonRejected, Code: "address_invalid"}
+	p := replay.Plan{
+		ID: "r-1", Vhost: "prod", Queue: "billing.parking", Selection: triage.Selection{Group: &k},
+		Items:        []replay.Item{{ID: "m-1"}, {ID: "m-2"}},
+		Destinations: []replay.Destination{{Route: triage.Route{Exchange: "billing", RoutingKey: "invoice"}, Count: 2, Original: true, Allowed: true}},
+		Allowed:      true,
+		Options:      replay.Options{Canary: 5, CanaryRate: 1, Observe: 30 * time.Second, Rate: 50, ConfirmTimeout: time.Minute},
+	}
+	in := triage.Inspection{Batch: triage.Batch{Depth: 900, Messages: make([]triage.Message, 500)}}
+	got := jsonOf(t, replayPlanJSON(p, in))
+	want := `{
+  "action": "replay",
+  "vhost": "prod",
+  "queue": "billing.parking",
+  "selection": "group rejected/address_invalid",
+  "count": 2,
+  "ids": [
+    "m-1",
+    "m-2"
+  ],
+  "missing": [],
+  "read": 500,
+  "depth": 900,
+  "truncated": true,
+  "problems": [],
+  "replay_id": "r-1",
+  "destinations": [
+    {
+      "route": {
+        "exchange": "billing",
+        "routing_key": "invoice"
+      },
+      "count": 2,
+      "original": true,
+      "allowed": true,
+      "queues": []
+    }
+  ],
+  "unroutable": [],
+  "allowed": true,
+  "options": {
+    "rate": 50,
+    "canary": 5,
+    "canary_rate": 1,
+    "max_backlog": 0,
+    "observe": "30s",
+    "confirm_timeout": "1m0s"
+  }
+}
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestDiscardPlanJSON(t *testing.T) {
+	req := triage.DiscardRequest{Queue: "orders.dlq.q", Reason: "dup", Selection: triage.Selection{IDs: []string{"a", "gone"}}}
+	in := triage.Inspection{Batch: triage.Batch{Vhost: "v", Depth: 2, Messages: make([]triage.Message, 2)}}
+	got := jsonOf(t, discardPlanJSON(req, in, []triage.Triaged{{ID: "a"}}))
+	want := `{
+  "action": "discard",
+  "vhost": "v",
+  "queue": "orders.dlq.q",
+  "selection": "2 message id(s)",
+  "count": 1,
+  "ids": [
+    "a"
+  ],
+  "missing": [
+    "gone"
+  ],
+  "read": 2,
+  "depth": 2,
+  "truncated": false,
+  "problems": [],
+  "reason": "dup"
+}
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

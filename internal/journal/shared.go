@@ -1,0 +1,150 @@
+package journal
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Stamp is what every entry a process writes carries about the process:
+// the dlqt build that acted and the named broker context it acted on.
+type Stamp struct {
+	Version string
+	Context string
+}
+
+// Shared is a journal file held only for the moment of each read or write.
+// bbolt's lock is a flock on the whole file for as long as it is open, so a
+// TUI that kept its journal open all session made `dlqt journal export` and
+// `verify` in another terminal fail with ErrLocked. A Shared opens, works
+// and closes each time: another dlqt waits at most one append for the lock.
+// Every entry it appends carries its Stamp.
+type Shared struct {
+	path    string
+	timeout time.Duration
+	stamp   Stamp
+	mu      sync.Mutex // flock does not serialise the opens of one process
+	trusted head       // checked whole up to here: later opens check what follows
+}
+
+// OpenShared creates the journal at path if needed, checks that it opens,
+// and returns it closed again. timeout bounds each later wait for the lock.
+func OpenShared(path string, timeout time.Duration, stamp Stamp) (*Shared, error) {
+	j, err := Open(path, timeout)
+	if err != nil {
+		return nil, err
+	}
+	trusted, err := j.last()
+	if cerr := j.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	return &Shared{path: path, timeout: timeout, stamp: stamp, trusted: trusted}, nil
+}
+
+// write runs fn on the journal opened for writing, then closes it.
+func (s *Shared) write(fn func(*Journal) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, err := openTrusting(s.path, s.timeout, s.trusted)
+	if err != nil {
+		return err
+	}
+	err = fn(j)
+	if last, lerr := j.last(); lerr == nil {
+		s.trusted = last
+	}
+	if cerr := j.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("journal %s: %w", s.path, cerr)
+	}
+	return err
+}
+
+// read runs fn on the journal opened read-only (a shared lock, so readers
+// never wait for each other), then closes it.
+func (s *Shared) read(fn func(*Journal) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, err := OpenReadOnly(s.path, s.timeout)
+	if err != nil {
+		return err
+	}
+	err = fn(j)
+	j.Close()
+	return err
+}
+
+// Path is the file the journal lives in.
+func (s *Shared) Path() string { return s.path }
+
+// Append stamps e and writes it as the next entry (see Journal.Append).
+func (s *Shared) Append(e Entry) (Entry, error) {
+	if e.Version == "" {
+		e.Version = s.stamp.Version
+	}
+	if e.Context == "" {
+		e.Context = s.stamp.Context
+	}
+	var out Entry
+	err := s.write(func(j *Journal) (err error) {
+		out, err = j.Append(e)
+		return err
+	})
+	return out, err
+}
+
+// Entries returns every entry in order.
+func (s *Shared) Entries() (es []Entry, err error) {
+	err = s.read(func(j *Journal) error {
+		es, err = j.Entries()
+		return err
+	})
+	return es, err
+}
+
+// Records reads every entry back as the record it was written from.
+func (s *Shared) Records() (rs []triage.Recorded, err error) {
+	err = s.read(func(j *Journal) error {
+		rs, err = j.Records()
+		return err
+	})
+	return rs, err
+}
+
+// Tags returns the current tags of each message id asked for.
+func (s *Shared) Tags(vhost, queue string, ids []string) (tags map[string][]string, err error) {
+	err = s.read(func(j *Journal) error {
+		tags, err = j.Tags(vhost, queue, ids)
+		return err
+	})
+	return tags, err
+}
+
+// Export writes the entries made at or after since to w (see
+// Journal.Export); it leaves the journal unchanged.
+func (s *Shared) Export(w io.Writer, format string, since time.Time) (n int, err error) {
+	err = s.read(func(j *Journal) error {
+		n, err = j.Export(w, format, since)
+		return err
+	})
+	return n, err
+}
+
+// Discarded looks ids up in the discard index (see Journal.Discarded); it
+// brings the index up to date, so it opens the journal for writing.
+func (s *Shared) Discarded(vhost, queue string, ids []string) (found map[string]uint64, err error) {
+	err = s.write(func(j *Journal) error {
+		found, err = j.Discarded(vhost, queue, ids)
+		return err
+	})
+	return found, err
+}
+
+// Close is a no-op: a Shared holds nothing between calls. It lets a Shared
+// stand where an open journal is closed after use.
+func (s *Shared) Close() error { return nil }
