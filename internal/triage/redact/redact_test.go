@@ -34,6 +34,7 @@ func TestRedactTextByShape(t *testing.T) {
 		{"url password", "dial amqp://orders:s3cr3t@rabbit.internal:5672/prod", "dial amqp://orders:[REDACTED:password]@rabbit.internal:5672/prod", 1},
 		{"url password with an unencoded @", "amqp://u:p@ss@h/v?to=a@b.co", "amqp://u:[REDACTED:password]@h/v?to=a***@b.co", 2},
 		{"jwt glued to a word", "jwt_" + redacttest.JWT, "jwt_[REDACTED:jwt]", 1},
+		{"url password with an unencoded #", "postgres://app:Lc0#jAbE@db:5432/x", "postgres://app:[REDACTED:password]@db:5432/x", 1},
 		{"url password, https", "https://bob:pa55@example.com/x", "https://bob:[REDACTED:password]@example.com/x", 1},
 		{"email partly masked", "customer jane.doe@example.com complained", "customer j***@example.com complained", 1},
 		{"two emails", "from a@b.io to zed@mail.example.org", "from a***@b.io to z***@mail.example.org", 2},

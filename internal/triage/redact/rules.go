@@ -56,8 +56,9 @@ func DefaultValueRules() []ValueRule {
 		{
 			Kind: "password", Group: 1, Anchors: []string{"://"},
 			// The password runs to the last '@' of the authority, so an
-			// unencoded '@' in it ("p@ss") does not leave a part visible.
-			Pattern: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:([^\s/?#\[\]]+)@`),
+			// unencoded '@' or '#' in it ("p@ss", "p#ss") does not leave a
+			// part visible (nor make the rest look like an e-mail address).
+			Pattern: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:([^\s/?\[\]]+)@`),
 		},
 		{
 			Kind: "aws-key", Anchors: []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA"},
