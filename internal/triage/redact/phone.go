@@ -58,9 +58,10 @@ func findKeyedPhones(s string) [][2]int {
 		if digits >= minKeyedPhoneDigits && digits <= maxPhoneDigits && numberEnds(s, end) &&
 			(end == len(s) || s[end] != ':') && !isDate(s[i:end]) {
 			spans = append(spans, [2]int{i, end})
-			i = end - 1
-			continue
 		}
+		// Never start again inside the run: its tail alone is not a phone
+		// number when the whole is too long to be one.
+		i = max(i, end-1)
 		for i+1 < len(s) && isDigit(s[i+1]) {
 			i++
 		}
