@@ -80,10 +80,9 @@ func DefaultValueRules() []ValueRule {
 			Kind: "stripe-key", Anchors: []string{"k_live_", "k_test_"},
 			Pattern: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`),
 		},
-		{
-			Kind: "aws-secret", Anchors: awsSecretAnchors,
-			Find: findAWSSecrets,
-		},
+		// The context words are looked for around a 40-character candidate
+		// only: as anchors they would cost more than the rest of the rules.
+		{Kind: "aws-secret", Prefilter: longEnoughForAWSSecret, Find: findAWSSecrets},
 		// Under (the rules with a key) only under a key that names them:
 		// alone these shapes are as often a hash, an order number or an
 		// internal extension.

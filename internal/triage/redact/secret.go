@@ -20,9 +20,7 @@ const (
 // awsKeyIDs are the prefixes of AWS access key ids (see the aws-key rule).
 var awsKeyIDs = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA"}
 
-// awsSecretAnchors are the words one of which an AWS secret access key has
-// near it when no key names it; text without any skips the rule.
-var awsSecretAnchors = append([]string{"aws", "Aws", "AWS", "secret", "Secret", "SECRET"}, awsKeyIDs...)
+func longEnoughForAWSSecret(s string) bool { return len(s) >= awsSecretLen }
 
 func isBase64Byte(c byte) bool { return isDigit(c) || isLetter(c) || c == '+' || c == '/' }
 
