@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -67,22 +68,36 @@ func headerKey(k string, r *Redactor) (string, int) {
 
 // redactHeader redacts the value of one named field of a table.
 func redactHeader[H ~map[string]any](key string, v any, r *Redactor) (any, int) {
-	if rule, ok := r.keyRule(key); ok && !revealsNothing(v) {
+	if r == nil {
+		return redactHeaderValue[H]("", v, r)
+	}
+	k := normalizeKey(key)
+	if rule, ok := r.normalKeyRule(k); ok && !revealsNothing(v) {
 		return maskKeyed(headerSecret(v), rule.Mask), 1
 	}
-	return redactHeaderValue[H](v, r)
+	return redactHeaderValue[H](k, v, r)
 }
 
-func redactHeaderValue[H ~map[string]any](v any, r *Redactor) (any, int) {
+// redactHeaderValue redacts a value found under the normalised key k (the
+// elements of a list share their list's key).
+func redactHeaderValue[H ~map[string]any](k string, v any, r *Redactor) (any, int) {
 	switch t := v.(type) {
-	case nil, bool, int64, float64, time.Time:
+	case nil, bool, float64, time.Time:
+		return t, 0
+	case int64:
+		// A phone number or an SSN sent as a number under its key.
+		if r.underAny(k) {
+			if s, n := r.value(k, strconv.FormatInt(t, 10)); n > 0 {
+				return s, n
+			}
+		}
 		return t, 0
 	case string:
-		s, n := r.Text(t)
+		s, n := r.value(k, t)
 		return sanitize.Line(s), n
 	case []byte:
 		if utf8.Valid(t) && !sanitize.IsBinary(t, "") {
-			s, n := r.Text(string(t))
+			s, n := r.value(k, string(t))
 			return sanitize.Line(s), n
 		}
 		return binaryHeader(t), 0
@@ -95,19 +110,19 @@ func redactHeaderValue[H ~map[string]any](v any, r *Redactor) (any, int) {
 		n := 0
 		for i, e := range t {
 			var c int
-			out[i], c = redactHeaderValue[H](e, r)
+			out[i], c = redactHeaderValue[H](k, e, r)
 			n += c
 		}
 		return out, n
 	}
-	return redactOtherValue[H](v, r)
+	return redactOtherValue[H](k, v, r)
 }
 
 // redactOtherValue handles what the header table contract does not promise but a
 // careless converter might pass: other number types are kept, tables and
 // lists of other named types are walked, anything else becomes its
 // sanitised text.
-func redactOtherValue[H ~map[string]any](v any, r *Redactor) (any, int) {
+func redactOtherValue[H ~map[string]any](k string, v any, r *Redactor) (any, int) {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -127,9 +142,9 @@ func redactOtherValue[H ~map[string]any](v any, r *Redactor) (any, int) {
 		for i := range list {
 			list[i] = rv.Index(i).Interface()
 		}
-		return redactHeaderValue[H](list, r)
+		return redactHeaderValue[H](k, list, r)
 	}
-	s, n := r.Text(fmt.Sprint(v))
+	s, n := r.value(k, fmt.Sprint(v))
 	return sanitize.Line(s), n
 }
 

@@ -11,6 +11,9 @@ func (r *Redactor) HiddenBytes(b []byte) ([]bool, int) {
 	n := 0
 	text := string(b)
 	for i := range r.values {
+		if r.values[i].Under != nil {
+			continue // a binary body has no keys to go by
+		}
 		for _, sp := range r.values[i].spans(text) {
 			if hidden == nil {
 				hidden = make([]bool, len(b))

@@ -33,6 +33,9 @@ type jsonPrinter struct {
 	// redactor has path rules, which are matched against it.
 	at    []pathStep
 	paths bool
+	// under is the normalised key the value being printed sits under (an
+	// array's elements share their array's key), for the rules that need one.
+	under string
 }
 
 // JSON pretty-prints a JSON document with secrets masked (a nil r masks
@@ -85,7 +88,7 @@ func (p *jsonPrinter) value(depth int) error {
 	case '[':
 		return p.array(depth)
 	case '"':
-		s, n := p.red.Text(decodeJSONString(p.stringToken()))
+		s, n := p.red.value(p.under, decodeJSONString(p.stringToken()))
 		p.n += n
 		writeJSONString(&p.out, s)
 	case 't', 'f', 'n':
@@ -102,10 +105,11 @@ func (p *jsonPrinter) value(depth int) error {
 			p.pos++
 		}
 		num := string(p.data[start:p.pos])
-		// A card number sent as a JSON number is masked like one in a string;
-		// the mask is a string, so the output stays valid JSON.
-		if p.red != nil && len(num) >= 13 && isDigits(num) {
-			if s, n := p.red.Text(num); n > 0 {
+		// A card number sent as a JSON number is masked like one in a string,
+		// and so is a phone number or an SSN under its key; the mask is a
+		// string, so the output stays valid JSON.
+		if p.red != nil && isDigits(num) && (len(num) >= 13 || p.red.underAny(p.under)) {
+			if s, n := p.red.value(p.under, num); n > 0 {
 				p.n += n
 				writeJSONString(&p.out, s)
 				return nil
@@ -142,7 +146,8 @@ func (p *jsonPrinter) object(depth int) error {
 		p.newline(depth + 1)
 		writeJSONString(&p.out, shownKey)
 		p.out.WriteString(": ")
-		if rule, ok := p.red.keyRule(key); ok {
+		p.under = p.normalKey(key)
+		if rule, ok := p.red.normalKeyRule(p.under); ok {
 			p.masked(rule.Mask)
 			continue
 		}
@@ -158,11 +163,21 @@ func (p *jsonPrinter) object(depth int) error {
 	return nil
 }
 
+// normalKey normalises a member's key when a rule may need it.
+func (p *jsonPrinter) normalKey(key string) string {
+	if p.red == nil || (len(p.red.keys) == 0 && !p.red.keyed) {
+		return ""
+	}
+	return normalizeKey(key)
+}
+
 func (p *jsonPrinter) array(depth int) error {
 	p.pos++ // '['
 	p.out.WriteByte('[')
 	empty := true
+	under := p.under
 	for i := 0; p.next() != ']'; i++ {
+		p.under = under
 		if !empty {
 			p.pos++ // ','
 			p.out.WriteByte(',')

@@ -67,7 +67,7 @@ func hasCardRun(s string) bool {
 func findCards(s string) [][2]int {
 	var spans [][2]int
 	for i := 0; i < len(s); {
-		if !isDigit(s[i]) || (i > 0 && isWordByte(s[i-1])) {
+		if !isDigit(s[i]) || (i > 0 && isWordByte(s[i-1])) || ibanTail(s, i) {
 			i++
 			continue
 		}

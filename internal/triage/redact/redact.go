@@ -60,6 +60,11 @@ type ValueRule struct {
 	Prefilter func(text string) bool
 	Valid     func(secret string) bool // optional check, e.g. Luhn for cards
 	Mask      Mask
+	// Under, when set, limits the rule to values under a key it accepts (a
+	// JSON member, a header, key=value text); it is given the normalised
+	// key name. A shape too common to mask everywhere, such as a national
+	// phone number, is a secret only under a "phone" key.
+	Under func(key string) bool
 }
 
 // Redactor masks secrets in payloads and header values. It is immutable and
@@ -68,6 +73,7 @@ type Redactor struct {
 	keys   []KeyRule
 	values []ValueRule
 	paths  []PathRule // JSON payloads only
+	keyed  bool       // some value rule has Under
 }
 
 // New returns the default redactor: the rules of DefaultKeyRules and
@@ -84,6 +90,7 @@ func (r *Redactor) With(keys []KeyRule, values []ValueRule) *Redactor {
 		out.keys = append(out.keys, r.keys...)
 		out.values = append(out.values, r.values...)
 		out.paths = append(out.paths, r.paths...)
+		out.keyed = r.keyed
 	}
 	for _, k := range keys {
 		k.Name = normalizeKey(k.Name)
@@ -94,6 +101,7 @@ func (r *Redactor) With(keys []KeyRule, values []ValueRule) *Redactor {
 	for _, v := range values {
 		if v.Pattern != nil || v.Find != nil {
 			out.values = append(out.values, v)
+			out.keyed = out.keyed || v.Under != nil
 		}
 	}
 	return out
@@ -110,8 +118,12 @@ func (r *Redactor) keyRule(key string) (KeyRule, bool) {
 	if r == nil || len(r.keys) == 0 {
 		return KeyRule{}, false
 	}
-	k := normalizeKey(key)
-	if k == "" {
+	return r.normalKeyRule(normalizeKey(key))
+}
+
+// normalKeyRule is keyRule for a key already normalised.
+func (r *Redactor) normalKeyRule(k string) (KeyRule, bool) {
+	if r == nil || k == "" {
 		return KeyRule{}, false
 	}
 	for _, rule := range r.keys {
@@ -164,18 +176,28 @@ func normalizeKey(k string) string {
 // Text redacts free text: secrets by shape, then the values of secret keys
 // written as key=value, key: value or "key": "value". It returns the text
 // and how many secrets it masked.
-func (r *Redactor) Text(s string) (string, int) {
+func (r *Redactor) Text(s string) (string, int) { return r.text("", s) }
+
+// text is Text for a value under the normalised key ("" for none): a rule
+// with Under applies when it accepts the key, in its place in the rule
+// order, so a phone number under "phone" is not taken for a card.
+func (r *Redactor) text(key string, s string) (string, int) {
 	if r == nil || s == "" {
 		return s, 0
 	}
+	keyed := key != "" && r.keyed && mayHideKeyed(s)
 	n := 0
 	for i := range r.values {
+		if u := r.values[i].Under; u != nil && (!keyed || !u(key)) {
+			continue
+		}
 		var c int
 		s, c = r.values[i].apply(s)
 		n += c
 	}
 	s, c := r.keyValues(s)
-	return s, n + c
+	s, k := r.keyedValues(s)
+	return s, n + c + k
 }
 
 func (v *ValueRule) apply(s string) (string, int) {

@@ -34,9 +34,11 @@ func TestRedactTextByShape(t *testing.T) {
 		{"url password", "dial amqp://orders:s3cr3t@rabbit.internal:5672/prod", "dial amqp://orders:[REDACTED:password]@rabbit.internal:5672/prod", 1},
 		{"url password with an unencoded @", "amqp://u:p@ss@h/v?to=a@b.co", "amqp://u:[REDACTED:password]@h/v?to=a***@b.co", 2},
 		{"jwt glued to a word", "jwt_" + redacttest.JWT, "jwt_[REDACTED:jwt]", 1},
+		{"url password with an unencoded #", "postgres://app:Lc0#jAbE@db:5432/x", "postgres://app:[REDACTED:password]@db:5432/x", 1},
 		{"url password, https", "https://bob:pa55@example.com/x", "https://bob:[REDACTED:password]@example.com/x", 1},
 		{"email partly masked", "customer jane.doe@example.com complained", "customer j***@example.com complained", 1},
 		{"two emails", "from a@b.io to zed@mail.example.org", "from a***@b.io to z***@mail.example.org", 2},
+		{"a phone number is a phone, not a card", "phone +1 555-123-4567", "phone [REDACTED:phone]", 1},
 		{"several kinds at once", redacttest.AWSKey + " " + redacttest.Visa + " x@y.com", "[REDACTED:aws-key] [REDACTED:card ...1111] x***@y.com", 3},
 	}
 	r := New()
@@ -86,7 +88,7 @@ func TestRedactTextLeavesNonSecrets(t *testing.T) {
 		"occurred_at 1732972800123 (epoch ms)", // 13 digits, not a card prefix
 		"trace 1732972800123456789",            // epoch ns
 		"id 41111111111111111111111",           // too long to be a card
-		"phone +1 555-123-4567",                // too short
+		"ext 555-1234 or 4111 1111",            // too short for a card or a phone
 		"uuid 550e8400-e29b-41d4-a716-446655440000",
 		"the bearer of bad news",              // prose, short word
 		"basic understanding of the protocol", // not base64 user:pass

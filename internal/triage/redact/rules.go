@@ -26,9 +26,11 @@ func DefaultKeyRules() []KeyRule {
 	return rules
 }
 
-// DefaultValueRules are the secret shapes found anywhere in text. Order
-// matters: a private key block goes before anything that could match inside
-// it, and a JWT before "Bearer <token>" so it is named as a JWT.
+// DefaultValueRules are the secret shapes found anywhere in text, then those
+// found only under a key that names them. Order matters: a private key
+// block goes before anything that could match inside it, a JWT before
+// "Bearer <token>" so it is named as a JWT, and IBANs and phone numbers
+// before cards, whose digit groups they could hold.
 func DefaultValueRules() []ValueRule {
 	return []ValueRule{
 		{
@@ -54,8 +56,9 @@ func DefaultValueRules() []ValueRule {
 		{
 			Kind: "password", Group: 1, Anchors: []string{"://"},
 			// The password runs to the last '@' of the authority, so an
-			// unencoded '@' in it ("p@ss") does not leave a part visible.
-			Pattern: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:([^\s/?#\[\]]+)@`),
+			// unencoded '@' or '#' in it ("p@ss", "p#ss") does not leave a
+			// part visible (nor make the rest look like an e-mail address).
+			Pattern: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:([^\s/?\[\]]+)@`),
 		},
 		{
 			Kind: "aws-key", Anchors: []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA"},
@@ -77,6 +80,20 @@ func DefaultValueRules() []ValueRule {
 			Kind: "stripe-key", Anchors: []string{"k_live_", "k_test_"},
 			Pattern: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`),
 		},
+		// The context words are looked for around a 40-character candidate
+		// only: as anchors they would cost more than the rest of the rules.
+		{Kind: "aws-secret", Prefilter: longEnoughForAWSSecret, Find: findAWSSecrets},
+		// Under (the rules with a key) only under a key that names them:
+		// alone these shapes are as often a hash, an order number or an
+		// internal extension.
+		{Kind: "aws-secret", Under: awsSecretKey, Find: findAWSSecretShapes},
+		{Kind: "secret", Under: secretishKey, Find: findHighEntropy},
+		// Partial like a card: the last 4 are what a bank statement shows.
+		{Kind: "iban", Mask: MaskPartial, Find: findIBANs},
+		{Kind: "ssn", Anchors: []string{"-"}, Find: findSSNs},
+		{Kind: "ssn", Under: ssnKey, Find: findBareSSNs},
+		{Kind: "phone", Find: findPhones},
+		{Kind: "phone", Under: phoneKey, Find: findKeyedPhones},
 		{
 			Kind: "card", Mask: MaskPartial, Prefilter: hasCardRun,
 			Find: findCards,
