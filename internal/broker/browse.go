@@ -88,6 +88,10 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 		return b, nil
 	}
 	b.Messages, err = r.read(ctx, conn)
+	if isDecodeFailure(err) { // see quarantine.go
+		costly := q.Type == triage.QueueQuorum && info.hasDeliveryLimit()
+		return l.readPastUnreadable(ctx, b, r, err, costly)
+	}
 	return finish(b, err)
 }
 
