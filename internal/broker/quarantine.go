@@ -267,3 +267,18 @@ func (l *Live) readPastUnreadable(ctx context.Context, b triage.Batch, r reading
 	b.Unreadable = u
 	return b, nil
 }
+
+// DeliveryCost returns a DeliveryCostError when reading queue counts as a
+// delivery (a quorum queue with a delivery limit): PeekRaw and RemoveAt
+// requeue what they read, as a browse does, so they ask first the same way.
+func (l *Live) DeliveryCost(ctx context.Context, queue string) error {
+	info, err := l.queueInfo(ctx, queue)
+	if err != nil {
+		return err
+	}
+	q := info.domain()
+	if q.Type == triage.QueueQuorum && info.hasDeliveryLimit() {
+		return &triage.DeliveryCostError{Queue: queue, Limit: q.DeliveryLimit, Depth: q.Messages}
+	}
+	return nil
+}
