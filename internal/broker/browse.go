@@ -219,7 +219,7 @@ read:
 		select {
 		case d, ok := <-h.deliveries:
 			if !ok {
-				h.stopErr = closeCause(closed)
+				h.stopErr = nameUnreadable(closeCause(closed), r.queue) // see quarantine.go
 				break read
 			}
 			h.msgs = append(h.msgs, toMessage(d, r.queue, len(h.msgs)))

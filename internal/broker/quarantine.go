@@ -37,6 +37,17 @@ func isDecodeFailure(err error) bool {
 	return !ae.Server && (ae.Code == amqp.SyntaxError || ae.Code == amqp.FrameError)
 }
 
+// nameUnreadable makes a decode failure say what it means and the way past
+// it; a sweep or a hold that meets one then fails with a line the user can
+// act on. Other errors pass unchanged.
+func nameUnreadable(err error, queue string) error {
+	if !isDecodeFailure(err) {
+		return err
+	}
+	return fmt.Errorf("a message in %q has headers the AMQP client cannot decode, which drops the connection "+
+		"(dlqt messages names its position; dlqt quarantine sets it aside): %w", queue, err)
+}
+
 // RawMessage is one message as the management API's get returns it, payload
 // in base64: kept byte for byte, so a quarantine file holds exactly what
 // the queue held.

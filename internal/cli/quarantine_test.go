@@ -71,6 +71,14 @@ func TestQuarantineCommand(t *testing.T) {
 		t.Errorf("stderr does not show the way past it: %s", errOut)
 	}
 
+	out, errOut, code = cmd("discard", "parking", "--id", "m-00", "--reason", "test", "--yes")
+	if code == 0 || !strings.Contains(errOut, "cannot decode") || !strings.Contains(errOut, "nothing taken") {
+		t.Fatalf("discard past an unreadable message: exit %d: %s%s", code, out, errOut)
+	}
+	if d := brokertest.Depth(t, conn, "parking"); d != 11 {
+		t.Fatalf("after the failed discard the queue holds %d, want 11", d)
+	}
+
 	out, errOut, code = cmd("quarantine", "parking", "--position", "4")
 	if code == 0 || !strings.Contains(errOut, "readable") {
 		t.Fatalf("quarantine of a readable message: exit %d: %s%s", code, out, errOut)
