@@ -89,8 +89,7 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 	}
 	b.Messages, err = r.read(ctx, conn)
 	if isDecodeFailure(err) { // see quarantine.go
-		costly := q.Type == triage.QueueQuorum && info.hasDeliveryLimit()
-		return l.readPastUnreadable(ctx, b, r, err, costly)
+		return l.readPastUnreadable(ctx, b, r, err, q.Type == triage.QueueClassic)
 	}
 	return finish(b, err)
 }

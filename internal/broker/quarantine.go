@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -68,17 +69,25 @@ type rawInfo struct {
 // MessageID is the message's message_id property, if any.
 func (r RawMessage) MessageID() string { return r.info.Properties.MessageID }
 
-// Digest is the SHA-256 of the message as saved, hex; the management API's
-// message_count (what is left behind it) is left out, so the same message
-// has the same digest wherever it stood.
+// Digest is the SHA-256 of the message, hex, over a canonical form without
+// what changes between two reads of the same message: message_count (what
+// is left behind it), redelivered, and the x-delivery-count header a quorum
+// queue adds. Numbers stay exact (json.Number).
 func (r RawMessage) Digest() string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(r.JSON, &m) != nil {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(r.JSON))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil {
 		sum := sha256.Sum256(r.JSON)
 		return hex.EncodeToString(sum[:])
 	}
 	delete(m, "message_count")
 	delete(m, "redelivered")
+	if props, ok := m["properties"].(map[string]any); ok {
+		if h, ok := props["headers"].(map[string]any); ok {
+			delete(h, "x-delivery-count")
+		}
+	}
 	canon, _ := json.Marshal(m) // map keys sorted: canonical
 	sum := sha256.Sum256(canon)
 	return hex.EncodeToString(sum[:])
@@ -254,12 +263,18 @@ const maxHoldPrefetch = 65535
 // the messages before it plus a placeholder naming it. Which deliveries
 // amqp091-go handed over before it dropped the connection is a race, so the
 // position comes from the management API, and the messages before it are
-// read again with a prefetch that stops the broker short of it. A quorum
-// queue that counts deliveries is not read twice: the error names the cause.
-func (l *Live) readPastUnreadable(ctx context.Context, b triage.Batch, r reading, readErr error, countsDeliveries bool) (triage.Batch, error) {
-	if countsDeliveries {
-		return finish(b, fmt.Errorf("%w: a message in %q has headers the AMQP client cannot decode", readErr, r.queue))
+// read again with a prefetch that stops the broker short of it.
+//
+// Only a classic queue puts requeued messages back in their places (a 3.10
+// quorum queue was seen returning them out of order), so only there does a
+// position mean anything; other queues get the error, which names the cause.
+func (l *Live) readPastUnreadable(ctx context.Context, b triage.Batch, r reading, readErr error, classic bool) (triage.Batch, error) {
+	if !classic {
+		return finish(b, readErr)
 	}
+	// The broker returns the dropped connection's deliveries on its own
+	// time; a get before that would miss them and misplace the message.
+	l.waitReady(ctx, r.queue, b.Depth)
 	u, err := l.findUnreadable(ctx, r.queue, r.want)
 	if err != nil || u == nil {
 		return finish(b, readErr)
@@ -279,17 +294,32 @@ func (l *Live) readPastUnreadable(ctx context.Context, b triage.Batch, r reading
 	return b, nil
 }
 
-// DeliveryCost returns a DeliveryCostError when reading queue counts as a
-// delivery (a quorum queue with a delivery limit): PeekRaw and RemoveAt
-// requeue what they read, as a browse does, so they ask first the same way.
-func (l *Live) DeliveryCost(ctx context.Context, queue string) error {
+// CanSetAside refuses a queue where a message cannot be taken out by
+// position: only a classic queue keeps requeued messages in their places,
+// which PeekRaw and RemoveAt rely on (they requeue what they read).
+func (l *Live) CanSetAside(ctx context.Context, queue string) error {
 	info, err := l.queueInfo(ctx, queue)
 	if err != nil {
 		return err
 	}
-	q := info.domain()
-	if q.Type == triage.QueueQuorum && info.hasDeliveryLimit() {
-		return &triage.DeliveryCostError{Queue: queue, Limit: q.DeliveryLimit, Depth: q.Messages}
+	if t := info.domain().Type; t != triage.QueueClassic {
+		return fmt.Errorf("%q is a %s queue: it does not keep requeued messages in their places, so dlqt cannot take out exactly one message by position", queue, t)
 	}
 	return nil
+}
+
+// waitReady waits, up to releaseWait, until queue has at least want ready
+// messages again.
+func (l *Live) waitReady(ctx context.Context, queue string, want int) {
+	deadline := time.Now().Add(releaseWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		conn, err := l.connection(ctx)
+		if err != nil {
+			return
+		}
+		if n, err := passiveDepth(conn, queue, l.cfg.Vhost); err != nil || n >= want {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -33,9 +33,9 @@ func wideTable(n int) amqp.Table {
 
 // plantPoison fills queue with 5 normal messages, one whose headers the
 // client cannot decode, then 5 more; it returns the readable ids in order.
-func plantPoison(f *fixture, queue string, headers amqp.Table) []string {
+func plantPoison(f *fixture, queue string, headers, args amqp.Table) []string {
 	f.t.Helper()
-	f.declare(queue, nil)
+	f.declare(queue, args)
 	var ids []string
 	for i := range 11 {
 		p := testMessage(i, []byte(fmt.Sprintf(`{"i":%d}`, i)))
@@ -60,16 +60,48 @@ func browsedIDs(b triage.Batch) []string {
 }
 
 func TestQuarantineDeepHeaders(t *testing.T) {
-	testQuarantine(t, "deep", amqp.Table{"deep": deepTable(40)}, "nested")
+	testQuarantine(t, "deep", amqp.Table{"deep": deepTable(40)}, nil, "nested 40 deep")
 }
 
 func TestQuarantineHugeTable(t *testing.T) {
-	testQuarantine(t, "wide", amqp.Table{"wide": wideTable(8200)}, "entries")
+	testQuarantine(t, "wide", amqp.Table{"wide": wideTable(8200)}, nil, "8200 entries")
 }
 
-func testQuarantine(t *testing.T, prefix string, headers amqp.Table, why string) {
+// A quorum queue does not keep requeued messages in their places, so a
+// position means nothing there: the browse fails naming the cause, the
+// quarantine refuses, and nothing is lost.
+func TestUnreadableInQuorumQueue(t *testing.T) {
+	f := newFixture(t, "quar-quorum")
+	ids := plantPoison(f, "parking", amqp.Table{"deep": deepTable(40)}, amqp.Table{"x-queue-type": "quorum"})
+	live := f.live()
+	ctx := context.Background()
+	_, err := live.Browse(ctx, "parking", triage.BrowseOptions{Limit: 100})
+	if err == nil || !strings.Contains(err.Error(), "cannot decode") {
+		t.Fatalf("browse error %v does not name the cause", err)
+	}
+	if err := live.CanSetAside(ctx, "parking"); err == nil || !strings.Contains(err.Error(), "quorum") {
+		t.Fatalf("CanSetAside = %v, want a refusal naming the queue type", err)
+	}
+	f.waitDepth("parking", 11)
+	all, err := live.RawHead(ctx, "parking", 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, m := range all {
+		seen = append(seen, m.MessageID())
+	}
+	slices.Sort(seen)
+	want := append(slices.Clone(ids), "poison")
+	slices.Sort(want)
+	if !slices.Equal(seen, want) {
+		t.Fatalf("queue holds %v, want %v", seen, want)
+	}
+}
+
+func testQuarantine(t *testing.T, prefix string, headers, args amqp.Table, why string) {
 	f := newFixture(t, "quar-"+prefix)
-	ids := plantPoison(f, "parking", headers)
+	ids := plantPoison(f, "parking", headers, args)
 	live := f.live()
 	ctx := context.Background()
 

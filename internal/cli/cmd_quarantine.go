@@ -72,8 +72,8 @@ func (a *app) quarantine(ctx context.Context, w io.Writer, queue string, positio
 		return err
 	}
 	defer done()
-	if err := live.DeliveryCost(ctx, queue); err != nil && !a.acceptCost {
-		return fmt.Errorf("%v; pass --accept-delivery-cost to read it anyway", err)
+	if err := live.CanSetAside(ctx, queue); err != nil {
+		return err
 	}
 	raw, err := live.PeekRaw(ctx, queue, position)
 	if err != nil {
