@@ -148,3 +148,28 @@ func testQuarantine(t *testing.T, prefix string, headers, args amqp.Table, why s
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// The limits dlqt checks match the client's exactly: 32 levels and 8,192
+// entries are read, one more is not.
+func TestUnreadableLimitsMatchTheClient(t *testing.T) {
+	cases := []struct {
+		headers    amqp.Table
+		unreadable bool
+	}{
+		{amqp.Table{"d": deepTable(32)}, false},
+		{amqp.Table{"d": deepTable(33)}, true},
+		{amqp.Table{"w": wideTable(8192)}, false},
+		{amqp.Table{"w": wideTable(8193)}, true},
+	}
+	for i, c := range cases {
+		f := newFixture(t, "quar-limit")
+		plantPoison(f, "parking", c.headers, nil)
+		b, err := f.live().Browse(context.Background(), "parking", triage.BrowseOptions{Limit: 100})
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if got := b.Unreadable != nil; got != c.unreadable {
+			t.Errorf("case %d: unreadable = %+v, want %v (read %d)", i, b.Unreadable, c.unreadable, len(b.Messages))
+		}
+	}
+}
