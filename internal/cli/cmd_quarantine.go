@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,11 +114,22 @@ func (a *app) removeQuarantined(ctx context.Context, w io.Writer, live *broker.L
 	if err := rec.Record(decision); err != nil {
 		return fmt.Errorf("could not journal the removal, so nothing is removed: %w", err)
 	}
-	_, rmErr := live.RemoveAt(ctx, queue, position, raw)
+	taken, rmErr := live.RemoveAt(ctx, queue, position, raw)
 	outcome := base
 	outcome.Reason, outcome.Details = "removed", details
 	if rmErr != nil {
 		outcome.Reason = "not removed: " + rmErr.Error()
+	}
+	if rmErr != nil && len(taken.JSON) > 0 {
+		// Another message left the queue instead (a consumer raced us):
+		// it must not be lost, so it is saved like the one meant.
+		path, sum, err := a.saveQuarantined(queue, position, "taken instead of the saved message", taken)
+		if err != nil {
+			return errors.Join(rmErr, fmt.Errorf("and it could not be saved (id %s): %w", sanitize.Line(taken.MessageID()), err))
+		}
+		outcome.MessageIDs = append(slices.Clone(outcome.MessageIDs), idsOf(taken)...)
+		outcome.Details = map[string]any{"file": details["file"], "taken_instead_file": path, "taken_instead_sha256": sum}
+		rmErr = fmt.Errorf("%w; the message taken instead is saved to %s", rmErr, path)
 	}
 	if err := rec.Record(outcome); err != nil {
 		return errors.Join(rmErr, fmt.Errorf("could not journal the outcome: %w", err))
