@@ -87,6 +87,9 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 		return b, nil
 	}
 	b.Messages, err = r.read(ctx, conn)
+	if isDecodeFailure(err) { // see quarantine.go
+		return l.readPastUnreadable(ctx, b, r, err, q.Type == triage.QueueClassic)
+	}
 	return finish(b, err)
 }
 
@@ -215,7 +218,7 @@ read:
 		select {
 		case d, ok := <-h.deliveries:
 			if !ok {
-				h.stopErr = closeCause(closed)
+				h.stopErr = nameUnreadable(closeCause(closed), r.queue) // see quarantine.go
 				break read
 			}
 			h.msgs = append(h.msgs, toMessage(d, r.queue, len(h.msgs)))

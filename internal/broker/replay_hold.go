@@ -149,6 +149,7 @@ func (r *Replay) deliveredTable(id string, h triage.Headers) amqp.Table {
 // takes in what the broker pushed before the cancel-ok.
 func (r *Replay) consumeAll(ctx context.Context, ch *amqp.Channel, queue string, depth int) ([]amqp.Delivery, error) {
 	tag := r.consumerTag()
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
 	if err != nil {
 		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
@@ -162,7 +163,9 @@ read:
 		select {
 		case d, ok := <-deliveries:
 			if !ok {
-				return nil, fmt.Errorf("replay: hold %q: the channel closed", queue)
+				// A message whose headers the client cannot decode drops the
+				// connection: name it (see quarantine.go).
+				return nil, nameUnreadable(fmt.Errorf("replay: hold %q: the channel closed: %w", queue, closeCause(closed)), queue)
 			}
 			ds = append(ds, d)
 			timer.Reset(idleGap)

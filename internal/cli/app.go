@@ -137,7 +137,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 // Journal export and verify only read, so read-only mode allows them.
 func changesQueues(cmd *cobra.Command) bool {
 	switch cmd.CommandPath() {
-	case "dlqt discard", "dlqt replay":
+	case "dlqt discard", "dlqt replay", "dlqt quarantine":
 		return true
 	}
 	return false

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -96,7 +97,10 @@ func (a *app) messagesCommand() *cobra.Command {
 			if !asJSON {
 				return printMessages(out, in, f)
 			}
-			return writeMessageLines(out, in.Messages, a.redactor(), discarded)
+			if err := writeMessageLines(out, in.Messages, a.redactor(), discarded); err != nil || in.Batch.Unreadable == nil {
+				return err
+			}
+			return json.NewEncoder(out).Encode(unreadableRow(in.Batch.Unreadable))
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per line")
@@ -220,7 +224,9 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 		}
 		return in, err
 	}
-	if in.Batch.Truncated() {
+	if in.Batch.Unreadable != nil { // see cmd_quarantine.go
+		fmt.Fprintf(a.stderr, "dlqt: %s\n", unreadableNotice(in.Batch))
+	} else if in.Batch.Truncated() {
 		fmt.Fprintf(a.stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", len(in.Batch.Messages), in.Batch.Depth, queue)
 	}
 	return in, nil
@@ -276,6 +282,9 @@ func printMessages(w io.Writer, in triage.Inspection, f filter.Filter) error {
 			died = t.DiedAt.UTC().Format(time.RFC3339)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Reason, dash(t.ReasonCode), dash(t.Envelope.EventType), t.Attempts, died)
+	}
+	if u := in.Batch.Unreadable; u != nil {
+		fmt.Fprintf(tw, "(position %d)\tunreadable\t-\t-\t-\t-\n", u.Position)
 	}
 	return tw.Flush()
 }

@@ -24,6 +24,11 @@ const (
 // before the broker is touched, one for the outcome.
 const ActionDiscard Action = "discard"
 
+// ActionQuarantine names a message the AMQP client cannot decode, saved to
+// a file and then removed from its queue: one record for the save, one for
+// the removal.
+const ActionQuarantine Action = "quarantine"
+
 // Actions of a replay. Outcome entries carry the outcome in Reason and the
 // message ids; "confirmed" is written before the sources are acked.
 const (

@@ -232,6 +232,9 @@ type Batch struct {
 	// Err is set when the browse stopped early; Messages still holds every
 	// message read before that, all released back to the queue.
 	Err error `json:"-"`
+	// Unreadable is the message the browse could not read past, if any;
+	// Messages holds the ones before it.
+	Unreadable *Unreadable `json:"unreadable,omitempty"`
 }
 
 // Truncated reports whether the batch holds fewer messages than the queue had.

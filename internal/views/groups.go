@@ -55,6 +55,12 @@ func NewGroups(ctx *Context) Groups {
 // Bound says how much of the queue a snapshot holds, for headers and the
 // status line: "first 10,000 of 48,210 messages" or "all 37 messages".
 func Bound(b triage.Batch) string {
+	if u := b.Unreadable; u != nil {
+		// The browse stopped at a message the AMQP client cannot decode:
+		// say where, and the command that sets it aside.
+		return fmt.Sprintf("first %s of %s; message at position %d unreadable (headers the AMQP client cannot decode: dlqt quarantine)",
+			Count(len(b.Messages)), Plural(b.Depth, "message"), u.Position)
+	}
 	if b.Truncated() && !ReadToTheEnd(b) {
 		return fmt.Sprintf("first %s of %s", Count(len(b.Messages)), Plural(b.Depth, "message"))
 	}
