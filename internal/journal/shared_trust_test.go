@@ -56,6 +56,7 @@ func TestSharedRefusesAJournalReplacedBetweenAppends(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	time.Sleep(2 * holdFor) // the Shared has let go of the file
 	other := filepath.Join(dir, "other.db")
 	o, err := Open(other, time.Second)
 	if err != nil {
