@@ -127,25 +127,28 @@ func nanpPhoneEnd(s string, i int) int {
 	if s[j] == '1' && j+2 < len(s) && isPhoneSep(s[j+1]) && (isDigit(s[j+2]) || s[j+2] == '(') {
 		j += 2
 	}
-	var area byte
-	switch {
-	case j+5 <= len(s) && s[j] == '(' && digitsAt(s, j+1, 3) && s[j+4] == ')':
-		area = s[j+1]
-		j += 5
-		if j < len(s) && s[j] == ' ' {
-			j++
-		}
-	case digitsAt(s, j, 3) && j+3 < len(s) && (s[j+3] == '-' || s[j+3] == '.'):
-		area = s[j]
-		j += 4
-	default:
-		return 0
-	}
+	area, j := nanpAreaCode(s, j)
 	if area < '2' || !digitsAt(s, j, 3) || j+3 >= len(s) || !isPhoneSep(s[j+3]) ||
 		s[j+3] == '/' || !digitsAt(s, j+4, 4) || !numberEnds(s, j+8) {
 		return 0
 	}
 	return j + 8
+}
+
+// nanpAreaCode reads "(555) " or "555-" (or "555.") at j: the area code's
+// first digit (0 when there is none) and where the exchange starts.
+func nanpAreaCode(s string, j int) (first byte, next int) {
+	switch {
+	case j+5 <= len(s) && s[j] == '(' && digitsAt(s, j+1, 3) && s[j+4] == ')':
+		next = j + 5
+		if next < len(s) && s[next] == ' ' {
+			next++
+		}
+		return s[j+1], next
+	case digitsAt(s, j, 3) && j+3 < len(s) && (s[j+3] == '-' || s[j+3] == '.'):
+		return s[j], j + 4
+	}
+	return 0, j
 }
 
 func isPhoneSep(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '/' }
