@@ -128,6 +128,9 @@ func (a *app) useContext(cmd *cobra.Command, name string) error {
 	a.amqpURL = firstSet(fc.AMQPURL, broker.DefaultAMQPURL)
 	a.mgmtURL = firstSet(fc.MgmtURL, broker.DefaultMgmtURL)
 	a.vhost = firstSet(fc.Vhost, "/")
+	// a context is a live broker: the demo, a snapshot and the first
+	// broker's --queue do not carry over to it
+	a.demo, a.snapshotPath, a.queue = false, "", ""
 	// a.readOnly still holds what --read-only said when the flag was given
 	a.readOnly, err = readOnlySetting(cmd, a.readOnly, fc.ReadOnly)
 	return err
