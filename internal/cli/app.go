@@ -32,7 +32,8 @@ type app struct {
 	amqpURL, mgmtURL, vhost  string
 	journalPath, actor, host string
 	configPath               string
-	context                  string // --context, DLQT_CONTEXT or current_context; "" is none
+	context                  string                   // --context, DLQT_CONTEXT or current_context; "" is none
+	contexts                 map[string]brokerContext // the config file's, for the TUI's switcher
 
 	snapshotPath string // --snapshot: read a snapshot file instead of a broker
 	demo         bool   // --demo: the bundled demo snapshot
@@ -87,6 +88,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError{err}
 	}
+	a.contexts = fc.Contexts
 	if a.context, err = chooseContext(a.context, &fc, a.configPath); err != nil {
 		return usageError{err}
 	}

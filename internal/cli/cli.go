@@ -86,7 +86,7 @@ delivery count, which dlqt asks about first).`,
 			return a.resolve(cmd)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runTUI(cmd.Context())
+			return a.runTUI(cmd)
 		},
 	}
 	root.SetVersionTemplate("dlqt {{.Version}}\n")

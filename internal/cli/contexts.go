@@ -9,6 +9,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/ui"
 )
 
 // brokerContext is one named broker connection of the config file, as
@@ -94,4 +97,50 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// contextChoices are the contexts the TUI's switcher lists, by name,
+// without their URLs (which may carry a password).
+func (a *app) contextChoices() []ui.ContextChoice {
+	fc := fileConfig{Contexts: a.contexts}
+	var out []ui.ContextChoice
+	for _, n := range contextNames(&fc) {
+		c := a.contexts[n]
+		out = append(out, ui.ContextChoice{Name: n, Vhost: c.Vhost, ReadOnly: c.ReadOnly})
+	}
+	return out
+}
+
+// useContext switches to the named context, as the TUI's switcher asks.
+// The user picked it by name just now, so its broker, management URL and
+// vhost win over the flags and DLQT_* variables that chose the first one
+// (then the file's top level, then the defaults). Read-only mode set by
+// --read-only or DLQT_READ_ONLY stays; else the context's read_only applies.
+func (a *app) useContext(cmd *cobra.Command, name string) error {
+	fc, err := loadFileConfig(a.configPath, false)
+	if err != nil {
+		return usageError{err}
+	}
+	if a.context, err = chooseContext(name, &fc, a.configPath); err != nil {
+		return usageError{err}
+	}
+	a.contexts = fc.Contexts
+	a.amqpURL = firstSet(fc.AMQPURL, broker.DefaultAMQPURL)
+	a.mgmtURL = firstSet(fc.MgmtURL, broker.DefaultMgmtURL)
+	a.vhost = firstSet(fc.Vhost, "/")
+	// a context is a live broker: the demo, a snapshot and the first
+	// broker's --queue do not carry over to it
+	a.demo, a.snapshotPath, a.queue = false, "", ""
+	// a.readOnly still holds what --read-only said when the flag was given
+	a.readOnly, err = readOnlySetting(cmd, a.readOnly, fc.ReadOnly)
+	return err
+}
+
+func firstSet(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

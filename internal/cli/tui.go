@@ -4,14 +4,19 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/ui"
 )
 
-// runTUI opens the full-screen interface on the chosen source.
-func (a *app) runTUI(ctx context.Context) error {
+// runTUI opens the full-screen interface on the chosen source. When the
+// user switches context in it, the old connection is closed and a fresh
+// TUI opens on the new context, so everything (reader, actions, read-only,
+// the journal's stamp) is set up as at startup.
+func (a *app) runTUI(cmd *cobra.Command) error {
 	var userKeys []byte
 	if len(a.keymap) > 0 {
 		userKeys = a.keymap
@@ -20,6 +25,20 @@ func (a *app) runTUI(ctx context.Context) error {
 	if err != nil {
 		return usageError{fmt.Errorf("key bindings: %w", err)}
 	}
+	for {
+		next, err := a.runTUIOnce(cmd.Context(), keys)
+		if err != nil || next == "" {
+			return err
+		}
+		if err := a.useContext(cmd, next); err != nil {
+			return err
+		}
+	}
+}
+
+// runTUIOnce runs one TUI on the resolved settings and returns the context
+// the user switched to, "" when they quit.
+func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 
 	var notice string
 	r, closeReader, err := a.openReader(ctx)
@@ -35,7 +54,7 @@ func (a *app) runTUI(ctx context.Context) error {
 		r, closeReader = demo, func() {}
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer closeReader()
 	if a.demo {
@@ -74,6 +93,8 @@ func (a *app) runTUI(ctx context.Context) error {
 		ReadOnly:    a.readOnly,
 		Filter:      a.filterOptions(),
 		Health:      a.health,
+		Context:     a.context,
+		Contexts:    a.contextChoices(),
 	})
 }
 

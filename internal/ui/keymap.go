@@ -44,6 +44,7 @@ var actions = []action{
 	{"doctor", false, func(k *KeyMap) *key.Binding { return &k.Doctor }},
 	{"help", false, func(k *KeyMap) *key.Binding { return &k.Help }},
 	{"quit", false, func(k *KeyMap) *key.Binding { return &k.Quit }},
+	{"switch_context", false, func(k *KeyMap) *key.Binding { return &k.SwitchContext }},
 	{"mark", false, func(k *KeyMap) *key.Binding { return &k.Mark }},
 	{"discard", false, func(k *KeyMap) *key.Binding { return &k.Discard }},
 	{"replay", false, func(k *KeyMap) *key.Binding { return &k.Replay }},

@@ -39,6 +39,7 @@ type Model struct {
 	doctor   *doctorScreen
 	flow     *browseFlow // the drill-down from a queue to one message
 	discard  *discardFlow
+	switchTo string // the context the user chose; Run hands it back
 }
 
 // New returns the root model for opts; it needs no terminal, so tests drive
@@ -186,6 +187,8 @@ func (m *Model) command(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return m.journal.open(), true
 	case key.Matches(k, keys.Doctor):
 		return m.doctor.open(), true
+	case key.Matches(k, keys.SwitchContext):
+		return m.openContexts(), true
 	case key.Matches(k, keys.Reveal):
 		m.message.startReveal()
 		return nil, true

@@ -48,6 +48,11 @@ type Options struct {
 	// PollEvery is how often the queues screen re-reads the topology for
 	// rates and trends: 0 means every 5 s, negative never (tests).
 	PollEvery time.Duration
+	// Context is the named broker context in use ("" none), shown first on
+	// the status line; Contexts are the config file's, offered by the
+	// switch_context key (contexts.go).
+	Context  string
+	Contexts []ContextChoice
 }
 
 // The TUI's uses of the journal, each as small as its caller needs;

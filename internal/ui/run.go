@@ -9,15 +9,20 @@ import (
 
 // Run shows the TUI until the user quits or ctx ends. Nothing is logged to
 // the screen: errors appear on the status area or come back from Run.
-func Run(ctx context.Context, opts Options) error {
+// switchTo is the context the user chose to switch to ("" when they quit):
+// the caller connects to it and runs a fresh TUI.
+func Run(ctx context.Context, opts Options) (switchTo string, err error) {
 	m := newModel(opts)
 	m.c.base = ctx
 	p := tea.NewProgram(m, tea.WithContext(ctx))
-	_, err := p.Run()
+	_, err = p.Run()
 	m.flow.stop()
 	m.replay.stop() // an unfinished replay aborts and puts its sources back
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		return ctx.Err()
+		return "", ctx.Err()
 	}
-	return err
+	if err != nil {
+		return "", err
+	}
+	return m.switchTo, nil
 }

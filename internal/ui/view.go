@@ -122,6 +122,9 @@ func uniqueBindings(bs []key.Binding, seen map[string]bool) []key.Binding {
 func (m *Model) status() string {
 	o := m.c.opts
 	var parts []string
+	if o.Context != "" { // first: with two clusters open, which one is this
+		parts = append(parts, "context "+sanitize.Line(o.Context))
+	}
 	source := ""
 	if o.Reader != nil {
 		source = sanitize.Line(o.Reader.Describe())

@@ -24,6 +24,8 @@ type KeyMap struct {
 	Doctor        key.Binding // the topology doctor's findings
 	Help          key.Binding
 	Quit          key.Binding
+	// SwitchContext opens the picker of the config file's broker contexts.
+	SwitchContext key.Binding
 
 	// Actions on messages.
 	Mark         key.Binding
