@@ -15,7 +15,7 @@ import (
 
 // A cluster is given as a comma-separated list of node URLs. dlqt connects
 // to the first node that answers and, when a connection is lost, to the
-// next one that answers (docs/ARCHITECTURE.md, "Clusters").
+// next one that answers (docs/ARCHITECTURE.md, "Clusters" under the broker facts).
 
 // splitNodes splits a comma-separated list of URLs. A piece without a
 // scheme cannot start a URL: it is a comma inside the previous one (a
