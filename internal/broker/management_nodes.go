@@ -64,9 +64,6 @@ func (f *failover) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, req.Context().Err()
 		}
 		if err == nil {
-			if k == len(f.nodes)-1 && len(tries) == 0 {
-				return res, nil
-			}
 			res.Body.Close()
 			err = errors.New(res.Status)
 		}
