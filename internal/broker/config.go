@@ -14,8 +14,8 @@ import (
 // Config says where the broker is. The AMQP URL's own vhost path is ignored:
 // Vhost is the one vhost dlqt works in.
 type Config struct {
-	AMQPURL string // amqp://user:pass@host:port/
-	MgmtURL string // http://host:15672; credentials default to the AMQP URL's
+	AMQPURL string // amqp://user:pass@host:port/, or a comma-separated list of nodes
+	MgmtURL string // http://host:15672 or a list; credentials default to the AMQP URL's
 	Vhost   string
 	Timeout time.Duration // per management request and AMQP dial; 0 = 10s
 }
@@ -33,47 +33,49 @@ func (c Config) timeout() time.Duration {
 	return 10 * time.Second
 }
 
-// credentials returns the management user and password: the management
-// URL's userinfo when it has one, else the AMQP URL's, else guest/guest.
+// credentials returns the management user and password: the first user
+// info of the management URLs, else of the AMQP URLs, else guest/guest.
 func (c Config) credentials() (user, pass string, err error) {
 	for _, raw := range []string{c.MgmtURL, c.AMQPURL} {
-		u, err := url.Parse(raw)
-		if err != nil {
-			return "", "", fmt.Errorf("bad URL %q: %w", redactURL(raw), err)
-		}
-		if u.User != nil {
-			p, _ := u.User.Password()
-			return u.User.Username(), p, nil
+		for _, s := range splitNodes(raw) {
+			u, err := url.Parse(s)
+			if err != nil {
+				return "", "", fmt.Errorf("bad URL %q: %w", redactURL(s), err)
+			}
+			if u.User != nil {
+				p, _ := u.User.Password()
+				return u.User.Username(), p, nil
+			}
 		}
 	}
 	return "guest", "guest", nil
 }
 
-// amqpURL is the AMQP URL pointed at c.Vhost.
+// amqpURL is the first node's AMQP URL pointed at c.Vhost.
 func (c Config) amqpURL() (string, error) {
-	u, err := url.Parse(c.AMQPURL)
+	nodes, err := newAMQPNodes(c)
 	if err != nil {
-		return "", fmt.Errorf("bad AMQP URL %q: %w", redactURL(c.AMQPURL), err)
+		return "", err
 	}
-	u.Path = "/" + c.Vhost
-	u.RawPath = "/" + url.PathEscape(c.Vhost)
-	return u.String(), nil
+	return nodes.urls[0], nil
 }
 
 // VhostURL is the AMQP URL pointed at c.Vhost, for tools and tests that
 // dial the broker themselves.
 func (c Config) VhostURL() (string, error) { return c.amqpURL() }
 
-// management returns a rabbit-hole client for the management API.
+// management returns a rabbit-hole client for the management API of the
+// first node.
 func (c Config) management() (*rabbithole.Client, error) {
 	user, pass, err := c.credentials()
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(c.MgmtURL)
+	nodes, err := parseNodes(c.MgmtURL, "management URL")
 	if err != nil {
-		return nil, fmt.Errorf("bad management URL %q: %w", redactURL(c.MgmtURL), err)
+		return nil, err
 	}
+	u := nodes[0]
 	u.User = nil
 	rh, err := rabbithole.NewClient(u.String(), user, pass)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"sync"
-	"syscall"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -17,10 +16,9 @@ import (
 // Live reads a running broker: topology through the management API, messages
 // through AMQP. It implements triage.Reader and is safe for concurrent use.
 type Live struct {
-	cfg  Config
-	mgmt *management
-	addr string // host:port of the AMQP listener, for messages and Describe
-	url  string // AMQP URL pointed at cfg.Vhost; holds the password, never printed
+	cfg   Config
+	mgmt  *management
+	nodes *amqpNodes // the AMQP listeners, pointed at cfg.Vhost; hold the password
 
 	mu     sync.Mutex
 	conn   *amqp.Connection
@@ -51,12 +49,11 @@ func Dial(ctx context.Context, cfg Config) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	amqpURL, err := cfg.amqpURL()
+	nodes, err := newAMQPNodes(cfg)
 	if err != nil {
 		return nil, err
 	}
-	u, _ := url.Parse(amqpURL)
-	l := &Live{cfg: cfg, mgmt: mgmt, addr: hostPort(u), url: amqpURL}
+	l := &Live{cfg: cfg, mgmt: mgmt, nodes: nodes}
 	if err := mgmt.check(ctx, cfg.Vhost); err != nil {
 		return nil, err
 	}
@@ -76,8 +73,9 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "5672")
 }
 
-// Describe names the broker for the status line: "127.0.0.1:5672 vhost /".
-func (l *Live) Describe() string { return l.addr + " vhost " + l.cfg.Vhost }
+// Describe names the broker for the status line: "127.0.0.1:5672 vhost /",
+// the node reached last.
+func (l *Live) Describe() string { return l.nodes.current() + " vhost " + l.cfg.Vhost }
 
 // Close closes the AMQP connection; every message still held is requeued
 // by the broker.
@@ -93,7 +91,8 @@ func (l *Live) Close() error {
 	return err
 }
 
-// connection returns the open AMQP connection, reopening a dropped one.
+// connection returns the open AMQP connection, reopening a dropped one on
+// the next node that answers.
 func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -106,13 +105,9 @@ func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	user := amqpUser(l.cfg.AMQPURL)
-	conn, err := amqp.DialConfig(l.url, amqp.Config{
-		Dial:       amqp.DefaultDial(l.cfg.timeout()),
-		Properties: amqp.Table{"connection_name": "dlqt browse"},
-	})
+	conn, err := l.nodes.dial(ctx, l.cfg, "dlqt browse", l.conn != nil)
 	if err != nil {
-		return nil, l.explainAMQP(err, user)
+		return nil, err
 	}
 	l.conn = conn
 	return conn, nil
@@ -124,26 +119,6 @@ func amqpUser(raw string) string {
 		return u.User.Username()
 	}
 	return "guest"
-}
-
-// explainAMQP turns an AMQP dial error into one line without the password.
-func (l *Live) explainAMQP(err error, user string) error {
-	var ae *amqp.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return because(err, "AMQP at %s: connection refused — is RabbitMQ running and listening there?", l.addr)
-	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
-		return fmt.Errorf("AMQP at %s: bad credentials for user %s", l.addr, user)
-	case errors.As(err, &ae) && ae.Code == amqp.NotAllowed:
-		return fmt.Errorf("AMQP at %s: user %s may not open vhost %q: %s", l.addr, user, l.cfg.Vhost, ae.Reason)
-	case errors.As(err, &ae):
-		return fmt.Errorf("AMQP at %s: %s", l.addr, ae.Reason)
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("AMQP at %s: no answer within %s", l.addr, l.cfg.timeout())
-	}
-	return fmt.Errorf("AMQP at %s: %v", l.addr, err)
 }
 
 // causedError is one readable line that still unwraps to the error behind

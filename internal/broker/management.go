@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
 )
@@ -33,17 +34,17 @@ func newManagement(c Config) (*management, error) {
 	if raw == "" {
 		raw = DefaultMgmtURL
 	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("bad management URL %q: want http://host:15672", redactURL(raw))
+	nodes, err := mgmtNodes(raw)
+	if err != nil {
+		return nil, err
 	}
-	u.User = nil
-	u.Path = strings.TrimSuffix(u.Path, "/")
+	// Each node gets the full timeout, so the client waits for them all.
+	fo := &failover{next: http.DefaultTransport, nodes: nodes, timeout: c.timeout()}
 	return &management{
-		endpoint: u.String(),
+		endpoint: nodes[0].String(),
 		user:     user,
 		pass:     pass,
-		http:     &http.Client{Timeout: c.timeout()},
+		http:     &http.Client{Timeout: c.timeout() * time.Duration(len(nodes)), Transport: fo},
 	}, nil
 }
 
@@ -51,7 +52,7 @@ func newManagement(c Config) (*management, error) {
 // cancelled Topology call stops instead of running to the timeout. Its
 // error (an endpoint rabbit-hole cannot parse) is said, never a nil client.
 func (m *management) rabbitHole(ctx context.Context) (*rabbithole.Client, error) {
-	rh, err := rabbithole.NewTLSClient(m.endpoint, m.user, m.pass, ctxTransport{ctx: ctx})
+	rh, err := rabbithole.NewTLSClient(m.endpoint, m.user, m.pass, ctxTransport{ctx: ctx, next: m.http.Transport})
 	if err != nil {
 		return nil, fmt.Errorf("management API at %s: %w", m.endpoint, err)
 	}
@@ -59,10 +60,13 @@ func (m *management) rabbitHole(ctx context.Context) (*rabbithole.Client, error)
 	return rh, nil
 }
 
-type ctxTransport struct{ ctx context.Context }
+type ctxTransport struct {
+	ctx  context.Context
+	next http.RoundTripper
+}
 
 func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	return http.DefaultTransport.RoundTrip(r.WithContext(t.ctx))
+	return t.next.RoundTrip(r.WithContext(t.ctx))
 }
 
 // errHTTPNotFound marks a 404 from the management API; callers turn it into
@@ -120,6 +124,10 @@ func (m *management) get(ctx context.Context, path string, out any) error {
 func (m *management) explain(err error) error {
 	if err == nil {
 		return nil
+	}
+	var none *noNodeError
+	if errors.As(err, &none) {
+		return because(err, "management API: %s", none)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		var ne net.Error

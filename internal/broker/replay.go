@@ -98,14 +98,7 @@ func (l *Live) dial(ctx context.Context, name string) (*amqp.Connection, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	conn, err := amqp.DialConfig(l.url, amqp.Config{
-		Dial:       amqp.DefaultDial(l.cfg.timeout()),
-		Properties: amqp.Table{"connection_name": name},
-	})
-	if err != nil {
-		return nil, l.explainAMQP(err, amqpUser(l.cfg.AMQPURL))
-	}
-	return conn, nil
+	return l.nodes.dial(ctx, l.cfg, name, false)
 }
 
 // watchClose reports a close the replay did not ask for: the broker put

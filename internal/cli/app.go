@@ -56,8 +56,8 @@ type app struct {
 
 func (a *app) bindFlags(root *cobra.Command) {
 	f := root.PersistentFlags()
-	f.StringVar(&a.amqpURL, "amqp-url", "", "AMQP URL of the broker (env DLQT_AMQP_URL; default "+broker.DefaultAMQPURL+")")
-	f.StringVar(&a.mgmtURL, "mgmt-url", "", "management API URL (env DLQT_MGMT_URL; default "+broker.DefaultMgmtURL+", credentials from the AMQP URL)")
+	f.StringVar(&a.amqpURL, "amqp-url", "", "AMQP URL of the broker, or a comma-separated list of cluster nodes (env DLQT_AMQP_URL; default "+broker.DefaultAMQPURL+")")
+	f.StringVar(&a.mgmtURL, "mgmt-url", "", "management API URL, or a comma-separated list of cluster nodes (env DLQT_MGMT_URL; default "+broker.DefaultMgmtURL+", credentials from the AMQP URL)")
 	f.StringVar(&a.vhost, "vhost", "", `vhost to work in (env DLQT_VHOST; default "/")`)
 	f.StringVar(&a.journalPath, "journal", "", "journal file (env DLQT_JOURNAL; default "+defaultJournalPath()+")")
 	f.StringVar(&a.actor, "actor", "", "who is acting, for the journal (env DLQT_ACTOR; default login@host)")
