@@ -3,6 +3,7 @@ package e2e
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +43,11 @@ func TestTUIContextSwitcherReconnects(t *testing.T) {
 		t.Fatalf("the picker shows a URL with its password:\n%s", scr)
 	}
 	s.keys("Down", "Enter")
-	scr := s.waitFor("context incident-b │ 127.0.0.1:5672 vhost " + second.Vhost)
+	u, err := url.Parse(second.AMQPURL) // the broker under test (make test-compat points elsewhere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scr := s.waitFor("context incident-b │ " + u.Host + " vhost " + second.Vhost)
 	if s.exited() {
 		t.Fatalf("dlqt exited instead of switching:\n%s", scr)
 	}
