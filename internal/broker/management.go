@@ -173,7 +173,8 @@ func (m *management) explain(err error) error {
 // GET /api/vhosts/{vhost} is for administrators on 3.10.
 func (m *management) check(ctx context.Context, vhost string) error {
 	var who struct {
-		Name string `json:"name"`
+		Name string          `json:"name"`
+		Tags json.RawMessage `json:"tags"` // a string on old brokers, a list on newer
 	}
 	if err := m.get(ctx, "whoami", &who); err != nil {
 		if errors.Is(err, errHTTPNotFound) {
@@ -186,6 +187,9 @@ func (m *management) check(ctx context.Context, vhost string) error {
 	}
 	err := m.get(ctx, "exchanges/"+url.PathEscape(vhost)+"?columns=name", &exchanges)
 	switch {
+	case errors.Is(err, errHTTPNotFound) && !strings.Contains(string(who.Tags), "administrator"):
+		// 4.x answers 404 for a vhost the user has no permissions in.
+		return fmt.Errorf("management API: user %s may not read vhost %q, or it does not exist (grant it permissions there: rabbitmqctl set_permissions -p %s %s ...)", m.user, vhost, vhost, m.user)
 	case errors.Is(err, errHTTPNotFound):
 		return notFound(fmt.Sprintf("vhost %q does not exist", vhost))
 	case errors.Is(err, errVhostDenied):
