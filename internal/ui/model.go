@@ -65,6 +65,10 @@ func newModel(opts Options) *Model {
 	m := &Model{c: c, help: help.New()}
 	c.quit = m.quit
 	m.help.Styles = c.Styles.Help
+	if opts.Role == roleViewer {
+		opts.ReadOnly = true
+		c.opts.ReadOnly = true
+	}
 	if opts.ReadOnly {
 		m.removeWriteKeys()
 	}
@@ -162,6 +166,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.to(c.focus, k)
 	case m.readOnlyKey(k):
 		c.hint = "read-only mode: discard, replay and reveal are off"
+		if c.opts.Role == roleViewer {
+			c.hint = "not allowed: " + c.opts.Actor + " is a viewer (discard, replay and reveal need an operator)"
+		}
 		return nil
 	}
 	if cmd, ok := m.command(k); ok {
