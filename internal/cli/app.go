@@ -52,6 +52,9 @@ type app struct {
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
 	health   views.HealthThresholds // the TUI's queue health thresholds
+	// session is set in the app of one `dlqt serve` SSH session: who is
+	// connected, with the server's settings and journal (serve_session.go).
+	session *sshSession
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -74,6 +77,9 @@ func (a *app) bindFlags(root *cobra.Command) {
 
 // resolve applies the environment and the config file under the flags.
 func (a *app) resolve(cmd *cobra.Command) error {
+	if a.session != nil {
+		return a.resolveSession(cmd)
+	}
 	pick := func(flagVal, env, fileVal, def string) string {
 		for _, v := range []string{flagVal, os.Getenv(env), fileVal, def} {
 			if v != "" {
@@ -234,8 +240,15 @@ func (a *app) browseOptions() triage.BrowseOptions {
 // It is held only while an entry is read or written, so `dlqt journal
 // export` and `verify` work beside a running TUI or a long replay; every
 // entry this process writes names the build and the context.
-func (a *app) openJournal() (*journal.Shared, error) {
-	return journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
+func (a *app) openJournal() (*sessionJournal, error) {
+	if a.session != nil { // under dlqt serve: the server's journal, with the session's key and address
+		return &sessionJournal{Shared: a.session.journal, details: a.session.Details()}, nil
+	}
+	j, err := journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
+	if err != nil {
+		return nil, err
+	}
+	return &sessionJournal{Shared: j}, nil
 }
 
 // openForChange opens the journal, then dials the broker: a locked journal

@@ -102,6 +102,16 @@ func (c *programContext) recorderFor(tg target) triage.Recorder {
 	return recorder{j: c.opts.Journal, actor: c.opts.Actor, host: c.opts.Host, chosenBy: tg.chosenBy}
 }
 
+// writing reports a discard or replay still running.
+func (c *programContext) writing() bool {
+	for _, w := range c.writers {
+		if w.inFlight() {
+			return true
+		}
+	}
+	return false
+}
+
 // actionsReady says why a write action cannot run now, or nil.
 func (c *programContext) actionsReady(action string) error {
 	if err := c.mayAct(action); err != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -40,6 +41,9 @@ type Model struct {
 	flow     *browseFlow // the drill-down from a queue to one message
 	discard  *discardFlow
 	switchTo string // the context the user chose; Run hands it back
+	// acting is whether a discard or replay runs, read by another goroutine
+	// (`dlqt serve`'s idle timeout).
+	acting atomic.Bool
 }
 
 // New returns the root model for opts; it needs no terminal, so tests drive
@@ -115,6 +119,7 @@ func (m *Model) Init() tea.Cmd {
 // Update never blocks: it changes state and returns commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	defer func() { m.acting.Store(m.c.writing()) }()
 	for id, s := range m.screens {
 		if l, ok := s.(leaver); ok && screenID(id) != m.c.focus {
 			l.unfocused()
