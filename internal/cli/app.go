@@ -271,6 +271,9 @@ func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *b
 // error stays in the chain (brokerUnreachable reads it).
 func (a *app) dial(ctx context.Context) (*broker.Live, error) {
 	live, err := broker.Dial(ctx, a.brokerConfig())
+	if err == nil {
+		live.ActAs(a.actor) // the name its leases show to whoever else wants the queue
+	}
 	if err != nil && brokerUnreachable(err) {
 		if which := unanswered(a.amqpURL, a.mgmtURL); which != "" {
 			return nil, fmt.Errorf("%s: %w", which, err)
