@@ -300,3 +300,15 @@ func brokerUnreachable(err error) bool {
 	var netErr *net.OpError
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr)
 }
+
+// takeLease takes queue's lease (broker/lease.go) before a change is
+// planned, so a second actor is refused with who holds it before it reads
+// anything; the broker connection it dials is only for the lease.
+func (a *app) takeLease(ctx context.Context, queue, doing string) (*broker.Lease, error) {
+	live, err := a.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer live.Close()
+	return live.TakeLease(ctx, queue, doing)
+}
