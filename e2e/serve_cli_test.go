@@ -41,7 +41,7 @@ func TestServeHeadlessCommandsKeepTheirOutputAndExitCodes(t *testing.T) {
 		{"queues", "--json"},
 		{"groups", "no.such.queue"},
 		{"groups", bedParking, "--bogus"},
-		{"discard", bedParking, "--group", "rejected"}, // no reason: usage
+		{"discard", bedParking, "--group", "rejected"},                  // no reason: usage
 		{"discard", bedParking, "--group", "rejected", "--reason", "r"}, // the plan only
 	} {
 		local, remote := runDlqt(t, bed.env, args...), b.ssh("alice", args...)
