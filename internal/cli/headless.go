@@ -15,6 +15,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // The headless commands call the same triage use cases as the TUI and print
@@ -229,6 +230,9 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 	} else if in.Batch.Truncated() {
 		fmt.Fprintf(a.stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", len(in.Batch.Messages), in.Batch.Depth, queue)
 	}
+	if in.Batch.HeldElsewhere > 0 { // another session or consumer holds them: not in this read
+		fmt.Fprintf(a.stderr, "dlqt: %s: %s\n", sanitize.Line(queue), views.HeldElsewhere(in.Batch))
+	}
 	return in, nil
 }
 
@@ -299,6 +303,13 @@ func filterText(in triage.Inspection, f filter.Filter) string {
 
 // boundText says how much of the queue a batch covers.
 func boundText(b triage.Batch) string {
+	if b.HeldElsewhere > 0 {
+		return boundRead(b) + "; " + views.HeldElsewhere(b)
+	}
+	return boundRead(b)
+}
+
+func boundRead(b triage.Batch) string {
 	if b.Truncated() {
 		return fmt.Sprintf("first %d of %d messages", len(b.Messages), b.Depth)
 	}

@@ -235,6 +235,10 @@ type Batch struct {
 	// Unreadable is the message the browse could not read past, if any;
 	// Messages holds the ones before it.
 	Unreadable *Unreadable `json:"unreadable,omitempty"`
+	// HeldElsewhere is how many messages another reader (a consumer, or
+	// another dlqt session's browse) held unacked when this browse began:
+	// they are in the queue but not in this batch.
+	HeldElsewhere int `json:"held_elsewhere,omitempty"`
 }
 
 // Truncated reports whether the batch holds fewer messages than the queue had.

@@ -55,6 +55,21 @@ func NewGroups(ctx *Context) Groups {
 // Bound says how much of the queue a snapshot holds, for headers and the
 // status line: "first 10,000 of 48,210 messages" or "all 37 messages".
 func Bound(b triage.Batch) string {
+	s := bound(b)
+	if b.HeldElsewhere > 0 {
+		s += "; " + HeldElsewhere(b)
+	}
+	return s
+}
+
+// HeldElsewhere says how much of the queue another reader held, so a
+// half-empty read is never taken for the whole queue.
+func HeldElsewhere(b triage.Batch) string {
+	total := b.Depth + b.HeldElsewhere
+	return fmt.Sprintf("%s of %s are held by another reader", Count(b.HeldElsewhere), Plural(total, "message"))
+}
+
+func bound(b triage.Batch) string {
 	if u := b.Unreadable; u != nil {
 		// The browse stopped at a message the AMQP client cannot decode:
 		// say where, and the command that sets it aside.
