@@ -74,15 +74,14 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 		return finish(b, err)
 	}
 
-	var consumers int
-	if b.Depth, consumers, err = passiveState(conn, queue, l.cfg.Vhost); err != nil {
+	if b.Depth, err = passiveDepth(conn, queue, l.cfg.Vhost); err != nil {
 		return b, err
 	}
-	if consumers > 0 && q.Messages > b.Depth {
-		// The management count includes unacked messages and holding does
-		// not change it; the passive declare counts ready ones only, now.
-		b.HeldElsewhere = q.Messages - b.Depth
-	}
+	// The passive declare counts the ready messages now; the management API
+	// counts all of them and the unacked ones, seconds ago. Both bound what
+	// another reader holds (a replay holds its sources with no consumer
+	// left, so the consumer count cannot tell).
+	b.HeldElsewhere = max(0, min(q.Unacked, q.Messages-b.Depth))
 	if cost.AsksFirst() && !opts.AcceptDeliveryCost {
 		return b, triage.NewDeliveryCostError(queue, cost, b.Depth)
 	}
@@ -109,26 +108,20 @@ func finish(b triage.Batch, err error) (triage.Batch, error) {
 // passiveDepth counts the ready messages of a queue. A failed passive declare
 // closes its channel, so it gets a channel of its own.
 func passiveDepth(conn *amqp.Connection, queue, vhost string) (int, error) {
-	ready, _, err := passiveState(conn, queue, vhost)
-	return ready, err
-}
-
-// passiveState is passiveDepth with the queue's consumer count.
-func passiveState(conn *amqp.Connection, queue, vhost string) (ready, consumers int, err error) {
 	ch, err := conn.Channel()
 	if err != nil {
-		return 0, 0, fmt.Errorf("open channel: %w", err)
+		return 0, fmt.Errorf("open channel: %w", err)
 	}
 	defer ch.Close()
 	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
 	var ae *amqp.Error
 	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-		return 0, 0, notFound(fmt.Sprintf("queue %q does not exist in vhost %q", queue, vhost))
+		return 0, notFound(fmt.Sprintf("queue %q does not exist in vhost %q", queue, vhost))
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("queue %q: %w", queue, err)
+		return 0, fmt.Errorf("queue %q: %w", queue, err)
 	}
-	return q.Messages, q.Consumers, nil
+	return q.Messages, nil
 }
 
 // reading is one consume of one queue.
