@@ -25,7 +25,8 @@ type heldSources struct {
 }
 
 // Hold implements replay.Port. It consumes the queue with manual ack
-// and no prefetch bound (never a basic.get loop; docs/ARCHITECTURE.md), cancels the
+// and a prefetch of what it means to read (never a basic.get loop;
+// docs/ARCHITECTURE.md), cancels the
 // consumer once it has read the depth it found, at most HoldLimit (or the
 // broker goes quiet),
 // and keeps the wanted messages unacked; every other one is requeued on its
@@ -63,14 +64,15 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if depth == 0 || len(ids) == 0 {
 		return nil, nil
 	}
-	if err := ch.Qos(0, 0, false); err != nil {
-		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
-	}
 	limit := r.HoldLimit
 	if limit <= 0 {
 		limit = triage.DefaultBrowseLimit
 	}
-	ds, err := r.consumeAll(ctx, ch, queue, min(depth, limit))
+	want := min(depth, limit)
+	if err := ch.Qos(holdPrefetch(want), 0, false); err != nil {
+		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
+	}
+	ds, err := r.consumeAll(ctx, ch, queue, want)
 	if err != nil {
 		releaseAll(ch, r.consumerTag())
 		ch.Close()
@@ -86,6 +88,17 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		}
 	}
 	return out, nil
+}
+
+// holdPrefetch is the prefetch of a hold of want messages, all kept
+// unacked: exactly want. Unlimited (0) is not: a quorum queue gives such a
+// consumer a credit of 2,000 only, and a larger hold would stall there.
+// Above what basic.qos takes, 0 is the best there is.
+func holdPrefetch(want int) int {
+	if want > maxHoldPrefetch {
+		return 0
+	}
+	return max(want, 1)
 }
 
 // sortHeld splits what a hold read into the messages to keep (the selected

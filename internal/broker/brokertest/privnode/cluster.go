@@ -163,3 +163,25 @@ func (c *Cluster) StartNode(i int) {
 	}
 	c.waitMembers(len(c.Nodes))
 }
+
+// Report is what node i lists with rabbitmqctl (e.g. "list_consumers" or
+// "list_connections"), for a test's log; an error is reported in the text.
+func (c *Cluster) Report(i int, args ...string) string {
+	out, err := c.Nodes[i].ctlOutput(args...)
+	if err != nil {
+		return err.Error()
+	}
+	return out
+}
+
+// QueueCounts are a queue's ready and unacked messages and its consumers,
+// as the management API of node i reports them.
+func (c *Cluster) QueueCounts(i int, vhost, q string) (ready, unacked, consumers int, err error) {
+	var info struct {
+		Ready     int `json:"messages_ready"`
+		Unacked   int `json:"messages_unacknowledged"`
+		Consumers int `json:"consumers"`
+	}
+	err = c.Nodes[i].mgmt(http.MethodGet, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(q), &info)
+	return info.Ready, info.Unacked, info.Consumers, err
+}
