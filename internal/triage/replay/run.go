@@ -90,9 +90,13 @@ type run struct {
 	unconfirmed []string          // published, no confirm came: may be delivered twice
 	gone        []string          // confirmed before an interruption, source gone since
 	collateral  map[string]string // not replayed, dead-lettered from a destination: id -> queue
-	warnings    []string          // what went wrong without stopping the run
-	depthErr    string
-	resumable   bool
+	// collateralOrder is collateral's ids as they came; they are journaled
+	// only once they exceed the baseline.
+	collateralOrder []string
+	base            baseline
+	warnings        []string // what went wrong without stopping the run
+	depthErr        string
+	resumable       bool
 
 	// Journalled at the next flush: confirmed before the ack, the others as they come.
 	toConfirm, toFail, toReturn, toCollateral []string
@@ -181,13 +185,7 @@ func (r *run) begin(ctx context.Context) error {
 		r.noteDepth(depthReading{d, err})
 		r.baseDepth = r.depth
 	}
-	if prior.CanaryPassed {
-		r.afterObservation()
-	} else {
-		r.canaryLeft = min(r.opts.Canary, len(r.queue))
-		r.setRate(r.opts.CanaryRate)
-		r.phase = PhaseCanary
-	}
+	r.startBaseline(prior.CanaryPassed)
 	return nil
 }
 

@@ -173,15 +173,3 @@ func (c *Cluster) Report(i int, args ...string) string {
 	}
 	return out
 }
-
-// QueueCounts are a queue's ready and unacked messages and its consumers,
-// as the management API of node i reports them.
-func (c *Cluster) QueueCounts(i int, vhost, q string) (ready, unacked, consumers int, err error) {
-	var info struct {
-		Ready     int `json:"messages_ready"`
-		Unacked   int `json:"messages_unacknowledged"`
-		Consumers int `json:"consumers"`
-	}
-	err = c.Nodes[i].mgmt(http.MethodGet, "queues/"+url.PathEscape(vhost)+"/"+url.PathEscape(q), &info)
-	return info.Ready, info.Unacked, info.Consumers, err
-}
