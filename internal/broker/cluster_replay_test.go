@@ -184,8 +184,8 @@ func resumeOnCluster(t *testing.T, cfg broker.Config, j *journal.Journal, replay
 	port.HoldLimit, port.AcceptDeliveryCost = 5000, true
 	defer port.Close()
 	res, err := replay.Run(ctx, plan, port, journal.NewRecorder(j, "test", "host"), nil, nil)
-	t.Logf("resume on %s: err %v, stopped because %q; %d confirmed before, %d published, %d resolved, %d gone, %d untouched",
-		live.Describe(), err, res.StoppedBecause, len(plan.Prior.Confirmed), res.Published, res.Resolved, len(res.Gone), res.Untouched)
+	t.Logf("resume on %s: err %v, stopped because %q; %d confirmed before, %d acked again, %d published, %d resolved, %d gone, %d untouched",
+		live.Describe(), err, res.StoppedBecause, len(plan.Prior.Confirmed), len(res.AckedAgain), res.Published, res.Resolved, len(res.Gone), res.Untouched)
 	if err != nil || res.StoppedBecause != "" {
 		t.Fatalf("the resume did not finish: err %v, stopped because %q", err, res.StoppedBecause)
 	}

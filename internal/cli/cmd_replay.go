@@ -317,6 +317,9 @@ func printResult(w io.Writer, r replay.Result) {
 	if len(r.Gone) > 0 {
 		fmt.Fprintf(w, "confirmed before the interruption, source no longer in the queue (acked then, or taken since) (%d): %s\n", len(r.Gone), strings.Join(sanitize.Lines(r.Gone), ", "))
 	}
+	if len(r.AckedAgain) > 0 {
+		fmt.Fprintf(w, "resolved before the interruption but back in the queue (the broker never applied the ack), acked again (%d): %s\n", len(r.AckedAgain), strings.Join(sanitize.Lines(r.AckedAgain), ", "))
+	}
 	if len(r.Unconfirmed) > 0 {
 		fmt.Fprintf(w, "published, confirm not received: may be delivered twice (%d): %s\n", len(r.Unconfirmed), strings.Join(sanitize.Lines(r.Unconfirmed), ", "))
 	}

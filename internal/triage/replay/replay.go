@@ -193,6 +193,10 @@ type Result struct {
 	// Gone lists messages a resumed replay found confirmed before the
 	// interruption but no longer in the queue: acked then, or taken since.
 	Gone []string
+	// AckedAgain lists messages a run before the interruption had resolved
+	// that the resume found back in the queue (the broker lost their acks
+	// with a node): acked again, not published again.
+	AckedAgain []string
 	// Unconfirmed lists messages published whose confirm never came (they
 	// count as returned, the source is kept): the destination may have the
 	// copy, so a later replay may deliver them twice.

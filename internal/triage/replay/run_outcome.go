@@ -281,7 +281,7 @@ func (r *run) settleAll(ctx context.Context, why string) error {
 func (r *run) result() Result {
 	res := Result{ID: r.plan.ID, Outcomes: map[string]Outcome{}, Why: map[string]string{},
 		Published: r.published, StoppedBecause: r.stopped, Aborted: r.aborted && r.stopped == "",
-		PacedPublished: r.pacedCount, Unconfirmed: slices.Clone(r.unconfirmed), Resumable: r.resumable, Gone: slices.Clone(r.gone),
+		PacedPublished: r.pacedCount, Unconfirmed: slices.Clone(r.unconfirmed), Resumable: r.resumable, Gone: slices.Clone(r.gone), AckedAgain: slices.Clone(r.ackedAgain),
 		Warnings: slices.Clone(r.warnings)}
 	if r.pacedCount > 1 {
 		// n publishes paced at rate span n-1 intervals from the first; one
