@@ -116,6 +116,9 @@ func clusterBrowse(t *testing.T, c *privnode.Cluster) int {
 	if got.err != nil && strings.Contains(got.err.Error(), "\n") {
 		t.Errorf("the browse's error is not one line: %q", got.err)
 	}
+	if got.err != nil && strings.Contains(got.err.Error(), "cannot decode") {
+		t.Errorf("a lost node is blamed on a message: %q", got.err)
+	}
 
 	// A retry reaches a surviving node. The new leader takes a few seconds
 	// to put back what the dead connection held, so retry until it has.
