@@ -221,3 +221,26 @@ func assertSnakeCase(t *testing.T, what, doc string) {
 		walk(v)
 	}
 }
+
+// TestTUIWalkTheQueuesScreenMarksASourceTheDoctorSaysDrops: orders.work
+// dead-letters into orders.parking with one of its routing keys and loses
+// the other's; the queues screen lists it as a source and says it drops,
+// as the doctor does, instead of contradicting it.
+func TestTUIWalkTheQueuesScreenMarksASourceTheDoctorSaysDrops(t *testing.T) {
+	cfg := brokertest.NewVhost(t, "tui-walk-dropped")
+	plant(t, cfg, map[string]string{"orders": "direct", "work.dlx": "direct"}, []plantedQueue{
+		{name: "orders.parking", binds: [][2]string{{"work.dlx", "order.created"}}},
+		{name: "orders.work", args: amqp.Table{"x-dead-letter-exchange": "work.dlx"},
+			binds: [][2]string{{"orders", "order.created"}, {"orders", "order.cancelled"}}},
+	})
+	s := startTerm(t, 140, 30, brokerEnv(t, cfg), "--journal", filepath.Join(t.TempDir(), "journal.db"))
+	scr := s.waitFor("orders.parking", "doctor: 1 error", "orders.work (dropped!)")
+	if !regexp.MustCompile(`(?m)orders\.parking .*orders\.work \(dropped!\)`).MatchString(scr) {
+		t.Errorf("the mark is not on orders.parking's row:\n%s", scr)
+	}
+	s.keys("D")
+	scr = s.waitFor("ERROR", "dlx-unroutable", "orders.work")
+	if i, j := strings.Index(scr, "ERROR"), strings.Index(scr, "ADVISORY"); j >= 0 && j < i {
+		t.Errorf("an advisory comes before the error:\n%s", scr)
+	}
+}
