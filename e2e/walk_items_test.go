@@ -12,6 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
+	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -242,5 +243,50 @@ func TestTUIWalkTheQueuesScreenMarksASourceTheDoctorSaysDrops(t *testing.T) {
 	scr = s.waitFor("ERROR", "dlx-unroutable", "orders.work")
 	if i, j := strings.Index(scr, "ERROR"), strings.Index(scr, "ADVISORY"); j >= 0 && j < i {
 		t.Errorf("an advisory comes before the error:\n%s", scr)
+	}
+}
+
+// TestTUIWalkResumingAReplayWithNothingLeftToPublish: a replay whose every
+// message was published and acked but whose dlqt died before it wrote the
+// finish (the journal of a real run, less its finish entry) has nothing
+// left to send: the banner says so, never "(0 of 6 not done)", and the
+// resume screen offers to close it, not a canary of nothing.
+func TestTUIWalkResumingAReplayWithNothingLeftToPublish(t *testing.T) {
+	b := newReplayBed(t, "tui-walk-resume-none")
+	b.park(6)
+	if r := runDlqt(t, b.env, "replay", bedParking, "--group", "rejected", "--rate", "50", "--canary", "1", "--observe", "200ms", "--yes"); r.code != 0 {
+		t.Fatalf("replay: exit %d: %s", r.code, r.stderr)
+	}
+	cut := filepath.Join(t.TempDir(), "journal.db")
+	j, err := journal.Open(cut, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replayID string
+	for _, e := range journalEntries(t, b.journal) {
+		if e.Action == triage.ActionReplayFinish {
+			replayID, _ = e.Details["replay_id"].(string)
+			continue // dlqt was killed before it wrote this
+		}
+		if _, err := j.Append(journal.Entry{Time: e.Time, Actor: e.Actor, Host: e.Host, Action: e.Action, Vhost: e.Vhost,
+			Queue: e.Queue, MessageIDs: e.MessageIDs, Reason: e.Reason, Details: e.Details}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	if replayID == "" {
+		t.Fatal("the replay wrote no finish entry")
+	}
+
+	env := append(brokerEnv(t, b.cfg), "DLQT_JOURNAL="+cut)
+	s := startTerm(t, 120, 30, env, "--actor", "ana@bastion")
+	scr := s.waitFor("INTERRUPTED REPLAY "+replayID, "nothing left to send")
+	if regexp.MustCompile(`\(0 of \d+`).MatchString(scr) {
+		t.Errorf("the banner counts nothing as not done:\n%s", scr)
+	}
+	s.keys("U")
+	scr = s.waitFor("Resume interrupted replay", "nothing is left to publish", "enter finish")
+	if strings.Contains(scr, "canary") {
+		t.Errorf("the resume screen offers a canary of nothing:\n%s", scr)
 	}
 }
