@@ -180,3 +180,40 @@ func TestTUIWalkNumbersSayTheirAgeAfterChangesBehindDlqtsBack(t *testing.T) {
 	s.keys("q")
 	waitExit(t, s)
 }
+
+// TestTUIWalkAReplayRefreshesTheNumbersItChanged: once a replay from the
+// TUI has finished, the groups and the queues screens show the queue as it
+// is now (or say how old their number is), never the old count unmarked.
+func TestTUIWalkAReplayRefreshesTheNumbersItChanged(t *testing.T) {
+	b := newReplayBed(t, "tui-walk-replay-fresh")
+	b.park(6)
+	s := startTerm(t, 120, 30, b.env, "--actor", "ana@bastion", "--queue", bedParking)
+	s.waitFor("all 6 messages, 1 group")
+	s.keys("R")
+	s.waitFor("Replay dry run", "6 messages")
+	s.keys("Enter")
+	s.waitFor("Start the replay?")
+	s.keys("y")
+	deadline := time.Now().Add(60 * time.Second)
+	for ramps := 0; !strings.Contains(s.screen(), "FINISHED"); time.Sleep(300 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replay never finished:\n%s", s.screen())
+		}
+		if scr := s.screen(); ramps < 4 && (strings.Contains(scr, "WAITING FOR YOUR DECISION") || strings.Contains(scr, "RUNNING")) {
+			s.typeText("+")
+			ramps++
+		}
+	}
+	b.waitDepth(bedParking, 0)
+	s.keys("Escape")
+	scr := s.waitFor(bedParking + " (")
+	if strings.Contains(scr, "all 6 messages") && !strings.Contains(scr, " · read ") {
+		t.Errorf("the groups show the count from before the replay, unmarked:\n%s", scr)
+	}
+	s.keys("Escape")
+	row := regexp.MustCompile(`(?m)orders\.parking\s+(\d+)( · \S+ ago| · settling)?\s`)
+	scr = s.waitFor("parking queue")
+	if m := row.FindStringSubmatch(scr); m == nil || (m[1] == "6" && m[2] == "") {
+		t.Errorf("right after the replay the queues screen shows the old depth unmarked: %q\n%s", m, scr)
+	}
+}
