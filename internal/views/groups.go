@@ -90,6 +90,9 @@ func (g *Groups) Open(name string) {
 	g.table.SetRows(nil)
 }
 
+// ReadAt is when the inspection shown was read.
+func (g *Groups) ReadAt() time.Time { return g.readAt }
+
 // Queue is the queue shown.
 func (g *Groups) Queue() string { return g.queue }
 
@@ -209,8 +212,12 @@ func (g *Groups) header() string {
 		name += " (" + kind + ")"
 	}
 	head := name + " — " + g.counts()
+	// the groups are never re-read behind the user's back (a browse is
+	// never free): past a refresh interval they say how old they are
 	if g.readAt.Before(g.changed) {
 		head += " · read " + Age(g.ctx.now().Sub(g.readAt)) + " ago, before the last action"
+	} else {
+		head += g.ctx.readAgo(g.readAt)
 	}
 	return head
 }
