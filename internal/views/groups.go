@@ -156,9 +156,9 @@ func (g *Groups) regroup() {
 	}
 	insp := g.insp
 	now := g.ctx.now()
-	rows := make([][]string, len(insp.Groups))
-	for i, gr := range insp.Groups {
-		rows[i] = []string{
+	g.table.SetSource(len(insp.Groups), func(i int) []string {
+		gr := insp.Groups[i]
+		return []string{
 			string(gr.Reason),
 			orDash(sanitize.Line(gr.ReasonCode)),
 			Count(gr.Count),
@@ -166,8 +166,7 @@ func (g *Groups) regroup() {
 			ageSince(now, gr.Newest),
 			orDash(strings.Join(sanitize.Lines(gr.EventTypes), ", ")),
 		}
-	}
-	g.table.SetRows(rows)
+	})
 }
 
 // Inspection is what is shown (narrowed by the filter), nil while the
