@@ -18,36 +18,44 @@ func Analyze(b Batch, top Topology, red *redact.Redactor) []Triaged {
 	ids := Identify(b.Messages, envs)
 	out := make([]Triaged, len(b.Messages))
 	for i, m := range b.Messages {
-		env := envs[i]
-		deaths := ParseDeaths(m.Headers)
-		raw := parseDeaths(m.Headers, func(s string) string { return s })
-		p := RenderPayload(m.Body, m.Properties.ContentType, red)
-		delivery, _ := headerInt(m.Headers, "x-delivery-count")
-		reason := reasonOf(r, m, raw, deaths)
-		died := latestDeath(m.Headers, env, deaths)
-		if ts, ok := believable(m.Properties.Timestamp); ok && died.IsZero() && reason == ReasonPublished {
-			// An application that parked a message with no failure time of its
-			// own still stamped when it published it here: that is when it died.
-			died = ts
-		}
-		out[i] = Triaged{
-			Message:       m,
-			ID:            ids[i],
-			Envelope:      env,
-			Deaths:        deaths,
-			Reason:        reason,
-			ReasonCode:    ReasonCodeOf(m, env),
-			Attempts:      bestAttempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
-			DeliveryCount: clampInt(delivery),
-			DiedAt:        died,
-			Timeline:      BuildTimeline(m, env, deaths),
-			Payload:       p.Text,
-			PayloadBytes:  len(m.Body),
-			Binary:        p.Binary,
-			Redactions:    p.Redactions,
-		}
+		out[i] = triageOne(r, m, envs[i], ids[i], red, true)
 	}
 	return out
+}
+
+// triageOne derives what dlqt shows of one message whose envelope and
+// identity are known; the payload only when asked.
+func triageOne(r *router, m Message, env Envelope, id string, red *redact.Redactor, payload bool) Triaged {
+	deaths := ParseDeaths(m.Headers)
+	raw := parseDeaths(m.Headers, func(s string) string { return s })
+	var p Payload
+	if payload {
+		p = RenderPayload(m.Body, m.Properties.ContentType, red)
+	}
+	delivery, _ := headerInt(m.Headers, "x-delivery-count")
+	reason := reasonOf(r, m, raw, deaths)
+	died := latestDeath(m.Headers, env, deaths)
+	if ts, ok := believable(m.Properties.Timestamp); ok && died.IsZero() && reason == ReasonPublished {
+		// An application that parked a message with no failure time of its
+		// own still stamped when it published it here: that is when it died.
+		died = ts
+	}
+	return Triaged{
+		Message:       m,
+		ID:            id,
+		Envelope:      env,
+		Deaths:        deaths,
+		Reason:        reason,
+		ReasonCode:    ReasonCodeOf(m, env),
+		Attempts:      bestAttempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
+		DeliveryCount: clampInt(delivery),
+		DiedAt:        died,
+		Timeline:      BuildTimeline(m, env, deaths),
+		Payload:       p.Text,
+		PayloadBytes:  len(m.Body),
+		Binary:        p.Binary,
+		Redactions:    p.Redactions,
+	}
 }
 
 // reasonOf classifies with the raw x-death names, which must match the

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+)
+
+// The headless groups and messages read a queue streamed
+// (triage.InspectEach): each message is triaged as it arrives, counted into
+// its group or written out, and dropped, so a queue of a million messages
+// costs what a window of them does.
+
+// inspectEach parses --where first (a typo fails before the broker is
+// touched), then streams the queue through each, counting what f matches
+// into the groups.
+func (a *app) inspectEach(ctx context.Context, queue string, f filter.Filter, each func(t *triage.Triaged) error) (triage.Streamed, error) {
+	r, done, err := a.openReader(ctx)
+	if err != nil {
+		return triage.Streamed{}, err
+	}
+	defer done()
+	opts := a.browseOptions()
+	opts.Progress = progressTo(a.stderr, "reading "+queue)
+	s, err := triage.InspectEach(ctx, r, queue, opts, triage.StreamOptions{
+		Redactor: a.redactor(),
+		Payloads: each != nil, // groups need none
+		Each: func(t *triage.Triaged) (bool, error) {
+			if !f.Match(*t) {
+				return false, nil
+			}
+			if each != nil {
+				return true, each(t)
+			}
+			return true, nil
+		},
+	})
+	if err != nil {
+		if dc, ok := err.(*triage.DeliveryCostError); ok {
+			return s, fmt.Errorf("%v; pass --accept-delivery-cost to browse anyway", dc)
+		}
+		return s, err
+	}
+	a.noteTenant(f)
+	if s.Batch.Unreadable != nil { // see cmd_quarantine.go
+		fmt.Fprintf(a.stderr, "dlqt: %s\n", unreadableNotice(s.Batch))
+	} else if s.Batch.Truncated() {
+		fmt.Fprintf(a.stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", s.Batch.Count(), s.Batch.Depth, queue)
+	}
+	return s, nil
+}
+
+func (a *app) streamGroups(ctx context.Context, w io.Writer, queue string, where []string, asJSON bool) error {
+	f, err := a.parseWhere(where)
+	if err != nil {
+		return err
+	}
+	s, err := a.inspectEach(ctx, queue, f, nil)
+	if err != nil {
+		return err
+	}
+	rows := groupRows(s.Groups)
+	if asJSON {
+		return writeJSON(w, rows)
+	}
+	return printGroups(w, s.Batch, s.Matched, f, rows)
+}
+
+// messageSink writes message rows as they are read, looking a chunk at a
+// time up in the journal's discard index.
+type messageSink struct {
+	a     *app
+	enc   *json.Encoder
+	marks *discardMarks
+	rows  []MessageRow
+}
+
+const sinkChunk = 1024
+
+func (s *messageSink) add(t *triage.Triaged) error {
+	s.rows = append(s.rows, messageRow(*t, s.a.redactor()))
+	if len(s.rows) == sinkChunk {
+		return s.flush()
+	}
+	return nil
+}
+
+func (s *messageSink) flush() error {
+	ids := make([]string, len(s.rows))
+	for i, r := range s.rows {
+		ids[i] = r.ID
+	}
+	found := s.marks.lookup(ids)
+	for i := range s.rows {
+		if seq, ok := found[s.rows[i].ID]; ok {
+			s.rows[i].Discarded = discardedNote(seq)
+		}
+		if err := s.enc.Encode(s.rows[i]); err != nil {
+			return err
+		}
+	}
+	s.rows = s.rows[:0]
+	return nil
+}
+
+func (a *app) streamMessages(ctx context.Context, w io.Writer, queue string, where []string) error {
+	f, err := a.parseWhere(where)
+	if err != nil {
+		return err
+	}
+	sink := &messageSink{a: a, enc: json.NewEncoder(w), marks: a.openDiscardMarks(a.vhost, queue)}
+	defer sink.marks.close()
+	sink.enc.SetEscapeHTML(false)
+	s, err := a.inspectEach(ctx, queue, f, sink.add)
+	if err != nil {
+		return err
+	}
+	if err := sink.flush(); err != nil || s.Batch.Unreadable == nil {
+		return err
+	}
+	return sink.enc.Encode(unreadableRow(s.Batch.Unreadable))
+}
