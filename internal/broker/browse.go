@@ -49,6 +49,7 @@ const (
 // set and the same error; the channel close requeues whatever was held.
 func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptions) (triage.Batch, error) {
 	limit := opts.Limit
+	whole := limit <= 0 && opts.Each != nil // a streamed read takes the whole queue
 	if limit <= 0 {
 		limit = triage.DefaultBrowseLimit
 	}
@@ -80,7 +81,14 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 	if cost.AsksFirst() && !opts.AcceptDeliveryCost {
 		return b, triage.NewDeliveryCostError(queue, cost, b.Depth)
 	}
+	if whole {
+		limit = max(b.Depth, 1)
+		b.Limit = limit
+	}
 	r.want = min(limit, b.Depth)
+	if safe, why := l.safeHold(ctx, q, r.want); safe < r.want {
+		r.want, b.Limit, b.Bound = safe, safe, why
+	}
 	r.expected = r.want
 	if r.want == 0 {
 		r.report(0, true)

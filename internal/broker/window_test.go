@@ -14,7 +14,7 @@ func streamedIDs(t *testing.T, f *fixture, queue string, budget int64) ([]string
 	t.Helper()
 	var ids []string
 	b, err := f.live().Browse(context.Background(), queue, triage.BrowseOptions{
-		Limit:        1 << 30,
+		Limit:        0, // the whole queue, as the broker's memory allows
 		MemoryBudget: budget,
 		Each: func(m triage.Message) error {
 			if m.Position != len(ids) {

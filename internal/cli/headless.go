@@ -221,8 +221,8 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 	}
 	if in.Batch.Unreadable != nil { // see cmd_quarantine.go
 		fmt.Fprintf(a.stderr, "dlqt: %s\n", unreadableNotice(in.Batch))
-	} else if in.Batch.Truncated() {
-		fmt.Fprintf(a.stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", len(in.Batch.Messages), in.Batch.Depth, queue)
+	} else {
+		noteBound(a.stderr, in.Batch)
 	}
 	return in, nil
 }
@@ -294,6 +294,9 @@ func filterText(matched int, f filter.Filter) string {
 
 // boundText says how much of the queue a batch covers.
 func boundText(b triage.Batch) string {
+	if b.Truncated() && b.Bound != "" {
+		return fmt.Sprintf("held %d of %d messages: %s", b.Count(), b.Depth, b.Bound)
+	}
 	if b.Truncated() {
 		return fmt.Sprintf("first %d of %d messages", b.Count(), b.Depth)
 	}

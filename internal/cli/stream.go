@@ -8,6 +8,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // The headless groups and messages read a queue streamed
@@ -25,6 +26,9 @@ func (a *app) inspectEach(ctx context.Context, queue string, f filter.Filter, ea
 	}
 	defer done()
 	opts := a.browseOptions()
+	if !a.limitSet {
+		opts.Limit = 0 // the whole queue, bounded by the broker's safety
+	}
 	opts.Progress = progressTo(a.stderr, "reading "+queue)
 	s, err := triage.InspectEach(ctx, r, queue, opts, triage.StreamOptions{
 		Redactor: a.redactor(),
@@ -48,8 +52,8 @@ func (a *app) inspectEach(ctx context.Context, queue string, f filter.Filter, ea
 	a.noteTenant(f)
 	if s.Batch.Unreadable != nil { // see cmd_quarantine.go
 		fmt.Fprintf(a.stderr, "dlqt: %s\n", unreadableNotice(s.Batch))
-	} else if s.Batch.Truncated() {
-		fmt.Fprintf(a.stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", s.Batch.Count(), s.Batch.Depth, queue)
+	} else {
+		noteBound(a.stderr, s.Batch)
 	}
 	return s, nil
 }
@@ -123,4 +127,15 @@ func (a *app) streamMessages(ctx context.Context, w io.Writer, queue string, whe
 		return err
 	}
 	return sink.enc.Encode(unreadableRow(s.Batch.Unreadable))
+}
+
+// noteBound says on stderr when a read did not cover the queue, and why.
+func noteBound(w io.Writer, b triage.Batch) {
+	switch {
+	case !b.Truncated():
+	case b.Bound != "":
+		fmt.Fprintf(w, "dlqt: held %d of %d messages of %s: %s\n", b.Count(), b.Depth, sanitize.Line(b.Queue), b.Bound)
+	default:
+		fmt.Fprintf(w, "dlqt: read the first %d of %d messages of %s (--limit)\n", b.Count(), b.Depth, sanitize.Line(b.Queue))
+	}
 }

@@ -232,6 +232,9 @@ type Batch struct {
 	// Read counts the messages read when a streamed browse (BrowseOptions.Each)
 	// handed them over instead of keeping them in Messages.
 	Read int `json:"-"`
+	// Bound says why the browse held fewer than the queue's messages when
+	// something other than Limit stopped it ("broker memory headroom ...").
+	Bound string `json:"bound,omitempty"`
 	// Err is set when the browse stopped early; Messages still holds every
 	// message read before that, all released back to the queue.
 	Err error `json:"-"`
@@ -248,7 +251,10 @@ func (b Batch) Count() int { return max(len(b.Messages), b.Read) }
 
 // BrowseOptions bound and steer one browse.
 type BrowseOptions struct {
-	Limit int // at most this many messages; <= 0 means DefaultBrowseLimit
+	// Limit is at most this many messages; <= 0 means DefaultBrowseLimit,
+	// or, for a streamed read (Each), the whole queue. A broker browse
+	// holds fewer when more would bring a node near its memory alarm.
+	Limit int
 	// AcceptDeliveryCost allows browsing a quorum queue whose delivery limit
 	// a read counts toward (DeliveryCost.AsksFirst): each read message's
 	// delivery count grows by one.
