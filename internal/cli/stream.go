@@ -75,40 +75,32 @@ func (a *app) streamGroups(ctx context.Context, w io.Writer, queue string, where
 }
 
 // messageSink writes message rows as they are read, looking a chunk at a
-// time up in the journal's discard index.
+// time up in the journal's discard index (discardedIn, as the unstreamed
+// path does for the whole batch).
 type messageSink struct {
 	a     *app
-	enc   *json.Encoder
-	marks *discardMarks
-	rows  []MessageRow
+	w     io.Writer
+	batch triage.Batch
+	top   triage.Topology
+	chunk []triage.Triaged
 }
 
-const sinkChunk = 1024
+const sinkChunk = 4096
 
 func (s *messageSink) add(t *triage.Triaged) error {
-	s.rows = append(s.rows, messageRow(*t, s.a.redactor()))
-	if len(s.rows) == sinkChunk {
+	s.chunk = append(s.chunk, *t)
+	if len(s.chunk) == sinkChunk {
 		return s.flush()
 	}
 	return nil
 }
 
 func (s *messageSink) flush() error {
-	ids := make([]string, len(s.rows))
-	for i, r := range s.rows {
-		ids[i] = r.ID
-	}
-	found := s.marks.lookup(ids)
-	for i := range s.rows {
-		if seq, ok := found[s.rows[i].ID]; ok {
-			s.rows[i].Discarded = discardedNote(seq)
-		}
-		if err := s.enc.Encode(s.rows[i]); err != nil {
-			return err
-		}
-	}
-	s.rows = s.rows[:0]
-	return nil
+	in := triage.Inspection{Batch: s.batch, Topology: s.top, Messages: s.chunk}
+	err := writeMessageLines(s.w, s.chunk, s.a.redactor(), s.a.discardedIn(in))
+	clear(s.chunk) // let the bodies go
+	s.chunk = s.chunk[:0]
+	return err
 }
 
 func (a *app) streamMessages(ctx context.Context, w io.Writer, queue string, where []string) error {
@@ -116,9 +108,7 @@ func (a *app) streamMessages(ctx context.Context, w io.Writer, queue string, whe
 	if err != nil {
 		return err
 	}
-	sink := &messageSink{a: a, enc: json.NewEncoder(w), marks: a.openDiscardMarks(a.vhost, queue)}
-	defer sink.marks.close()
-	sink.enc.SetEscapeHTML(false)
+	sink := &messageSink{a: a, w: w, batch: triage.Batch{Vhost: a.vhost, Queue: queue}, top: triage.Topology{Vhost: a.vhost}}
 	s, err := a.inspectEach(ctx, queue, f, sink.add)
 	if err != nil {
 		return err
@@ -126,7 +116,7 @@ func (a *app) streamMessages(ctx context.Context, w io.Writer, queue string, whe
 	if err := sink.flush(); err != nil || s.Batch.Unreadable == nil {
 		return err
 	}
-	return sink.enc.Encode(unreadableRow(s.Batch.Unreadable))
+	return json.NewEncoder(w).Encode(unreadableRow(s.Batch.Unreadable))
 }
 
 // noteBound says on stderr when a read did not cover the queue, and why.
