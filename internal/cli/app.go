@@ -40,6 +40,7 @@ type app struct {
 	demoFallback bool   // --demo-fallback: the demo when no broker answers (make run)
 	queue        string // --queue: open the TUI on this queue's groups
 	limit        int    // --limit: browse bound
+	limitSet     bool   // --limit or browse_limit given: streamed reads stop there too
 	acceptCost   bool   // --accept-delivery-cost
 
 	patterns    []string
@@ -68,7 +69,7 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
-	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default %d)", triage.DefaultBrowseLimit))
+	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
 	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts)")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse discard and replay, and hide them and reveal in the TUI (env DLQT_READ_ONLY; config read_only)")
 	root.Flags().StringVar(&a.queue, "queue", "", "open straight on this queue's groups")
@@ -111,6 +112,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	if a.limit == 0 {
 		a.limit = fc.BrowseLimit
 	}
+	a.limitSet = a.limit != 0
 	if a.limit == 0 {
 		a.limit = triage.DefaultBrowseLimit
 	}

@@ -61,13 +61,17 @@ func Bound(b triage.Batch) string {
 		return fmt.Sprintf("first %s of %s; message at position %d unreadable (headers the AMQP client cannot decode: dlqt quarantine)",
 			Count(len(b.Messages)), Plural(b.Depth, "message"), u.Position)
 	}
-	if b.Truncated() && !ReadToTheEnd(b) {
-		return fmt.Sprintf("first %s of %s", Count(len(b.Messages)), Plural(b.Depth, "message"))
+	if b.Bound != "" && b.Truncated() {
+		// Something other than the limit stopped the hold: say what.
+		return fmt.Sprintf("held %s of %s: %s", Count(b.Count()), Plural(b.Depth, "message"), b.Bound)
 	}
-	if len(b.Messages) == 1 {
+	if b.Truncated() && !ReadToTheEnd(b) {
+		return fmt.Sprintf("first %s of %s", Count(b.Count()), Plural(b.Depth, "message"))
+	}
+	if b.Count() == 1 {
 		return "the only message"
 	}
-	return "all " + Plural(len(b.Messages), "message")
+	return "all " + Plural(b.Count(), "message")
 }
 
 // ReadToTheEnd reports a browse that stopped because the queue had no
@@ -78,7 +82,7 @@ func ReadToTheEnd(b triage.Batch) bool {
 	if limit <= 0 {
 		limit = triage.DefaultBrowseLimit
 	}
-	return b.Err == nil && len(b.Messages) < limit
+	return b.Err == nil && b.Count() < limit
 }
 
 // Open starts showing queue name, dropping the old inspection; the caller
