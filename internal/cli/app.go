@@ -17,6 +17,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/views"
@@ -52,6 +53,10 @@ type app struct {
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
 	health   views.HealthThresholds // the TUI's queue health thresholds
+
+	owners      approval.Owners // owners: which team owns which messages
+	policy      approval.Policy // approvals: the actions that need a second person
+	expireAfter time.Duration   // approvals.expire_after: how long a proposal waits
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -121,6 +126,13 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	}
 	a.tenantPath = fc.Filters.TenantPath
 	a.health = fc.Health
+	if a.owners, err = ownerRules(a.configPath, fc.Owners); err != nil {
+		return usageError{err}
+	}
+	a.policy, a.expireAfter = fc.Approvals.policy, fc.Approvals.expireAfter
+	if a.expireAfter == 0 {
+		a.expireAfter = approval.DefaultExpiry
+	}
 	if a.tenantPath != "" {
 		if _, err := redact.ParseJSONPath(a.tenantPath); err != nil {
 			return usageError{fmt.Errorf("config %s: filters.tenant_path: %w", a.configPath, err)}

@@ -95,6 +95,7 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 		Health:      a.health,
 		Context:     a.context,
 		Contexts:    a.contextChoices(),
+		Owners:      a.owners,
 	})
 }
 

@@ -42,14 +42,18 @@ func (g *Groups) NoteChange(name string, at time.Time) {
 
 // NewGroups returns an empty groups screen.
 func NewGroups(ctx *Context) Groups {
-	return Groups{spin: spinner.New(spinner.WithSpinner(spinner.Line)), listScreen: newListScreen(ctx, newManagedTable(ctx, []Column{
+	cols := []Column{
 		{Title: "reason", Width: 14},
 		{Title: "reason_code", Width: 12, Flex: 2},
 		{Title: "count", Width: 6, Right: true},
 		{Title: "oldest", Width: 6, Right: true},
 		{Title: "newest", Width: 6, Right: true, Shed: 1},
 		{Title: "event types", Width: 10, Flex: 2, Shed: 2},
-	}))}
+	}
+	if ctx.Owner != nil {
+		cols = append(cols, Column{Title: "owner", Width: 9, Flex: 1})
+	}
+	return Groups{spin: spinner.New(spinner.WithSpinner(spinner.Line)), listScreen: newListScreen(ctx, newManagedTable(ctx, cols))}
 }
 
 // Bound says how much of the queue a snapshot holds, for headers and the
@@ -162,6 +166,9 @@ func (g *Groups) regroup() {
 			ageSince(now, gr.Oldest),
 			ageSince(now, gr.Newest),
 			orDash(strings.Join(sanitize.Lines(gr.EventTypes), ", ")),
+		}
+		if g.ctx.Owner != nil {
+			rows[i] = append(rows[i], orDash(sanitize.Line(g.ctx.Owner(g.queue, gr))))
 		}
 	}
 	g.table.SetRows(rows)
