@@ -8,11 +8,13 @@ require (
 	charm.land/lipgloss/v2 v2.1.1
 	github.com/charmbracelet/x/ansi v0.11.9
 	github.com/charmbracelet/x/term v0.2.2
+	github.com/hiddeco/sshsig v0.2.0
 	github.com/michaelklishin/rabbit-hole/v2 v2.16.0
 	github.com/rabbitmq/amqp091-go v1.16.0
 	github.com/spf13/cobra v1.10.2
 	go.etcd.io/bbolt v1.5.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/crypto v0.41.0
 	golang.org/x/time v0.16.0
 )
 

@@ -3,8 +3,6 @@ package approval
 import (
 	"fmt"
 	"time"
-
-	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // Gated actions: the ones the policy may ask a second person for.
@@ -41,17 +39,6 @@ func (p Policy) Describe(action string) string {
 		return fmt.Sprintf("approvals.%s: every %s needs a second person", action, action)
 	}
 	return fmt.Sprintf("approvals.%s: a %s of %d or more messages needs a second person", action, action, t.MinMessages)
-}
-
-// gateOf is the policy name of a journal action.
-func gateOf(a triage.Action) string {
-	switch a {
-	case triage.ActionDiscard:
-		return GateDiscard
-	case triage.ActionReveal:
-		return GateReveal
-	}
-	return string(a)
 }
 
 // DefaultExpiry is how long a proposal waits for approval and a run.
