@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
@@ -30,6 +31,9 @@ type replayFlags struct {
 	resume     string
 	where      []string
 	asJSON     bool
+	// approved: this replay carries out an approved proposal (dlqt run),
+	// so the approvals policy does not turn it into a proposal again.
+	approved bool
 }
 
 func (a *app) replayCommand() *cobra.Command {
@@ -60,7 +64,8 @@ selection, count, ids, missing, destinations with their queues and whether
 each is allowed, unroutable, problems, options) and changes nothing; the
 exit status is that of the plan, non-zero when it may not run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.asJSON && f.yes && !f.dryRun {
+			_, gated := a.policy[approval.GateReplay]
+			if f.asJSON && f.yes && !f.dryRun && !gated {
 				return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
 			}
 			if f.resume != "" {
@@ -139,6 +144,18 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	}
 	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
+	if f.yes && !f.dryRun && !f.approved && a.gated(approval.GateReplay, len(plan.Items)) {
+		if !f.asJSON {
+			printPlan(out, plan, in)
+		}
+		if err := plan.Runnable(); err != nil {
+			return err
+		}
+		return a.propose(out, approval.GateReplay, queue, planMessages(plan, in), f.approvalPlan(sel), f.asJSON)
+	}
+	if f.asJSON && f.yes && !f.dryRun {
+		return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
+	}
 	if f.asJSON {
 		if err := writeJSON(out, replayPlanJSON(plan, in)); err != nil {
 			return err
@@ -154,6 +171,25 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 		return nil
 	}
 	return a.runReplay(ctx, cmd, plan)
+}
+
+// approvalPlan is what a replay proposal will run with: the options given.
+func (f replayFlags) approvalPlan(sel triage.Selection) approval.Plan {
+	return approval.Plan{Selection: sel.String(), To: f.to, Rate: f.rate, Canary: f.canary,
+		Observe: f.observe.String(), MaxBacklog: f.maxBacklog}
+}
+
+// planMessages are the inspected messages a plan replays, in plan order.
+func planMessages(p replay.Plan, in triage.Inspection) []triage.Triaged {
+	byID := make(map[string]triage.Triaged, len(in.Messages))
+	for _, t := range in.Messages {
+		byID[t.ID] = t
+	}
+	out := make([]triage.Triaged, 0, len(p.Items))
+	for _, it := range p.Items {
+		out = append(out, byID[it.ID])
+	}
+	return out
 }
 
 func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {

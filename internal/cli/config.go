@@ -54,6 +54,10 @@ type fileConfig struct {
 	// approve proposals on them; Approvals says which actions need one.
 	Owners    []ownerConfig   `yaml:"owners"`
 	Approvals approvalsConfig `yaml:"approvals"`
+	// UsersFile names the people who propose and approve (the users file
+	// of dlqt serve) and Key the SSH private key this user signs with.
+	UsersFile string `yaml:"users_file"`
+	Key       string `yaml:"key"`
 }
 
 // redactionConfig is the redaction section: secrets by key name, by JSON

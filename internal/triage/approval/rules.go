@@ -30,9 +30,9 @@ var (
 	ErrViewer       = errors.New("a viewer may not change a queue")
 )
 
-// approves reports whether p may decide on proposals owned by teams; a
+// ApprovesFor reports whether p may decide on proposals owned by teams; a
 // proposal no owner rule matched needs any approver.
-func (p Person) approves(teams []string) bool {
+func (p Person) ApprovesFor(teams []string) bool {
 	if slices.Contains(p.Approves, "*") {
 		return true
 	}
@@ -60,7 +60,7 @@ func CanDecide(s State, who Person, now time.Time) error {
 	if who.Role == RoleViewer {
 		return fmt.Errorf("%s is a viewer: %w", who.Name, ErrNotApprover)
 	}
-	if !who.approves(s.Proposal.Teams) {
+	if !who.ApprovesFor(s.Proposal.Teams) {
 		return fmt.Errorf("%s approves [%s], %s is owned by [%s]: %w", who.Name,
 			strings.Join(who.Approves, ", "), id, strings.Join(s.Proposal.Teams, ", "), ErrNotApprover)
 	}
