@@ -77,7 +77,10 @@ func (a *app) gated(action string, count int) bool { return a.policy.Needs(actio
 // propose journals a proposal to do action on the chosen messages of
 // queue with plan, signed by the proposer's key, prints it, and returns
 // proposalMade (exit 3).
-func (a *app) propose(w io.Writer, action, queue string, chosen []triage.Triaged, plan approval.Plan, asJSON bool) error {
+//
+// before, when given, journals what the proposal is about (an edit's
+// revision) first, once the proposal's id and proposer are known.
+func (a *app) propose(w io.Writer, action, queue string, chosen []triage.Triaged, plan approval.Plan, asJSON bool, before ...func(approval.Proposal) error) error {
 	us, err := a.loadUsers()
 	if err != nil {
 		return err
@@ -104,6 +107,11 @@ func (a *app) propose(w io.Writer, action, queue string, chosen []triage.Triaged
 	_, sig, fp, err := a.signature(us, p.Hash(), "")
 	if err != nil {
 		return err
+	}
+	for _, f := range before {
+		if err := f(p); err != nil {
+			return err
+		}
 	}
 	j, err := a.openJournal()
 	if err != nil {

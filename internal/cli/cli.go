@@ -114,6 +114,7 @@ delivery count, which dlqt asks about first).`,
 		a.approveCommand(),
 		a.rejectCommand(),
 		a.runCommand(),
+		a.editCommand(),
 	)
 	return root
 }

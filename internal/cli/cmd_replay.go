@@ -142,6 +142,9 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := a.useRevisions(&plan); err != nil {
+		return err
+	}
 	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
 	if f.yes && !f.dryRun && !f.approved && a.gated(approval.GateReplay, len(plan.Items)) {
@@ -306,6 +309,11 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 			queues = strings.Join(sanitize.Lines(d.Queues), ", ")
 		}
 		fmt.Fprintf(w, "  -> %s  %d message(s), %s, reaches %s\n", sanitize.Line(d.Route.String()), d.Count, how, queues)
+	}
+	for _, it := range p.Items {
+		if it.Revision != nil {
+			fmt.Fprintf(w, "  %s: publishes revision %s (original sha256 %s)\n", sanitize.Line(it.ID), it.Revision.ID, it.Revision.OriginalSHA256)
+		}
 	}
 	if len(p.Missing) > 0 {
 		fmt.Fprintf(w, "  not found in the queue: %s\n", strings.Join(sanitize.Lines(p.Missing), ", "))

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -112,6 +113,9 @@ func (a *app) carryOut(cmd *cobra.Command, p approval.Proposal, d approval.Decis
 			return err
 		}
 		return a.replay(cmd, p.Queue, f)
+	case approval.GateEdit: // the approval is what counts: a replay publishes the revision
+		fmt.Fprintf(cmd.OutOrStdout(), "revision %s is approved: dlqt replay %s --id %s publishes it\n", p.Plan.Revision, p.Queue, strings.Join(p.MessageIDs, " --id "))
+		return nil
 	}
 	return fmt.Errorf("proposal %s: dlqt cannot run a %q", p.ID, p.Action)
 }

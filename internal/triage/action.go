@@ -71,3 +71,8 @@ func (a Action) IsProposal() bool {
 	}
 	return false
 }
+
+// ActionEdit names a revision of a message's body: the original stays in
+// its queue untouched, the journal keeps the new body, the fields changed,
+// both SHA-256s and the original body (triage/approval).
+const ActionEdit Action = "edit"

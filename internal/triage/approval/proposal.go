@@ -21,6 +21,7 @@ type Plan struct {
 	MaxBacklog int     `json:"max_backlog,omitempty"`
 	OrderBy    string  `json:"order_by,omitempty"`
 	InOrder    bool    `json:"in_order,omitempty"`
+	Revision   string  `json:"revision,omitempty"` // an edit's revision id
 }
 
 // Proposal is an action that waits for a second person: the exact

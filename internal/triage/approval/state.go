@@ -56,12 +56,17 @@ func (s State) Approval() (Decision, bool) {
 	return Decision{}, false
 }
 
+// Rejected reports whether someone rejected the proposal.
+func (s State) Rejected() bool {
+	return slices.ContainsFunc(s.Decisions, func(d Decision) bool { return !d.Approve })
+}
+
 // Status is where the proposal stands at now.
 func (s State) Status(now time.Time) Status {
 	switch {
 	case !s.RunAt.IsZero():
 		return StatusRun
-	case slices.ContainsFunc(s.Decisions, func(d Decision) bool { return !d.Approve }):
+	case s.Rejected():
 		return StatusRejected
 	case s.Proposal.Expired(now):
 		return StatusExpired
