@@ -34,6 +34,8 @@ type replayFlags struct {
 	// approved: this replay carries out an approved proposal (dlqt run),
 	// so the approvals policy does not turn it into a proposal again.
 	approved bool
+	orderBy  string // --order-by: the aggregate's path in the payload (or headers.NAME)
+	inOrder  bool   // --in-order: one message per aggregate at a time, in order
 }
 
 func (a *app) replayCommand() *cobra.Command {
@@ -95,6 +97,8 @@ exit status is that of the plan, non-zero when it may not run.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing, even with --yes")
 	fl.StringVar(&f.resume, "resume", "", "finish the interrupted replay REPLAY_ID")
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan as JSON and change nothing")
+	fl.StringVar(&f.orderBy, "order-by", "", "with --in-order: the aggregate of a message, a payload path (order_id, data.order.id) or headers.NAME")
+	fl.BoolVar(&f.inOrder, "in-order", false, "replay each aggregate's messages one at a time in their original order (death time, then position); an aggregate that fails again stops, the others go on")
 	whereFlag(cmd, &f.where) // narrows --group, or alone selects; see discard
 	return cmd
 }
@@ -130,6 +134,9 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	opts, err := f.options(a.replayAllow)
 	if err != nil {
 		return err
+	}
+	if f.inOrder != (f.orderBy != "") {
+		return usageError{errors.New("--in-order and --order-by PATH go together: the path names each message's aggregate")}
 	}
 	if a.demo || a.snapshotPath != "" {
 		return usageError{errors.New("replay changes a live broker: it cannot run on a snapshot or the demo")}
@@ -169,9 +176,18 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err := plan.Runnable(); err != nil {
 		return err
 	}
+	var aggs []replay.Aggregate
+	if f.inOrder {
+		if aggs, err = orderedAggregates(out, plan, in, f.orderBy); err != nil {
+			return err
+		}
+	}
 	if !f.yes || f.dryRun {
 		fmt.Fprintln(out, "dry run: nothing was changed; pass --yes to replay")
 		return nil
+	}
+	if f.inOrder {
+		return a.runInOrder(ctx, cmd, plan, aggs)
 	}
 	return a.runReplay(ctx, cmd, plan)
 }
@@ -179,7 +195,7 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 // approvalPlan is what a replay proposal will run with: the options given.
 func (f replayFlags) approvalPlan(sel triage.Selection) approval.Plan {
 	return approval.Plan{Selection: sel.String(), To: f.to, Rate: f.rate, Canary: f.canary,
-		Observe: f.observe.String(), MaxBacklog: f.maxBacklog}
+		Observe: f.observe.String(), MaxBacklog: f.maxBacklog, OrderBy: f.orderBy, InOrder: f.inOrder}
 }
 
 // planMessages are the inspected messages a plan replays, in plan order.
@@ -232,17 +248,17 @@ func resumeNotice(id, queue string, items int, c map[replay.Outcome]int) string 
 		id, queue, done, confirmed, failed, returned, items-resolved-confirmed-failed-returned)
 }
 
-// runReplay carries out a plan headless: progress on stderr, the result on
-// stdout, a non-zero exit when a threshold stopped it.
-func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Plan) error {
+// replayOnce runs a plan headless, progress on stderr and the result on
+// stdout, and returns how it ended.
+func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Plan) (replay.Result, error) {
 	rec, live, done, err := a.openForChange(ctx)
 	if err != nil {
-		return err
+		return replay.Result{}, err
 	}
 	defer done()
 	port, err := live.OpenReplay(ctx, plan.ID, plan.Queue)
 	if err != nil {
-		return err
+		return replay.Result{}, err
 	}
 	defer port.Close()
 	port.AcceptDeliveryCost = a.acceptCost
@@ -253,6 +269,13 @@ func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Pla
 	}
 	res, err := replay.Run(ctx, plan, port, rec, nil, progressLines(errw))
 	printResult(cmd.OutOrStdout(), res)
+	return res, err
+}
+
+// runReplay carries out a plan headless: progress on stderr, the result on
+// stdout, a non-zero exit when a threshold stopped it.
+func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Plan) error {
+	res, err := a.replayOnce(ctx, cmd, plan)
 	switch {
 	case err != nil:
 		return err

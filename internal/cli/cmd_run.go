@@ -123,7 +123,7 @@ func (a *app) carryOut(cmd *cobra.Command, p approval.Proposal, d approval.Decis
 // replayFlagsOf are the replay options a proposal was made with.
 func replayFlagsOf(p approval.Proposal) (replayFlags, error) {
 	f := replayFlags{ids: p.MessageIDs, to: p.Plan.To, rate: p.Plan.Rate, canary: p.Plan.Canary,
-		maxBacklog: p.Plan.MaxBacklog, yes: true, approved: true}
+		maxBacklog: p.Plan.MaxBacklog, orderBy: p.Plan.OrderBy, inOrder: p.Plan.InOrder, yes: true, approved: true}
 	if p.Plan.Observe != "" {
 		d, err := time.ParseDuration(p.Plan.Observe)
 		if err != nil {
