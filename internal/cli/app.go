@@ -59,6 +59,9 @@ type app struct {
 	expireAfter time.Duration   // approvals.expire_after: how long a proposal waits
 	usersFile   string          // --users-file: who may propose and approve, with their keys
 	keyFile     string          // --key: the SSH private key that signs proposals and decisions
+	// session is set in the app of one `dlqt serve` SSH session: who is
+	// connected, with the server's settings and journal (serve_session.go).
+	session *sshSession
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -83,6 +86,9 @@ func (a *app) bindFlags(root *cobra.Command) {
 
 // resolve applies the environment and the config file under the flags.
 func (a *app) resolve(cmd *cobra.Command) error {
+	if a.session != nil {
+		return a.resolveSession(cmd)
+	}
 	pick := func(flagVal, env, fileVal, def string) string {
 		for _, v := range []string{flagVal, os.Getenv(env), fileVal, def} {
 			if v != "" {
@@ -252,8 +258,15 @@ func (a *app) browseOptions() triage.BrowseOptions {
 // It is held only while an entry is read or written, so `dlqt journal
 // export` and `verify` work beside a running TUI or a long replay; every
 // entry this process writes names the build and the context.
-func (a *app) openJournal() (*journal.Shared, error) {
-	return journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
+func (a *app) openJournal() (*sessionJournal, error) {
+	if a.session != nil { // under dlqt serve: the server's journal, with the session's key and address
+		return &sessionJournal{Shared: a.session.journal, details: a.session.Details()}, nil
+	}
+	j, err := journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
+	if err != nil {
+		return nil, err
+	}
+	return &sessionJournal{Shared: j}, nil
 }
 
 // openForChange opens the journal, then dials the broker: a locked journal
@@ -276,6 +289,9 @@ func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *b
 // error stays in the chain (brokerUnreachable reads it).
 func (a *app) dial(ctx context.Context) (*broker.Live, error) {
 	live, err := broker.Dial(ctx, a.brokerConfig())
+	if err == nil {
+		live.ActAs(a.actor) // the name its leases show to whoever else wants the queue
+	}
 	if err != nil && brokerUnreachable(err) {
 		if which := unanswered(a.amqpURL, a.mgmtURL); which != "" {
 			return nil, fmt.Errorf("%s: %w", which, err)
