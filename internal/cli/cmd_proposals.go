@@ -146,7 +146,7 @@ func (a *app) decide(cmd *cobra.Command, id string, approve bool, reason, sigFil
 	if approve {
 		action, word = triage.ActionProposalApprove, "approved"
 	}
-	d := approval.Decision{Approve: approve, By: who.Name, At: now.UTC(), Reason: strings.TrimSpace(reason), Hash: hash, Signature: sig, Key: fp}
+	d := approval.Decision{Approve: approve, By: who.Name, At: now.UTC(), Reason: strings.TrimSpace(reason), Hash: hash, Signature: sig, Key: fp, Session: a.session != nil}
 	err = journal.NewRecorder(j, who.Name, a.host).Record(triage.Record{
 		Action: action, Vhost: s.Proposal.Vhost, Queue: s.Proposal.Queue, MessageIDs: s.Proposal.MessageIDs, Reason: d.Reason,
 		Details: map[string]any{"proposal_id": id, "decision": d},

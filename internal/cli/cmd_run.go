@@ -55,8 +55,8 @@ func (a *app) runProposal(cmd *cobra.Command, id string, yes bool) error {
 		return err
 	}
 	d, _ := s.Approval()
-	if signer, _, err := approval.Signer(d.Hash, d.Signature, personKeys(us)); err != nil || signer != d.By {
-		return fmt.Errorf("proposal %s: the approval by %s does not verify against %s (%v): not run", id, d.By, us.Path, err)
+	if err := approvalHolds(d, us); err != nil {
+		return fmt.Errorf("proposal %s: the approval by %s does not hold against %s (%v): not run", id, d.By, us.Path, err)
 	}
 	out := cmd.OutOrStdout()
 	printProposal(out, s, time.Now(), nil)
@@ -86,10 +86,27 @@ func (a *app) runProposal(cmd *cobra.Command, id string, yes bool) error {
 	return runErr
 }
 
+// approvalHolds checks an approval against the users file as it is now: a
+// signature must verify with a key of the approver; an approval given in
+// a dlqt serve session must name a key of theirs.
+func approvalHolds(d approval.Decision, us *access.Users) error {
+	if d.Session && d.Signature == "" {
+		if u, ok := us.ByFingerprint(d.Key); !ok || u.Name != d.By {
+			return fmt.Errorf("key %s is not %s's", d.Key, d.By)
+		}
+		return nil
+	}
+	signer, _, err := approval.Signer(d.Hash, d.Signature, personKeys(us))
+	if err == nil && signer != d.By {
+		err = fmt.Errorf("signed by %s", signer)
+	}
+	return err
+}
+
 // runner is who runs a proposal: the owner of --key when one is given,
 // else the user --actor names.
 func (a *app) runner(us *access.Users, hash string) (*access.User, error) {
-	if a.keyFile != "" {
+	if a.keyFile != "" || a.session != nil {
 		u, _, _, err := a.signature(us, hash, "")
 		return u, err
 	}

@@ -18,6 +18,9 @@ import (
 
 // loadUsers reads the users file; approvals need one.
 func (a *app) loadUsers() (*access.Users, error) {
+	if _, err := os.Stat(defaultUsersPath()); a.usersFile == "" && (err == nil || a.session != nil) {
+		return access.Load(defaultUsersPath()) // dlqt serve's default users file
+	}
 	if a.usersFile == "" {
 		return nil, usageError{errors.New("approvals need a users file naming the approvers and their keys: --users-file FILE (env DLQT_USERS_FILE, config users_file)")}
 	}
@@ -44,7 +47,13 @@ func person(u *access.User) approval.Person {
 // signature is who signed hash: with --key, this process signs it;
 // with armored (from ssh-keygen -Y sign), that signature is checked. The
 // signer must hold a key of the users file.
+//
+// Under dlqt serve the session's key is the identity: the server checked
+// it at login, so nothing is signed and the fingerprint is the session's.
 func (a *app) signature(us *access.Users, hash, armored string) (u *access.User, sig, fingerprint string, err error) {
+	if a.session != nil && armored == "" {
+		return a.session.User, "", a.session.Fingerprint, nil
+	}
 	if armored == "" {
 		signer, err := a.signer()
 		if err != nil {
