@@ -13,6 +13,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
@@ -32,6 +33,11 @@ type replayFlags struct {
 	resume     string
 	where      []string
 	asJSON     bool
+	// approved: this replay carries out an approved proposal (dlqt run),
+	// so the approvals policy does not turn it into a proposal again.
+	approved bool
+	orderBy  string // --order-by: the aggregate's path in the payload (or headers.NAME)
+	inOrder  bool   // --in-order: one message per aggregate at a time, in order
 }
 
 func (a *app) replayCommand() *cobra.Command {
@@ -63,7 +69,8 @@ selection, count, ids, missing, destinations with their queues and whether
 each is allowed, unroutable, problems, options) and changes nothing; the
 exit status is that of the plan, non-zero when it may not run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.asJSON && f.yes && !f.dryRun {
+			_, gated := a.policy[approval.GateReplay]
+			if f.asJSON && f.yes && !f.dryRun && !gated {
 				return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
 			}
 			if f.resume != "" {
@@ -94,6 +101,8 @@ exit status is that of the plan, non-zero when it may not run.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing, even with --yes")
 	fl.StringVar(&f.resume, "resume", "", "finish the interrupted replay REPLAY_ID")
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan as JSON and change nothing")
+	fl.StringVar(&f.orderBy, "order-by", "", "with --in-order: the aggregate of a message, a payload path (order_id, data.order.id) or headers.NAME")
+	fl.BoolVar(&f.inOrder, "in-order", false, "replay each aggregate's messages one at a time in their original order (death time, then position); an aggregate that fails again stops, the others go on")
 	whereFlag(cmd, &f.where) // narrows --group, or alone selects; see discard
 	return cmd
 }
@@ -132,6 +141,9 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.inOrder != (f.orderBy != "") {
+		return usageError{errors.New("--in-order and --order-by PATH go together: the path names each message's aggregate")}
+	}
 	if a.demo || a.snapshotPath != "" {
 		return usageError{errors.New("replay changes a live broker: it cannot run on a snapshot or the demo")}
 	}
@@ -151,8 +163,23 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := a.useRevisions(&plan); err != nil {
+		return err
+	}
 	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
+	if f.yes && !f.dryRun && !f.approved && a.gated(approval.GateReplay, len(plan.Items)) {
+		if !f.asJSON {
+			printPlan(out, plan, in)
+		}
+		if err := plan.Runnable(); err != nil {
+			return err
+		}
+		return a.propose(out, approval.GateReplay, queue, planMessages(plan, in), f.approvalPlan(sel), f.asJSON)
+	}
+	if f.asJSON && f.yes && !f.dryRun {
+		return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
+	}
 	if f.asJSON {
 		if err := writeJSON(out, replayPlanJSON(plan, in)); err != nil {
 			return err
@@ -163,11 +190,39 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err := plan.Runnable(); err != nil {
 		return err
 	}
+	var aggs []replay.Aggregate
+	if f.inOrder {
+		if aggs, err = orderedAggregates(out, plan, in, f.orderBy); err != nil {
+			return err
+		}
+	}
 	if !f.yes || f.dryRun {
 		fmt.Fprintln(out, "dry run: nothing was changed; pass --yes to replay")
 		return nil
 	}
+	if f.inOrder {
+		return a.runInOrder(ctx, cmd, plan, aggs)
+	}
 	return a.runReplay(ctx, cmd, plan)
+}
+
+// approvalPlan is what a replay proposal will run with: the options given.
+func (f replayFlags) approvalPlan(sel triage.Selection) approval.Plan {
+	return approval.Plan{Selection: sel.String(), To: f.to, Rate: f.rate, Canary: f.canary,
+		Observe: f.observe.String(), MaxBacklog: f.maxBacklog, OrderBy: f.orderBy, InOrder: f.inOrder}
+}
+
+// planMessages are the inspected messages a plan replays, in plan order.
+func planMessages(p replay.Plan, in triage.Inspection) []triage.Triaged {
+	byID := make(map[string]triage.Triaged, len(in.Messages))
+	for _, t := range in.Messages {
+		byID[t.ID] = t
+	}
+	out := make([]triage.Triaged, 0, len(p.Items))
+	for _, it := range p.Items {
+		out = append(out, byID[it.ID])
+	}
+	return out
 }
 
 func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
@@ -207,17 +262,17 @@ func resumeNotice(id, queue string, items int, c map[replay.Outcome]int) string 
 		id, queue, done, confirmed, failed, returned, items-resolved-confirmed-failed-returned)
 }
 
-// runReplay carries out a plan headless: progress on stderr, the result on
-// stdout, a non-zero exit when a threshold stopped it.
-func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Plan) error {
+// replayOnce runs a plan headless, progress on stderr and the result on
+// stdout, and returns how it ended.
+func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Plan) (replay.Result, error) {
 	rec, live, done, err := a.openForChange(ctx)
 	if err != nil {
-		return err
+		return replay.Result{}, err
 	}
 	defer done()
 	port, err := live.OpenReplay(ctx, plan.ID, plan.Queue)
 	if err != nil {
-		return err
+		return replay.Result{}, err
 	}
 	defer port.Close()
 	port.AcceptDeliveryCost = a.acceptCost
@@ -228,6 +283,13 @@ func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Pla
 	}
 	res, err := replay.Run(ctx, plan, port, rec, nil, progressLines(errw))
 	printResult(cmd.OutOrStdout(), res)
+	return res, err
+}
+
+// runReplay carries out a plan headless: progress on stderr, the result on
+// stdout, a non-zero exit when a threshold stopped it.
+func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Plan) error {
+	res, err := a.replayOnce(ctx, cmd, plan)
 	switch {
 	case err != nil:
 		return err
@@ -284,6 +346,11 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 			queues = strings.Join(sanitize.Lines(d.Queues), ", ")
 		}
 		fmt.Fprintf(w, "  -> %s  %d message(s), %s, reaches %s\n", sanitize.Line(d.Route.String()), d.Count, how, queues)
+	}
+	for _, it := range p.Items {
+		if it.Revision != nil {
+			fmt.Fprintf(w, "  %s: publishes revision %s (original sha256 %s)\n", sanitize.Line(it.ID), it.Revision.ID, it.Revision.OriginalSHA256)
+		}
 	}
 	if len(p.Missing) > 0 {
 		fmt.Fprintf(w, "  not found in the queue: %s\n", strings.Join(sanitize.Lines(p.Missing), ", "))

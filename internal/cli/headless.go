@@ -259,12 +259,22 @@ func printQueues(w io.Writer, rows []QueueRow) error {
 	return tw.Flush()
 }
 
-func printGroups(w io.Writer, b triage.Batch, matched int, f filter.Filter, rows []GroupRow) error {
+// printGroups prints the groups as a table, with an OWNER column when the
+// config has owners.
+func printGroups(w io.Writer, b triage.Batch, matched int, f filter.Filter, rows []GroupRow, owners bool) error {
 	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(b.Queue), boundText(b), filterText(matched, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES")
+	head := "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES"
+	if owners {
+		head += "\tOWNER"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", r.Reason, dash(r.ReasonCode), r.Count, deref(r.Oldest), deref(r.Newest), strings.Join(r.EventTypes, ", "))
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", r.Reason, dash(r.ReasonCode), r.Count, deref(r.Oldest), deref(r.Newest), strings.Join(sanitize.Lines(r.EventTypes), ", "))
+		if owners {
+			line += "\t" + dash(r.Owner)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 )
@@ -111,7 +112,7 @@ func TestGroupRowsJSON(t *testing.T) {
 		want   string
 	}{
 		{"no groups is an empty array", nil, "[]\n"},
-		{"times in UTC, unknown times null, no event types an empty array", []triage.Group{
+		{"times in UTC, unknown times null, no event types an empty array, owner by event type", []triage.Group{
 			{Reason: triage.ReasonRejected, ReasonCode: "address_invalid", Count: 2, Oldest: oldest, Newest: oldest.Add(time.Hour), EventTypes: []string{"order.created"}},
 			{Reason: triage.ReasonPublished, Count: 1},
 		}, `[
@@ -123,7 +124,8 @@ func TestGroupRowsJSON(t *testing.T) {
     "newest": "2026-11-30T09:00:00Z",
     "event_types": [
       "order.created"
-    ]
+    ],
+    "owner": "orders"
   },
   {
     "reason": "published",
@@ -131,14 +133,15 @@ func TestGroupRowsJSON(t *testing.T) {
     "count": 1,
     "oldest": null,
     "newest": null,
-    "event_types": []
+    "event_types": [],
+    "owner": ""
   }
 ]
 `},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := jsonOf(t, groupRows(tc.groups)); got != tc.want {
+			if got := jsonOf(t, groupRows("orders.parking", tc.groups, approval.Owners{{EventType: "order.*", Team: "orders"}})); got != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})

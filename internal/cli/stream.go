@@ -67,11 +67,11 @@ func (a *app) streamGroups(ctx context.Context, w io.Writer, queue string, where
 	if err != nil {
 		return err
 	}
-	rows := groupRows(s.Groups)
+	rows := groupRows(queue, s.Groups, a.owners)
 	if asJSON {
 		return writeJSON(w, rows)
 	}
-	return printGroups(w, s.Batch, s.Matched, f, rows)
+	return printGroups(w, s.Batch, s.Matched, f, rows, len(a.owners) > 0)
 }
 
 // messageSink writes message rows as they are read, looking a chunk at a

@@ -104,6 +104,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Health:      a.health,
 		Context:     a.context,
 		Contexts:    a.contextChoices(),
+		Owners:      a.owners,
 	}, closeReader, nil
 }
 

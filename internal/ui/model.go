@@ -66,6 +66,9 @@ func newModel(opts Options) *Model {
 		opts:    opts, eng: triageEngine(), base: context.Background(), colour: colour,
 		width: 80, height: 24,
 	}
+	if len(opts.Owners) > 0 {
+		c.Owner = opts.Owners.OfGroup
+	}
 	m := &Model{c: c, help: help.New()}
 	c.quit = m.quit
 	m.help.Styles = c.Styles.Help

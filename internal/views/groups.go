@@ -42,14 +42,18 @@ func (g *Groups) NoteChange(name string, at time.Time) {
 
 // NewGroups returns an empty groups screen.
 func NewGroups(ctx *Context) Groups {
-	return Groups{spin: spinner.New(spinner.WithSpinner(spinner.Line)), listScreen: newListScreen(ctx, newManagedTable(ctx, []Column{
+	cols := []Column{
 		{Title: "reason", Width: 14},
 		{Title: "reason_code", Width: 12, Flex: 2},
 		{Title: "count", Width: 6, Right: true},
 		{Title: "oldest", Width: 6, Right: true},
 		{Title: "newest", Width: 6, Right: true, Shed: 1},
 		{Title: "event types", Width: 10, Flex: 2, Shed: 2},
-	}))}
+	}
+	if ctx.Owner != nil {
+		cols = append(cols, Column{Title: "owner", Width: 9, Flex: 1})
+	}
+	return Groups{spin: spinner.New(spinner.WithSpinner(spinner.Line)), listScreen: newListScreen(ctx, newManagedTable(ctx, cols))}
 }
 
 // Bound says how much of the queue a snapshot holds, for headers and the
@@ -162,7 +166,7 @@ func (g *Groups) regroup() {
 	now := g.ctx.now()
 	g.table.SetSource(len(insp.Groups), func(i int) []string {
 		gr := insp.Groups[i]
-		return []string{
+		row := []string{
 			string(gr.Reason),
 			orDash(sanitize.Line(gr.ReasonCode)),
 			Count(gr.Count),
@@ -170,6 +174,10 @@ func (g *Groups) regroup() {
 			ageSince(now, gr.Newest),
 			orDash(strings.Join(sanitize.Lines(gr.EventTypes), ", ")),
 		}
+		if g.ctx.Owner != nil {
+			row = append(row, orDash(sanitize.Line(g.ctx.Owner(g.queue, gr))))
+		}
+		return row
 	})
 }
 

@@ -58,6 +58,9 @@ type Item struct {
 	ID       string       `json:"id"`
 	Route    triage.Route `json:"route"`
 	Original bool         `json:"original"` // Route is the message's own original route
+	// Revision is the edited body published instead of the parked one
+	// (revision.go); nil publishes the message as it is.
+	Revision *Revision `json:"revision,omitempty"`
 }
 
 // Destination is one distinct route of a plan, for the dry run.
