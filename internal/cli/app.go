@@ -17,6 +17,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/views"
@@ -40,6 +41,7 @@ type app struct {
 	demoFallback bool   // --demo-fallback: the demo when no broker answers (make run)
 	queue        string // --queue: open the TUI on this queue's groups
 	limit        int    // --limit: browse bound
+	limitSet     bool   // --limit or browse_limit given: streamed reads stop there too
 	acceptCost   bool   // --accept-delivery-cost
 
 	patterns    []string
@@ -52,6 +54,12 @@ type app struct {
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
 	health   views.HealthThresholds // the TUI's queue health thresholds
+
+	owners      approval.Owners // owners: which team owns which messages
+	policy      approval.Policy // approvals: the actions that need a second person
+	expireAfter time.Duration   // approvals.expire_after: how long a proposal waits
+	usersFile   string          // --users-file: who may propose and approve, with their keys
+	keyFile     string          // --key: the SSH private key that signs proposals and decisions
 	// session is set in the app of one `dlqt serve` SSH session: who is
 	// connected, with the server's settings and journal (serve_session.go).
 	session *sshSession
@@ -68,8 +76,10 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
-	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default %d)", triage.DefaultBrowseLimit))
+	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
 	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts)")
+	f.StringVar(&a.usersFile, "users-file", "", "users file naming people, roles, keys and the teams they approve for (env DLQT_USERS_FILE; config users_file)")
+	f.StringVar(&a.keyFile, "key", "", "SSH private key (unencrypted) that signs proposals, approvals and rejections (env DLQT_KEY; config key)")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse discard and replay, and hide them and reveal in the TUI (env DLQT_READ_ONLY; config read_only)")
 	root.Flags().StringVar(&a.queue, "queue", "", "open straight on this queue's groups")
 	root.Flags().BoolVar(&a.demoFallback, "demo-fallback", false, "when no broker answers, say so and open the demo snapshot")
@@ -111,6 +121,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	if a.limit == 0 {
 		a.limit = fc.BrowseLimit
 	}
+	a.limitSet = a.limit != 0
 	if a.limit == 0 {
 		a.limit = triage.DefaultBrowseLimit
 	}
@@ -127,6 +138,15 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	}
 	a.tenantPath = fc.Filters.TenantPath
 	a.health = fc.Health
+	if a.owners, err = ownerRules(a.configPath, fc.Owners); err != nil {
+		return usageError{err}
+	}
+	a.policy, a.expireAfter = fc.Approvals.policy, fc.Approvals.expireAfter
+	a.usersFile = pick(a.usersFile, "DLQT_USERS_FILE", fc.UsersFile, "")
+	a.keyFile = pick(a.keyFile, "DLQT_KEY", fc.Key, "")
+	if a.expireAfter == 0 {
+		a.expireAfter = approval.DefaultExpiry
+	}
 	if a.tenantPath != "" {
 		if _, err := redact.ParseJSONPath(a.tenantPath); err != nil {
 			return usageError{fmt.Errorf("config %s: filters.tenant_path: %w", a.configPath, err)}
@@ -145,7 +165,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 // Journal export and verify only read, so read-only mode allows them.
 func changesQueues(cmd *cobra.Command) bool {
 	switch cmd.CommandPath() {
-	case "dlqt discard", "dlqt replay", "dlqt quarantine":
+	case "dlqt discard", "dlqt replay", "dlqt quarantine", "dlqt run":
 		return true
 	}
 	return false
