@@ -173,7 +173,7 @@ func assertLeaseFreedByKill(t *testing.T, b *serveBed, bed *replayBed) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("the lease went %s after kill -9 of its holder", time.Since(killed).Round(time.Millisecond))
-	r = b.ssh("carol", "replay", bedParking, "--group", "rejected", "--rate", "50", "--yes")
+	r = b.ssh("carol", "replay", bedParking, "--group", "rejected", "--rate", "50", "--canary", "2", "--observe", "200ms", "--yes")
 	if r.code != 0 {
 		t.Fatalf("carol after the holder died: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

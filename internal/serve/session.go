@@ -100,8 +100,11 @@ func (s *Server) runTUI(ctx context.Context, cancel context.CancelFunc, se *Sess
 		go s.watchIdle(ctx, cancel, in, t.Acting, idle)
 	}
 	ph := func(ssh.Session) *tea.Program {
-		opts := append(teaOptions(sess), tea.WithInput(in), tea.WithContext(ctx))
-		return tea.NewProgram(t.Model, opts...)
+		p := tea.NewProgram(t.Model, append(teaOptions(sess), tea.WithInput(in))...)
+		// quit, not kill, when the server stops or the session idles: the
+		// program restores the terminal and Stop then ends the work in order
+		context.AfterFunc(ctx, p.Quit)
+		return p
 	}
 	s.teaHandler(ph)(sess)
 	select {
