@@ -62,7 +62,7 @@ type Runner interface {
 	// Exec runs a headless command and returns its exit code.
 	Exec(ctx context.Context, s Session, stdout, stderr io.Writer) int
 	// Journal records the session's start and end.
-	Journal(s Session, start bool, note string) error
+	Journal(s Session, start bool) error
 }
 
 // Server is a running `dlqt serve`.

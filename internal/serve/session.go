@@ -61,7 +61,7 @@ func (s *Server) admit(sess ssh.Session) (*Session, error) {
 	}
 	s.open[se.ID] = se
 	s.mu.Unlock()
-	if err := s.run.Journal(*se, true, ""); err != nil {
+	if err := s.run.Journal(*se, true); err != nil {
 		s.forget(se)
 		return nil, fmt.Errorf("the session could not be journaled: %w", err)
 	}
@@ -77,7 +77,7 @@ func (s *Server) forget(se *Session) {
 
 func (s *Server) leave(se *Session) {
 	s.forget(se)
-	if err := s.run.Journal(*se, false, ""); err != nil {
+	if err := s.run.Journal(*se, false); err != nil {
 		s.logf("session %s: session_end not journaled: %v", se.ID, err)
 	}
 	s.logf("session %s: %s left", se.ID, se.User.Name)
