@@ -354,3 +354,69 @@ func TestAResumeAcksAgainAResolvedSourceThatIsBack(t *testing.T) {
 		t.Errorf("result %+v, %v; journal %v", r.res, r.err, r.spy.actions())
 	}
 }
+
+// The operator aborts while copies are in flight: nothing more is
+// published, the confirms in flight are still read (a confirmed copy's
+// source acked, a nacked one's put back), the rest is put back untouched,
+// and the journal ends with the abort and an "aborted" finish.
+func TestAnAbortWithPublishesInFlight(t *testing.T) {
+	clock := newFakeClock()
+	port := newFakePort()
+	port.clock = clock
+	ids := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	for _, id := range ids[1:] {
+		port.delay[id] = time.Second
+	}
+	port.answers["c"] = &PublishResult{Why: "nacked by the broker"}
+	ctl := make(chan Command, 1)
+	var atAbort []string
+	abortWhenThreeFly := func(p Progress) {
+		if p.InFlight >= 3 && atAbort == nil {
+			atAbort, _, _ = port.snapshot()
+			ctl <- Abort
+		}
+	}
+	plan := fakePlan(Options{Rate: 20, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, ids...)
+	r := driveWith(t, context.Background(), &journalSpy{}, plan, port, ctl, abortWhenThreeFly)
+	if r.err != nil || !r.res.Aborted || len(atAbort) < 4 || len(atAbort) == len(ids) {
+		t.Fatalf("result %+v, %v; published %v when it aborted", r.res, r.err, atAbort)
+	}
+	// The abort is taken in its turn: a token already due may go first.
+	published, acked, requeued := port.snapshot()
+	var abortAt any
+	for _, rec := range r.spy.records {
+		if rec.Action == triage.ActionReplayAbort {
+			abortAt = rec.Details["published"]
+		}
+	}
+	if abortAt != len(published) || len(published) > len(atAbort)+1 {
+		t.Errorf("published %v; %v when the abort was journalled, %v when it was asked", published, abortAt, atAbort)
+	}
+	var wantAcked, wantRequeued []string
+	for _, id := range ids {
+		want := OutcomeUntouched
+		switch {
+		case id == "c":
+			want = OutcomeReturned
+		case slices.Contains(published, id):
+			want = OutcomeResolved
+		}
+		if r.res.Outcomes[id] != want {
+			t.Errorf("%s: %s, want %s", id, r.res.Outcomes[id], want)
+		}
+		if want == OutcomeResolved {
+			wantAcked = append(wantAcked, id)
+		} else {
+			wantRequeued = append(wantRequeued, id)
+		}
+	}
+	slices.Sort(acked)
+	slices.Sort(requeued)
+	if !slices.Equal(acked, wantAcked) || !slices.Equal(requeued, wantRequeued) {
+		t.Errorf("acked %v, requeued %v; want %v and %v", acked, requeued, wantAcked, wantRequeued)
+	}
+	got := strings.Join(r.spy.actions(), " ")
+	if !strings.Contains(got, "replay-abort") || !strings.HasSuffix(got, "replay-finish") || lastRecord(r.spy).Reason != "aborted" {
+		t.Errorf("journal %s, last %+v", got, lastRecord(r.spy))
+	}
+}
