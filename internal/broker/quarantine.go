@@ -286,14 +286,23 @@ func (l *Live) readPastUnreadable(ctx context.Context, b triage.Batch, r reading
 	if err != nil || u == nil {
 		return finish(b, readErr)
 	}
-	b.Messages = nil
+	handed := b.Read // a streamed browse handed these over already, in order
+	b.Messages, b.Read = nil, 0
 	if u.Position > 0 {
 		conn, err := l.connection(ctx)
 		if err != nil {
 			return finish(b, err)
 		}
 		before := reading{queue: r.queue, want: u.Position, expected: u.Position, progress: r.progress}
-		if b.Messages, err = before.read(ctx, conn); err != nil {
+		if each := r.each; each != nil {
+			before.each = func(m triage.Message) error {
+				if m.Position < handed {
+					return nil
+				}
+				return each(m)
+			}
+		}
+		if b.Messages, b.Read, err = before.read(ctx, conn); err != nil {
 			return finish(b, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
+	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
@@ -133,6 +134,14 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	}
 	if a.demo || a.snapshotPath != "" {
 		return usageError{errors.New("replay changes a live broker: it cannot run on a snapshot or the demo")}
+	}
+	if f.yes && !f.dryRun && !f.asJSON {
+		lease, err := a.takeLease(ctx, queue, "replaying")
+		if err != nil {
+			return err
+		}
+		defer lease.Release()
+		ctx = broker.WithLease(ctx, lease)
 	}
 	in, err := a.inspect(ctx, queue)
 	if err != nil {
