@@ -166,7 +166,7 @@ func (p *pendingConfirm) Wait(ctx context.Context) replay.PublishResult {
 }
 
 func lostConfirm(why string) replay.PublishResult {
-	return replay.PublishResult{Why: "the publishing channel closed before the broker confirmed (" + why + "): it may or may not have the copy"}
+	return replay.PublishResult{Why: "the publishing channel closed before the broker confirmed (" + why + "): it may or may not have the copy", Unknown: true}
 }
 
 // publishingLost reports whether the publishing channel died, and why.

@@ -420,3 +420,22 @@ func TestAnAbortWithPublishesInFlight(t *testing.T) {
 		t.Errorf("journal %s, last %+v", got, lastRecord(r.spy))
 	}
 }
+
+// A publish the client cannot send (its connection reset under it) never
+// reached the broker: its source is put back untouched, not "returned by
+// the broker", and the run stops saying why.
+func TestAPublishThatCannotBeSentLeavesItsSourceUntouched(t *testing.T) {
+	port := newFakePort()
+	port.publishErr = map[string]error{"b": errors.New("write tcp 127.0.0.1:34888->127.0.0.1:5720: write: connection reset by peer")}
+	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
+	r := drive(t, plan, port, nil, nil)
+	if r.err != nil || !strings.Contains(r.res.StoppedBecause, "publishing failed, the copy was not sent: write tcp") {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if o := outcomes(r.res, "a", "b", "c"); !slices.Equal(o, []Outcome{OutcomeResolved, OutcomeUntouched, OutcomeUntouched}) || r.res.Returned != 0 || r.res.Published != 1 {
+		t.Errorf("outcomes %v, result %+v", o, r.res)
+	}
+	if _, _, requeued := port.snapshot(); !slices.Equal(requeued, []string{"b", "c"}) {
+		t.Errorf("requeued %v", requeued)
+	}
+}
