@@ -439,3 +439,28 @@ func TestAPublishThatCannotBeSentLeavesItsSourceUntouched(t *testing.T) {
 		t.Errorf("requeued %v", requeued)
 	}
 }
+
+// A lost connection ends the replay resumable even when every ack it sent
+// went out without an error: a node killed before it applied them puts
+// those sources back, and only a resume (which acks them again) can tell.
+func TestAConnectionLossAlwaysLeavesTheReplayResumable(t *testing.T) {
+	port := newFakePort()
+	port.onPublish = []Signal{{Kind: SignalLost, Reason: "hold connection closed by the broker"}}
+	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b")
+	r := drive(t, plan, port, nil, nil)
+	if r.err != nil || !r.res.Resumable || len(r.res.Unacked) != 0 {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if got := r.spy.actions(); slices.Contains(got, "replay-finish") || lastRecord(r.spy).Details["connection_lost"] != true {
+		t.Fatalf("journal %v, last %+v", got, lastRecord(r.spy))
+	}
+	st, err := Find(journalOf(t, r.spy), plan.ID)
+	if err != nil || !st.Interrupted() {
+		t.Fatalf("state %+v, %v: --resume would refuse", st, err)
+	}
+	// a's ack never reached the queue: the resume finds it back and acks it.
+	r2 := drive(t, st.ResumePlan(), newFakePort(), nil, nil)
+	if r2.err != nil || !slices.Equal(r2.res.AckedAgain, []string{"a"}) || r2.res.Resolved != 2 {
+		t.Errorf("resume: %+v, %v", r2.res, r2.err)
+	}
+}

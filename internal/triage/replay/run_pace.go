@@ -88,6 +88,7 @@ func (r *run) publishDue(ctx context.Context, pend chan<- pending) {
 func (r *run) notPublished(ctx context.Context, id string, err error) {
 	r.queue = append([]string{id}, r.queue...)
 	if r.stopped == "" && ctx.Err() == nil {
+		r.connLost = true
 		r.stopped = "publishing failed, the copy was not sent: " + err.Error()
 	}
 }
