@@ -171,6 +171,29 @@ func markDiscarded(j TagStore, vhost, queue string, ids []string, tags map[strin
 	for id, seq := range found {
 		tags[id] = append(tags[id], fmt.Sprintf("discarded in journal #%d, back", seq))
 	}
+	return markInterrupted(j, vhost, queue, ids, tags)
+}
+
+// InterruptedIndex says which messages a discard selected that never
+// journaled its outcome (dlqt was killed during it); *journal.Journal is one.
+type InterruptedIndex interface {
+	DiscardsInterrupted(vhost, queue string, ids []string) (map[string]uint64, error)
+}
+
+// markInterrupted shows that a discard selected the message and was
+// interrupted: it is still here, not discarded.
+func markInterrupted(j TagStore, vhost, queue string, ids []string, tags map[string][]string) error {
+	d, ok := j.(InterruptedIndex)
+	if !ok {
+		return nil
+	}
+	found, err := d.DiscardsInterrupted(vhost, queue, ids)
+	if err != nil {
+		return err
+	}
+	for id, seq := range found {
+		tags[id] = append(tags[id], fmt.Sprintf("selected by discard #%d, interrupted: still here", seq))
+	}
 	return nil
 }
 
