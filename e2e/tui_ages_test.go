@@ -217,3 +217,28 @@ func TestTUIWalkAReplayRefreshesTheNumbersItChanged(t *testing.T) {
 		t.Errorf("right after the replay the queues screen shows the old depth unmarked: %q\n%s", m, scr)
 	}
 }
+
+// TestTUIWalkASnapshotDatesEveryQueueByItsDeaths: reading a snapshot file
+// is free, so every queue's oldest age comes from its messages' times at
+// once, payments.parking (no timestamp property) included.
+func TestTUIWalkASnapshotDatesEveryQueueByItsDeaths(t *testing.T) {
+	s := startTerm(t, 80, 24, isolatedEnv(t), "--demo")
+	s.waitFor("DEMO data", "payments.parking")
+	row := regexp.MustCompile(`(?m)^[› ] (?:ok|WARN|CRIT)\s+payments\.parking\s+\d+\s.*\s(\S+)\s+\d+\s+\S+$`)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		scr := s.screen()
+		m := row.FindStringSubmatch(scr)
+		if m != nil {
+			if _, err := time.ParseDuration(strings.Replace(m[1], "d", "h", 1)); err == nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("payments.parking's oldest never became an age: %q\n%s", m, scr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	selectQueue(s, "payments.parking")
+	s.waitFor("payments.parking: ", "(death time)")
+}

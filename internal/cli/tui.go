@@ -62,7 +62,8 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 	}
 
 	vhost := a.vhost
-	if s, ok := r.(*broker.Snapshot); ok {
+	s, isSnapshot := r.(*broker.Snapshot)
+	if isSnapshot {
 		vhost = s.File().Topology.Vhost // the snapshot's, not the flag's
 	}
 	var actions *ui.Actions // a snapshot is read-only: no write side
@@ -95,6 +96,7 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 		Health:      a.health,
 		Context:     a.context,
 		Contexts:    a.contextChoices(),
+		FreeReads:   isSnapshot,
 	})
 }
 
