@@ -30,9 +30,15 @@ type freeReadMsg struct {
 
 func (freeReadMsg) owner() screenID { return screenQueues }
 
-// readAll reads every queue of a snapshot once, for the oldest ages the
-// broker's head timestamp cannot give; never on a live broker, where a
-// read is never free (a quorum queue counts it as a delivery).
+// freeReadLimit bounds the startup read of each queue of a snapshot: the
+// head of a queue holds its oldest messages, and a big file is scanned
+// once per queue.
+const freeReadLimit = 200
+
+// readAll reads the head of every queue of a snapshot once, one queue after
+// the other, for the death times the broker's head timestamp cannot give;
+// never on a live broker, where a read is never free (a quorum queue
+// counts it as a delivery).
 func (s *queuesScreen) readAll(qs []triage.ParkingQueue) tea.Cmd {
 	if !s.c.opts.FreeReads || s.read {
 		return nil
@@ -41,7 +47,7 @@ func (s *queuesScreen) readAll(qs []triage.ParkingQueue) tea.Cmd {
 	cmds := make([]tea.Cmd, 0, len(qs))
 	for _, q := range qs {
 		cmds = append(cmds, func() tea.Msg {
-			opts := triage.BrowseOptions{Limit: s.c.opts.BrowseLimit}
+			opts := triage.BrowseOptions{Limit: freeReadLimit}
 			insp, err := s.c.eng.inspect(s.c.base, s.c.opts.Reader, q.Name, opts, s.c.opts.Redactor)
 			if err != nil {
 				return nil // the queue says unread, as it would have
@@ -49,7 +55,7 @@ func (s *queuesScreen) readAll(qs []triage.ParkingQueue) tea.Cmd {
 			return freeReadMsg{queue: q.Name, insp: insp}
 		})
 	}
-	return tea.Batch(cmds...)
+	return tea.Sequence(cmds...)
 }
 
 func newQueuesScreen(c *programContext, f *browseFlow) *queuesScreen {

@@ -3,7 +3,11 @@
 // never call the broker or the journal (internal/ui does, off the Update loop).
 package views
 
-import "time"
+import (
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
 
 // Context is what every view shares with the root: the keymap, the styles
 // and the clock. The root owns it and hands the same pointer to each view, so
@@ -14,6 +18,10 @@ type Context struct {
 	// Now is the clock used for ages ("3m ago"); tests fix it so screens are
 	// reproducible.
 	Now func() time.Time
+	// Owner names the team owning a group of a queue (the config's owners
+	// section); nil when there is none, and the groups screen has no owner
+	// column.
+	Owner func(queue string, g triage.Group) string
 	// Fresh is how old a number may be before it says so: the queues
 	// screen's poll interval (0: DefaultFresh).
 	Fresh time.Duration

@@ -84,20 +84,22 @@ func (j *Journal) SetEntries(entries []JournalEntry, verifyErr error) {
 	if verifyErr != nil {
 		j.verify = "CHAIN BROKEN: " + sanitize.Line(verifyErr.Error())
 	}
-	rows := make([][]string, len(j.entries))
-	for i, e := range j.entries {
-		rows[i] = []string{
-			strconv.FormatUint(e.Seq, 10),
-			e.Time.UTC().Format("01-02 15:04:05"),
-			orDash(sanitize.Line(e.Actor)),
-			sanitize.Line(e.Action),
-			orDash(sanitize.Line(e.Queue)),
-			strconv.Itoa(entryCount(e)),
-			j.outcomeText(i),
-			orDash(sanitize.Line(e.Reason)),
-		}
+	j.table.SetSource(len(j.entries), j.row)
+}
+
+// row is the cells of the i-th entry shown, newest first.
+func (j *Journal) row(i int) []string {
+	e := j.entries[i]
+	return []string{
+		strconv.FormatUint(e.Seq, 10),
+		e.Time.UTC().Format("01-02 15:04:05"),
+		orDash(sanitize.Line(e.Actor)),
+		sanitize.Line(e.Action),
+		orDash(sanitize.Line(e.Queue)),
+		strconv.Itoa(entryCount(e)),
+		j.outcomeText(i),
+		orDash(sanitize.Line(e.Reason)),
 	}
-	j.table.SetRows(rows)
 }
 
 // foldOutcomes pairs each outcome entry (details step "outcome") with the

@@ -214,10 +214,6 @@ func (q *Queues) show(qs []triage.ParkingQueue, trends map[string]Trend) {
 		}
 		return lipgloss.Style{}, false
 	}
-	q.table.cols[2].Width = 6
-	for _, r := range rows { // a depth that says its age needs the room
-		q.table.cols[2].Width = max(q.table.cols[2].Width, ansi.StringWidth(r[2]))
-	}
 	q.table.SetRows(rows)
 	if had { // follow the queue, not the row number, across a refresh
 		q.SelectName(prev.Name)
