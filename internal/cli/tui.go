@@ -71,7 +71,8 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 	}
 
 	vhost := a.vhost
-	if s, ok := r.(*broker.Snapshot); ok {
+	s, isSnapshot := r.(*broker.Snapshot)
+	if isSnapshot {
 		vhost = s.Head().Topology.Vhost // the snapshot's, not the flag's
 	}
 	var actions *ui.Actions // a snapshot is read-only: no write side
@@ -105,6 +106,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Context:     a.context,
 		Contexts:    a.contextChoices(),
 		Owners:      a.owners,
+		FreeReads:   isSnapshot,
 	}, closeReader, nil
 }
 

@@ -149,8 +149,8 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 // reselect keeps the user where they were after a refresh: same group, same
 // message, or the nearest screen up that still exists.
 func (f *browseFlow) reselect(insp *triage.Inspection) {
-	if f.c.focus == screenGroups || f.c.focus == screenQueues {
-		return
+	if f.c.focus != screenMessages && f.c.focus != screenMessage {
+		return // a side screen (journal, doctor, replay) opened meanwhile stays
 	}
 	old := f.messages.Group()
 	f.groups.SelectGroup(old.Reason, old.ReasonCode)

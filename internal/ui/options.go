@@ -52,6 +52,10 @@ type Options struct {
 	// PollEvery is how often the queues screen re-reads the topology for
 	// rates and trends: 0 means every 5 s, negative never (tests).
 	PollEvery time.Duration
+	// FreeReads says the reader is a file (a snapshot): reading a queue
+	// costs no broker anything, so the queues screen reads each one for its
+	// oldest message's death time instead of saying it is unread.
+	FreeReads bool
 	// Context is the named broker context in use ("" none), shown first on
 	// the status line; Contexts are the config file's, offered by the
 	// switch_context key (contexts.go).
