@@ -17,6 +17,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/views"
@@ -40,6 +41,7 @@ type app struct {
 	demoFallback bool   // --demo-fallback: the demo when no broker answers (make run)
 	queue        string // --queue: open the TUI on this queue's groups
 	limit        int    // --limit: browse bound
+	limitSet     bool   // --limit or browse_limit given: streamed reads stop there too
 	acceptCost   bool   // --accept-delivery-cost
 
 	patterns    []string
@@ -52,6 +54,15 @@ type app struct {
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
 	health   views.HealthThresholds // the TUI's queue health thresholds
+
+	owners      approval.Owners // owners: which team owns which messages
+	policy      approval.Policy // approvals: the actions that need a second person
+	expireAfter time.Duration   // approvals.expire_after: how long a proposal waits
+	usersFile   string          // --users-file: who may propose and approve, with their keys
+	keyFile     string          // --key: the SSH private key that signs proposals and decisions
+	// session is set in the app of one `dlqt serve` SSH session: who is
+	// connected, with the server's settings and journal (serve_session.go).
+	session *sshSession
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -65,8 +76,10 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
-	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default %d)", triage.DefaultBrowseLimit))
+	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
 	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts)")
+	f.StringVar(&a.usersFile, "users-file", "", "users file naming people, roles, keys and the teams they approve for (env DLQT_USERS_FILE; config users_file)")
+	f.StringVar(&a.keyFile, "key", "", "SSH private key (unencrypted) that signs proposals, approvals and rejections (env DLQT_KEY; config key)")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse discard and replay, and hide them and reveal in the TUI (env DLQT_READ_ONLY; config read_only)")
 	root.Flags().StringVar(&a.queue, "queue", "", "open straight on this queue's groups")
 	root.Flags().BoolVar(&a.demoFallback, "demo-fallback", false, "when no broker answers, say so and open the demo snapshot")
@@ -74,6 +87,9 @@ func (a *app) bindFlags(root *cobra.Command) {
 
 // resolve applies the environment and the config file under the flags.
 func (a *app) resolve(cmd *cobra.Command) error {
+	if a.session != nil {
+		return a.resolveSession(cmd)
+	}
 	pick := func(flagVal, env, fileVal, def string) string {
 		for _, v := range []string{flagVal, os.Getenv(env), fileVal, def} {
 			if v != "" {
@@ -105,6 +121,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	if a.limit == 0 {
 		a.limit = fc.BrowseLimit
 	}
+	a.limitSet = a.limit != 0
 	if a.limit == 0 {
 		a.limit = triage.DefaultBrowseLimit
 	}
@@ -121,6 +138,15 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	}
 	a.tenantPath = fc.Filters.TenantPath
 	a.health = fc.Health
+	if a.owners, err = ownerRules(a.configPath, fc.Owners); err != nil {
+		return usageError{err}
+	}
+	a.policy, a.expireAfter = fc.Approvals.policy, fc.Approvals.expireAfter
+	a.usersFile = pick(a.usersFile, "DLQT_USERS_FILE", fc.UsersFile, "")
+	a.keyFile = pick(a.keyFile, "DLQT_KEY", fc.Key, "")
+	if a.expireAfter == 0 {
+		a.expireAfter = approval.DefaultExpiry
+	}
 	if a.tenantPath != "" {
 		if _, err := redact.ParseJSONPath(a.tenantPath); err != nil {
 			return usageError{fmt.Errorf("config %s: filters.tenant_path: %w", a.configPath, err)}
@@ -139,7 +165,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 // Journal export and verify only read, so read-only mode allows them.
 func changesQueues(cmd *cobra.Command) bool {
 	switch cmd.CommandPath() {
-	case "dlqt discard", "dlqt replay", "dlqt quarantine", "dlqt fullscan":
+	case "dlqt discard", "dlqt replay", "dlqt quarantine", "dlqt run", "dlqt fullscan":
 		return true
 	}
 	return false
@@ -234,8 +260,15 @@ func (a *app) browseOptions() triage.BrowseOptions {
 // It is held only while an entry is read or written, so `dlqt journal
 // export` and `verify` work beside a running TUI or a long replay; every
 // entry this process writes names the build and the context.
-func (a *app) openJournal() (*journal.Shared, error) {
-	return journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
+func (a *app) openJournal() (*sessionJournal, error) {
+	if a.session != nil { // under dlqt serve: the server's journal, with the session's key and address
+		return &sessionJournal{Shared: a.session.journal, details: a.session.Details()}, nil
+	}
+	j, err := journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
+	if err != nil {
+		return nil, err
+	}
+	return &sessionJournal{Shared: j}, nil
 }
 
 // openForChange opens the journal, then dials the broker: a locked journal
@@ -258,6 +291,9 @@ func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *b
 // error stays in the chain (brokerUnreachable reads it).
 func (a *app) dial(ctx context.Context) (*broker.Live, error) {
 	live, err := broker.Dial(ctx, a.brokerConfig())
+	if err == nil {
+		live.ActAs(a.actor) // the name its leases show to whoever else wants the queue
+	}
 	if err != nil && brokerUnreachable(err) {
 		if which := unanswered(a.amqpURL, a.mgmtURL); which != "" {
 			return nil, fmt.Errorf("%s: %w", which, err)
@@ -283,4 +319,16 @@ func redactedURL(raw string) string {
 func brokerUnreachable(err error) bool {
 	var netErr *net.OpError
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr)
+}
+
+// takeLease takes queue's lease (broker/lease.go) before a change is
+// planned, so a second actor is refused with who holds it before it reads
+// anything; the broker connection it dials is only for the lease.
+func (a *app) takeLease(ctx context.Context, queue, doing string) (*broker.Lease, error) {
+	live, err := a.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer live.Close()
+	return live.TakeLease(ctx, queue, doing)
 }

@@ -20,10 +20,13 @@ type Assets struct {
 }
 
 // Exit codes: 0 done, 1 the work failed, 2 dlqt could not understand the
-// command line.
+// command line, 3 the action became a proposal that waits for approval.
 const (
 	exitFailure = 1
 	exitUsage   = 2
+	// exitProposal: the action needs a second person; a proposal was
+	// journaled and nothing moved (approval.go).
+	exitProposal = 3
 )
 
 // usageError marks errors in how dlqt was called (exit 2), as opposed to
@@ -50,11 +53,14 @@ func Main(ctx context.Context, args []string, assets Assets, stdout, stderr io.W
 // exitCode is 0 for success, exitUsage for a usage error, else exitFailure.
 func exitCode(err error) int {
 	var ue usageError
+	var pm proposalMade
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, &pm):
+		return exitProposal
 	}
 	return exitFailure
 }
@@ -69,7 +75,11 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 }
 
 func newRootCommand(assets Assets, stderr io.Writer) *cobra.Command {
-	a := &app{assets: assets, stderr: stderr}
+	return rootCommandOf(&app{assets: assets, stderr: stderr})
+}
+
+// rootCommandOf is dlqt's command tree acting through a.
+func rootCommandOf(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "dlqt",
 		Short: "Triage RabbitMQ dead-letter and parking queues",
@@ -105,6 +115,12 @@ delivery count, which dlqt asks about first).`,
 		a.journalCommand(),
 		a.doctorCommand(),
 		a.contextsCommand(),
+		a.proposalsCommand(),
+		a.approveCommand(),
+		a.rejectCommand(),
+		a.runCommand(),
+		a.editCommand(),
+		a.serveCommand(),
 	)
 	return root
 }

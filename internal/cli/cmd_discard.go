@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -49,11 +50,15 @@ to check before it runs the same command with --yes; it never discards.`,
 			if err != nil {
 				return err
 			}
-			if asJSON && yes {
+			_, gated := a.policy[approval.GateDiscard]
+			if asJSON && yes && !gated {
 				return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
 			}
 			if !yes {
 				return a.printDiscardPlan(cmd.Context(), cmd.OutOrStdout(), req, asJSON)
+			}
+			if gated {
+				return a.proposeDiscard(cmd.Context(), cmd.OutOrStdout(), req, asJSON)
 			}
 			return a.discard(cmd.Context(), cmd.OutOrStdout(), req)
 		},
@@ -109,6 +114,25 @@ func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.Disc
 	}
 	fmt.Fprintln(w, "nothing changed: run again with --yes to discard")
 	return nil
+}
+
+// proposeDiscard reads the queue and, when the policy asks a second person
+// for this many messages, proposes discarding exactly the chosen ones;
+// otherwise it discards as asked.
+func (a *app) proposeDiscard(ctx context.Context, w io.Writer, req triage.DiscardRequest, asJSON bool) error {
+	in, err := a.inspect(ctx, req.Queue)
+	if err != nil {
+		return err
+	}
+	chosen := req.Selection.Apply(in.Messages)
+	if !a.gated(approval.GateDiscard, len(chosen)) {
+		if asJSON {
+			return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
+		}
+		return a.discard(ctx, w, req)
+	}
+	plan := approval.Plan{Reason: req.Reason, Selection: req.Selection.String()}
+	return a.propose(w, approval.GateDiscard, req.Queue, chosen, plan, asJSON)
 }
 
 // discard journals and carries out the request, then prints the result.

@@ -43,11 +43,11 @@ first message moves, and the outcome.`,
 			if err != nil {
 				return err
 			}
-			rows := groupRows(in.Groups)
+			rows := groupRows(args[0], in.Groups, a.owners)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rows)
 			}
-			return printGroups(cmd.OutOrStdout(), in, filter.Filter{}, rows)
+			return printGroups(cmd.OutOrStdout(), in.Batch, len(in.Messages), filter.Filter{}, rows, len(a.owners) > 0)
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "move the messages; without it nothing moves")

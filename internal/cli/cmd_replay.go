@@ -11,7 +11,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
+	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
@@ -24,12 +26,18 @@ type replayFlags struct {
 	rate       float64
 	canary     int
 	observe    time.Duration
+	baseline   time.Duration
 	maxBacklog int
 	yes        bool
 	dryRun     bool
 	resume     string
 	where      []string
 	asJSON     bool
+	// approved: this replay carries out an approved proposal (dlqt run),
+	// so the approvals policy does not turn it into a proposal again.
+	approved bool
+	orderBy  string // --order-by: the aggregate's path in the payload (or headers.NAME)
+	inOrder  bool   // --in-order: one message per aggregate at a time, in order
 }
 
 func (a *app) replayCommand() *cobra.Command {
@@ -46,8 +54,9 @@ written :ROUTING_KEY.
 Without --yes (or with --dry-run) nothing changes: the plan is printed.
 With --yes: a canary of --canary messages at 1 msg/s, then --observe of
 watching (did any fail again into a parking queue? was any returned or
-nacked? did the destination backlog grow past --max-backlog?), then the rest
-at --rate. A tripped threshold stops it, says why and exits non-zero; what
+nacked? did the destination backlog grow past --max-backlog? did a
+destination dead-letter messages of its own faster than during the
+--baseline counted before the canary?), then the rest at --rate. A tripped threshold stops it, says why and exits non-zero; what
 was not published stays in QUEUE. A source message is acked only after its
 copy is confirmed at the destination.
 
@@ -60,7 +69,8 @@ selection, count, ids, missing, destinations with their queues and whether
 each is allowed, unroutable, problems, options) and changes nothing; the
 exit status is that of the plan, non-zero when it may not run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.asJSON && f.yes && !f.dryRun {
+			_, gated := a.policy[approval.GateReplay]
+			if f.asJSON && f.yes && !f.dryRun && !gated {
 				return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
 			}
 			if f.resume != "" {
@@ -85,17 +95,20 @@ exit status is that of the plan, non-zero when it may not run.`,
 	fl.Float64Var(&f.rate, "rate", replay.DefaultRate, "ceiling in messages per second")
 	fl.IntVar(&f.canary, "canary", replay.DefaultCanary, "messages in the canary")
 	fl.DurationVar(&f.observe, "observe", replay.DefaultObserve, "how long to watch the canary")
+	fl.DurationVar(&f.baseline, "baseline", replay.DefaultBaseline, "before the canary, count the destination's own dead letters this long: only those above that rate stop the replay as collateral")
 	fl.IntVar(&f.maxBacklog, "max-backlog", 0, "stop when the destination queues grow by more than this many messages (0: no limit)")
 	fl.BoolVar(&f.yes, "yes", false, "replay for real (without it the plan is only printed)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing, even with --yes")
 	fl.StringVar(&f.resume, "resume", "", "finish the interrupted replay REPLAY_ID")
 	fl.BoolVar(&f.asJSON, "json", false, "print the plan as JSON and change nothing")
+	fl.StringVar(&f.orderBy, "order-by", "", "with --in-order: the aggregate of a message, a payload path (order_id, data.order.id) or headers.NAME")
+	fl.BoolVar(&f.inOrder, "in-order", false, "replay each aggregate's messages one at a time in their original order (death time, then position); an aggregate that fails again stops, the others go on")
 	whereFlag(cmd, &f.where) // narrows --group, or alone selects; see discard
 	return cmd
 }
 
 func (f replayFlags) options(allow []string) (replay.Options, error) {
-	o := replay.Options{Rate: f.rate, Canary: f.canary, Observe: f.observe, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
+	o := replay.Options{Rate: f.rate, Canary: f.canary, Observe: f.observe, Baseline: f.baseline, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
 	switch {
 	case f.rate <= 0:
 		return o, usageError{fmt.Errorf("--rate must be positive, got %g", f.rate)}
@@ -103,6 +116,8 @@ func (f replayFlags) options(allow []string) (replay.Options, error) {
 		return o, usageError{fmt.Errorf("--canary must be at least 1, got %d", f.canary)}
 	case f.observe < 0:
 		return o, usageError{fmt.Errorf("--observe must not be negative, got %s", f.observe)}
+	case f.baseline < 0:
+		return o, usageError{fmt.Errorf("--baseline must not be negative, got %s", f.baseline)}
 	case f.maxBacklog < 0:
 		return o, usageError{fmt.Errorf("--max-backlog must not be negative, got %d", f.maxBacklog)}
 	}
@@ -126,8 +141,19 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.inOrder != (f.orderBy != "") {
+		return usageError{errors.New("--in-order and --order-by PATH go together: the path names each message's aggregate")}
+	}
 	if a.demo || a.snapshotPath != "" {
 		return usageError{errors.New("replay changes a live broker: it cannot run on a snapshot or the demo")}
+	}
+	if f.yes && !f.dryRun && !f.asJSON {
+		lease, err := a.takeLease(ctx, queue, "replaying")
+		if err != nil {
+			return err
+		}
+		defer lease.Release()
+		ctx = broker.WithLease(ctx, lease)
 	}
 	in, err := a.inspect(ctx, queue)
 	if err != nil {
@@ -137,8 +163,23 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := a.useRevisions(&plan); err != nil {
+		return err
+	}
 	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
+	if f.yes && !f.dryRun && !f.approved && a.gated(approval.GateReplay, len(plan.Items)) {
+		if !f.asJSON {
+			printPlan(out, plan, in)
+		}
+		if err := plan.Runnable(); err != nil {
+			return err
+		}
+		return a.propose(out, approval.GateReplay, queue, planMessages(plan, in), f.approvalPlan(sel), f.asJSON)
+	}
+	if f.asJSON && f.yes && !f.dryRun {
+		return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
+	}
 	if f.asJSON {
 		if err := writeJSON(out, replayPlanJSON(plan, in)); err != nil {
 			return err
@@ -149,11 +190,39 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err := plan.Runnable(); err != nil {
 		return err
 	}
+	var aggs []replay.Aggregate
+	if f.inOrder {
+		if aggs, err = orderedAggregates(out, plan, in, f.orderBy); err != nil {
+			return err
+		}
+	}
 	if !f.yes || f.dryRun {
 		fmt.Fprintln(out, "dry run: nothing was changed; pass --yes to replay")
 		return nil
 	}
+	if f.inOrder {
+		return a.runInOrder(ctx, cmd, plan, aggs)
+	}
 	return a.runReplay(ctx, cmd, plan)
+}
+
+// approvalPlan is what a replay proposal will run with: the options given.
+func (f replayFlags) approvalPlan(sel triage.Selection) approval.Plan {
+	return approval.Plan{Selection: sel.String(), To: f.to, Rate: f.rate, Canary: f.canary,
+		Observe: f.observe.String(), MaxBacklog: f.maxBacklog, OrderBy: f.orderBy, InOrder: f.inOrder}
+}
+
+// planMessages are the inspected messages a plan replays, in plan order.
+func planMessages(p replay.Plan, in triage.Inspection) []triage.Triaged {
+	byID := make(map[string]triage.Triaged, len(in.Messages))
+	for _, t := range in.Messages {
+		byID[t.ID] = t
+	}
+	out := make([]triage.Triaged, 0, len(p.Items))
+	for _, it := range p.Items {
+		out = append(out, byID[it.ID])
+	}
+	return out
 }
 
 func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
@@ -193,17 +262,17 @@ func resumeNotice(id, queue string, items int, c map[replay.Outcome]int) string 
 		id, queue, done, confirmed, failed, returned, items-resolved-confirmed-failed-returned)
 }
 
-// runReplay carries out a plan headless: progress on stderr, the result on
-// stdout, a non-zero exit when a threshold stopped it.
-func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Plan) error {
+// replayOnce runs a plan headless, progress on stderr and the result on
+// stdout, and returns how it ended.
+func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Plan) (replay.Result, error) {
 	rec, live, done, err := a.openForChange(ctx)
 	if err != nil {
-		return err
+		return replay.Result{}, err
 	}
 	defer done()
 	port, err := live.OpenReplay(ctx, plan.ID, plan.Queue)
 	if err != nil {
-		return err
+		return replay.Result{}, err
 	}
 	defer port.Close()
 	port.AcceptDeliveryCost = a.acceptCost
@@ -214,6 +283,13 @@ func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Pla
 	}
 	res, err := replay.Run(ctx, plan, port, rec, nil, progressLines(errw))
 	printResult(cmd.OutOrStdout(), res)
+	return res, err
+}
+
+// runReplay carries out a plan headless: progress on stderr, the result on
+// stdout, a non-zero exit when a threshold stopped it.
+func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Plan) error {
+	res, err := a.replayOnce(ctx, cmd, plan)
 	switch {
 	case err != nil:
 		return err
@@ -271,6 +347,11 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 		}
 		fmt.Fprintf(w, "  -> %s  %d message(s), %s, reaches %s\n", sanitize.Line(d.Route.String()), d.Count, how, queues)
 	}
+	for _, it := range p.Items {
+		if it.Revision != nil {
+			fmt.Fprintf(w, "  %s: publishes revision %s (original sha256 %s)\n", sanitize.Line(it.ID), it.Revision.ID, it.Revision.OriginalSHA256)
+		}
+	}
 	if len(p.Missing) > 0 {
 		fmt.Fprintf(w, "  not found in the queue: %s\n", strings.Join(sanitize.Lines(p.Missing), ", "))
 	}
@@ -289,6 +370,9 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 	}
 	for _, warning := range p.Warnings {
 		fmt.Fprintln(w, "  warning:", sanitize.Line(warning))
+	}
+	if p.Options.Baseline > 0 && len(p.DestinationQueues) > 0 {
+		fmt.Fprintf(w, "  first %s counting the destination's own dead letters (only more than that rate is collateral)\n", p.Options.Baseline)
 	}
 	fmt.Fprintf(w, "  canary %d at %.1f msg/s, observe %s, then up to %.1f msg/s; at-least-once: a duplicate is possible after a crash\n",
 		p.Options.Canary, p.Options.CanaryRate, p.Options.Observe, p.Options.Rate)
@@ -309,11 +393,18 @@ func printResult(w io.Writer, r replay.Result) {
 	if len(r.Gone) > 0 {
 		fmt.Fprintf(w, "confirmed before the interruption, source no longer in the queue (acked then, or taken since) (%d): %s\n", len(r.Gone), strings.Join(sanitize.Lines(r.Gone), ", "))
 	}
+	if len(r.AckedAgain) > 0 {
+		fmt.Fprintf(w, "resolved before the interruption but back in the queue (the broker never applied the ack), acked again (%d): %s\n", len(r.AckedAgain), strings.Join(sanitize.Lines(r.AckedAgain), ", "))
+	}
 	if len(r.Unconfirmed) > 0 {
 		fmt.Fprintf(w, "published, confirm not received: may be delivered twice (%d): %s\n", len(r.Unconfirmed), strings.Join(sanitize.Lines(r.Unconfirmed), ", "))
 	}
 	if len(r.Collateral) > 0 {
 		fmt.Fprintf(w, "not replayed but dead-lettered from a destination meanwhile (%d): %s\n", len(r.Collateral), strings.Join(sanitize.Lines(r.Collateral), ", "))
+	}
+	if r.DeadLettersAtBaseline > 0 {
+		fmt.Fprintf(w, "the destination dead-lettered %d message(s) of its own meanwhile, within its rate of %.2f/s before the replay: not collateral\n",
+			r.DeadLettersAtBaseline, r.BaselineRate)
 	}
 	for _, warning := range r.Warnings {
 		fmt.Fprintln(w, "warning:", sanitize.Line(warning))

@@ -50,6 +50,14 @@ type fileConfig struct {
 	// neither --context nor DLQT_CONTEXT names one (contexts.go).
 	Contexts       map[string]brokerContext `yaml:"contexts"`
 	CurrentContext string                   `yaml:"current_context"`
+	// Owners give event types or queues (globs) to a team, whose approvers
+	// approve proposals on them; Approvals says which actions need one.
+	Owners    []ownerConfig   `yaml:"owners"`
+	Approvals approvalsConfig `yaml:"approvals"`
+	// UsersFile names the people who propose and approve (the users file
+	// of dlqt serve) and Key the SSH private key this user signs with.
+	UsersFile string `yaml:"users_file"`
+	Key       string `yaml:"key"`
 }
 
 // redactionConfig is the redaction section: secrets by key name, by JSON
@@ -132,6 +140,10 @@ func loadFileConfig(path string, explicit bool) (fileConfig, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
+		var le lineError
+		if errors.As(err, &le) {
+			return c, fmt.Errorf("config %s:%d: %s", path, le.line, le.msg)
+		}
 		return c, fmt.Errorf("config %s: %s", path, yamlProblem(err))
 	}
 	if c.BrowseLimit < 0 {

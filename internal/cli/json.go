@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
@@ -62,10 +63,14 @@ type GroupRow struct {
 	Oldest     *string  `json:"oldest"`
 	Newest     *string  `json:"newest"`
 	EventTypes []string `json:"event_types"`
+	// Owner is the team (or teams, comma-separated) the owners section of
+	// the config gives the group's messages to; "" when none.
+	Owner string `json:"owner"`
 }
 
-// groupRows shows a group's ages as RFC 3339 UTC, null when unknown.
-func groupRows(gs []triage.Group) []GroupRow {
+// groupRows shows a group's ages as RFC 3339 UTC, null when unknown, and
+// the owner of each group of queue.
+func groupRows(queue string, gs []triage.Group, owners approval.Owners) []GroupRow {
 	rows := make([]GroupRow, 0, len(gs))
 	for _, g := range gs {
 		types := g.EventTypes
@@ -75,6 +80,7 @@ func groupRows(gs []triage.Group) []GroupRow {
 		rows = append(rows, GroupRow{
 			Reason: string(g.Reason), ReasonCode: g.ReasonCode, Count: g.Count,
 			Oldest: rfc3339(g.Oldest), Newest: rfc3339(g.Newest), EventTypes: types,
+			Owner: owners.OfGroup(queue, g),
 		})
 	}
 	return rows
@@ -94,6 +100,9 @@ type MessageRow struct {
 	Redactions   int            `json:"redactions"`
 	// Discarded is set when the journal says this message was discarded.
 	Discarded *DiscardedNote `json:"discarded,omitempty"`
+	// InterruptedDiscard is set when a discard selected this message but
+	// never journaled its outcome (dlqt was killed during it): still here.
+	InterruptedDiscard *DiscardedNote `json:"interrupted_discard,omitempty"`
 }
 
 // messageRow carries the redacted payload and headers; Redactions counts
@@ -132,13 +141,16 @@ func writeJSON(w io.Writer, v any) error {
 
 // writeMessageLines writes one MessageRow per line (JSON Lines), so a script
 // can stream a large queue.
-func writeMessageLines(w io.Writer, ms []triage.Triaged, red *redact.Redactor, discarded map[string]uint64) error {
+func writeMessageLines(w io.Writer, ms []triage.Triaged, red *redact.Redactor, marks discardMarks) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for i := range ms {
 		row := messageRow(ms[i], red)
-		if seq, ok := discarded[row.ID]; ok {
+		if seq, ok := marks.discarded[row.ID]; ok {
 			row.Discarded = discardedNote(seq)
+		}
+		if seq, ok := marks.interrupted[row.ID]; ok {
+			row.InterruptedDiscard = interruptedNote(seq)
 		}
 		if err := enc.Encode(row); err != nil {
 			return err

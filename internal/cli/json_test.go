@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 )
@@ -111,7 +112,7 @@ func TestGroupRowsJSON(t *testing.T) {
 		want   string
 	}{
 		{"no groups is an empty array", nil, "[]\n"},
-		{"times in UTC, unknown times null, no event types an empty array", []triage.Group{
+		{"times in UTC, unknown times null, no event types an empty array, owner by event type", []triage.Group{
 			{Reason: triage.ReasonRejected, ReasonCode: "address_invalid", Count: 2, Oldest: oldest, Newest: oldest.Add(time.Hour), EventTypes: []string{"order.created"}},
 			{Reason: triage.ReasonPublished, Count: 1},
 		}, `[
@@ -123,7 +124,8 @@ func TestGroupRowsJSON(t *testing.T) {
     "newest": "2026-11-30T09:00:00Z",
     "event_types": [
       "order.created"
-    ]
+    ],
+    "owner": "orders"
   },
   {
     "reason": "published",
@@ -131,14 +133,15 @@ func TestGroupRowsJSON(t *testing.T) {
     "count": 1,
     "oldest": null,
     "newest": null,
-    "event_types": []
+    "event_types": [],
+    "owner": ""
   }
 ]
 `},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := jsonOf(t, groupRows(tc.groups)); got != tc.want {
+			if got := jsonOf(t, groupRows("orders.parking", tc.groups, approval.Owners{{EventType: "order.*", Team: "orders"}})); got != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})
@@ -158,7 +161,7 @@ func TestMessageLinesRedactHeadersAndKeepHTMLCharacters(t *testing.T) {
 		{ID: "m-2", Reason: triage.ReasonPublished, Payload: "plain", PayloadBytes: 5}, // no headers, no timeline
 	}
 	var b bytes.Buffer
-	if err := writeMessageLines(&b, ms, redact.New(), nil); err != nil {
+	if err := writeMessageLines(&b, ms, redact.New(), discardMarks{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -227,11 +230,16 @@ func TestFindingsJSON(t *testing.T) {
 func TestMessageLinesMarkADiscardedMessageThatIsBack(t *testing.T) {
 	ms := []triage.Triaged{{ID: "m-1", Reason: triage.ReasonPublished}, {ID: "m-2", Reason: triage.ReasonPublished}}
 	var b bytes.Buffer
-	if err := writeMessageLines(&b, ms, redact.New(), map[string]uint64{"m-2": 41}); err != nil {
+	ms = append(ms, triage.Triaged{ID: "m-3", Reason: triage.ReasonPublished})
+	marks := discardMarks{discarded: map[string]uint64{"m-2": 41}, interrupted: map[string]uint64{"m-3": 44}}
+	if err := writeMessageLines(&b, ms, redact.New(), marks); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	if strings.Contains(lines[0], "discarded") || !strings.Contains(lines[1], `"discarded":{"entry":41,"note":"discarded in journal #41, back in the queue`) {
+	if strings.Contains(lines[0], "discard") || !strings.Contains(lines[1], `"discarded":{"entry":41,"note":"discarded in journal #41, back in the queue`) {
 		t.Errorf("lines:\n%s", b.String())
+	}
+	if !strings.Contains(lines[2], `"interrupted_discard":{"entry":44,"note":"selected for discard in journal #44, whose outcome was never journaled`) {
+		t.Errorf("interrupted: %s", lines[2])
 	}
 }

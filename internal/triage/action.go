@@ -20,6 +20,13 @@ const (
 	ActionSnapshotRaw Action = "snapshot-raw"
 )
 
+// Actions of `dlqt serve`: an SSH session opened and closed, so an export
+// shows who was connected during an incident.
+const (
+	ActionSessionStart Action = "session_start"
+	ActionSessionEnd   Action = "session_end"
+)
+
 // ActionDiscard names discard records: one for the decision, written
 // before the broker is touched, one for the outcome.
 const ActionDiscard Action = "discard"
@@ -57,3 +64,27 @@ func (a Action) IsReplay() bool {
 	}
 	return false
 }
+
+// Actions of the approval workflow (triage/approval): a proposal, the
+// decisions on it (each naming the proposal's hash its signer signed) and
+// its run. The proposal id is in Details["proposal_id"].
+const (
+	ActionProposal        Action = "proposal"
+	ActionProposalApprove Action = "proposal-approve"
+	ActionProposalReject  Action = "proposal-reject"
+	ActionProposalRun     Action = "proposal-run"
+)
+
+// IsProposal reports whether a belongs to the approval workflow.
+func (a Action) IsProposal() bool {
+	switch a {
+	case ActionProposal, ActionProposalApprove, ActionProposalReject, ActionProposalRun:
+		return true
+	}
+	return false
+}
+
+// ActionEdit names a revision of a message's body: the original stays in
+// its queue untouched, the journal keeps the new body, the fields changed,
+// both SHA-256s and the original body (triage/approval).
+const ActionEdit Action = "edit"

@@ -25,17 +25,21 @@ func Analyze(b Batch, top Topology, red *redact.Redactor) []Triaged {
 	out := make([]Triaged, len(b.Messages))
 	inParallel(len(b.Messages), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			out[i] = analyzeOne(r, b.Messages[i], envs[i], ids[i], red)
+			out[i] = triageOne(r, b.Messages[i], envs[i], ids[i], red, true)
 		}
 	})
 	return out
 }
 
-// analyzeOne is one message understood, given its envelope and identity.
-func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redactor) Triaged {
+// triageOne derives what dlqt shows of one message whose envelope and
+// identity are known; the payload only when asked.
+func triageOne(r *router, m Message, env Envelope, id string, red *redact.Redactor, payload bool) Triaged {
 	deaths := ParseDeaths(m.Headers)
 	raw := parseDeaths(m.Headers, func(s string) string { return s })
-	p := RenderPayload(m.Body, m.Properties.ContentType, red)
+	var p Payload
+	if payload {
+		p = RenderPayload(m.Body, m.Properties.ContentType, red)
+	}
 	delivery, _ := headerInt(m.Headers, "x-delivery-count")
 	reason := reasonOf(r, m, raw, deaths)
 	died := latestDeath(m.Headers, env, deaths)

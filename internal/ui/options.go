@@ -6,6 +6,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/replay"
@@ -40,6 +41,9 @@ type Options struct {
 	// ReadOnly removes discard, replay and reveal from the keymap; their keys
 	// only say "read-only mode".
 	ReadOnly bool
+	// Role is the SSH user's role under `dlqt serve` ("viewer", "operator"),
+	// "" for a local TUI; a viewer is ReadOnly and the status line says so.
+	Role string
 	// Filter is what the filter bar parses field expressions with (the
 	// tenant path and the redactor), as --where does.
 	Filter filter.Options
@@ -53,6 +57,9 @@ type Options struct {
 	// switch_context key (contexts.go).
 	Context  string
 	Contexts []ContextChoice
+	// Owners give groups to teams (the config's owners section); the
+	// groups screen shows an owner column when there are any.
+	Owners approval.Owners
 }
 
 // The TUI's uses of the journal, each as small as its caller needs;

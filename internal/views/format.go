@@ -174,7 +174,7 @@ func Age(d time.Duration) string {
 
 // Legend explains the two placeholders every screen uses; the full help
 // shows it. "?" is a value nobody recorded, "-" is a value that is empty.
-const Legend = "? = unknown (no time was recorded)   - = none"
+const Legend = "? = unknown (no time was recorded)   - = none   unread = not browsed yet"
 
 // ageSince is how long ago t was, "?" when t is unknown.
 func ageSince(now, t time.Time) string {

@@ -42,14 +42,18 @@ func (g *Groups) NoteChange(name string, at time.Time) {
 
 // NewGroups returns an empty groups screen.
 func NewGroups(ctx *Context) Groups {
-	return Groups{spin: spinner.New(spinner.WithSpinner(spinner.Line)), listScreen: newListScreen(ctx, newManagedTable(ctx, []Column{
+	cols := []Column{
 		{Title: "reason", Width: 14},
 		{Title: "reason_code", Width: 12, Flex: 2},
 		{Title: "count", Width: 6, Right: true},
 		{Title: "oldest", Width: 6, Right: true},
 		{Title: "newest", Width: 6, Right: true, Shed: 1},
 		{Title: "event types", Width: 10, Flex: 2, Shed: 2},
-	}))}
+	}
+	if ctx.Owner != nil {
+		cols = append(cols, Column{Title: "owner", Width: 9, Flex: 1})
+	}
+	return Groups{spin: spinner.New(spinner.WithSpinner(spinner.Line)), listScreen: newListScreen(ctx, newManagedTable(ctx, cols))}
 }
 
 // Bound says how much of the queue a snapshot holds, for headers and the
@@ -61,13 +65,17 @@ func Bound(b triage.Batch) string {
 		return fmt.Sprintf("first %s of %s; message at position %d unreadable (headers the AMQP client cannot decode: dlqt quarantine)",
 			Count(len(b.Messages)), Plural(b.Depth, "message"), u.Position)
 	}
-	if b.Truncated() && !ReadToTheEnd(b) {
-		return fmt.Sprintf("first %s of %s", Count(len(b.Messages)), Plural(b.Depth, "message"))
+	if b.Bound != "" && b.Truncated() {
+		// Something other than the limit stopped the hold: say what.
+		return fmt.Sprintf("held %s of %s: %s", Count(b.Count()), Plural(b.Depth, "message"), b.Bound)
 	}
-	if len(b.Messages) == 1 {
+	if b.Truncated() && !ReadToTheEnd(b) {
+		return fmt.Sprintf("first %s of %s", Count(b.Count()), Plural(b.Depth, "message"))
+	}
+	if b.Count() == 1 {
 		return "the only message"
 	}
-	return "all " + Plural(len(b.Messages), "message")
+	return "all " + Plural(b.Count(), "message")
 }
 
 // ReadToTheEnd reports a browse that stopped because the queue had no
@@ -78,7 +86,7 @@ func ReadToTheEnd(b triage.Batch) bool {
 	if limit <= 0 {
 		limit = triage.DefaultBrowseLimit
 	}
-	return b.Err == nil && len(b.Messages) < limit
+	return b.Err == nil && b.Count() < limit
 }
 
 // Open starts showing queue name, dropping the old inspection; the caller
@@ -89,6 +97,9 @@ func (g *Groups) Open(name string) {
 	g.table.ClearFilter()
 	g.table.SetRows(nil)
 }
+
+// ReadAt is when the inspection shown was read.
+func (g *Groups) ReadAt() time.Time { return g.readAt }
 
 // Queue is the queue shown.
 func (g *Groups) Queue() string { return g.queue }
@@ -155,7 +166,7 @@ func (g *Groups) regroup() {
 	now := g.ctx.now()
 	g.table.SetSource(len(insp.Groups), func(i int) []string {
 		gr := insp.Groups[i]
-		return []string{
+		row := []string{
 			string(gr.Reason),
 			orDash(sanitize.Line(gr.ReasonCode)),
 			Count(gr.Count),
@@ -163,6 +174,10 @@ func (g *Groups) regroup() {
 			ageSince(now, gr.Newest),
 			orDash(strings.Join(sanitize.Lines(gr.EventTypes), ", ")),
 		}
+		if g.ctx.Owner != nil {
+			row = append(row, orDash(sanitize.Line(g.ctx.Owner(g.queue, gr))))
+		}
+		return row
 	})
 }
 
@@ -208,8 +223,12 @@ func (g *Groups) header() string {
 		name += " (" + kind + ")"
 	}
 	head := name + " — " + g.counts()
+	// the groups are never re-read behind the user's back (a browse is
+	// never free): past a refresh interval they say how old they are
 	if g.readAt.Before(g.changed) {
 		head += " · read " + Age(g.ctx.now().Sub(g.readAt)) + " ago, before the last action"
+	} else {
+		head += g.ctx.readAgo(g.readAt)
 	}
 	return head
 }

@@ -3,6 +3,10 @@ package views
 import (
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // TestReadingSaysWhatItIsDoing: every stage of a browse names the queue and
@@ -25,5 +29,40 @@ func TestReadingSaysWhatItIsDoing(t *testing.T) {
 		if got := g.View(); !strings.Contains(got, c.want) {
 			t.Errorf("read %d of %d: screen lacks %q:\n%s", c.read, c.expect, c.want, got)
 		}
+	}
+}
+
+// TestGroupsShowTheirOwner: with owners configured the groups screen has an
+// owner column naming each group's team, and a dash for an unowned one.
+func TestGroupsShowTheirOwner(t *testing.T) {
+	ctx := testContext()
+	ctx.Owner = func(queue string, g triage.Group) string {
+		if len(g.EventTypes) > 0 && g.EventTypes[0] == "shipment.created" {
+			return "shipping"
+		}
+		return ""
+	}
+	g := NewGroups(ctx)
+	g.SetSize(120, 10)
+	g.Open("shipping.parking")
+	g.SetInspection(&triage.Inspection{Groups: []triage.Group{
+		{Reason: triage.ReasonRejected, ReasonCode: "bad_address", Count: 2, EventTypes: []string{"shipment.created"}},
+		{Reason: triage.ReasonExpired, Count: 1, EventTypes: []string{"other.thing"}},
+	}})
+	view := g.View()
+	if !strings.Contains(view, "owner") {
+		t.Fatalf("no owner column:\n%s", view)
+	}
+	var shipping, other string
+	for _, line := range strings.Split(ansi.Strip(view), "\n") {
+		switch {
+		case strings.Contains(line, "bad_address"):
+			shipping = line
+		case strings.Contains(line, "other.thing"):
+			other = line
+		}
+	}
+	if !strings.HasSuffix(strings.TrimSpace(shipping), "shipping") || !strings.HasSuffix(strings.TrimSpace(other), "-") {
+		t.Errorf("owner cells wrong:\nshipping row %q\nother row %q", shipping, other)
 	}
 }

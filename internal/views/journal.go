@@ -41,8 +41,9 @@ type Journal struct {
 	verify  string               // "verified" or why not; empty while loading
 	broken  bool
 	loading bool
-	detail  bool // one entry is open
-	scroll  int  // first line of the open entry shown
+	detail  bool      // one entry is open
+	readAt  time.Time // when the entries shown were read
+	scroll  int       // first line of the open entry shown
 }
 
 // NewJournal returns an empty journal screen.
@@ -67,7 +68,7 @@ func (j *Journal) SetLoading(path string) {
 // SetEntries shows entries (in journal order) newest first; verifyErr is
 // the chain check's answer.
 func (j *Journal) SetEntries(entries []JournalEntry, verifyErr error) {
-	j.loading, j.total = false, len(entries)
+	j.loading, j.total, j.readAt = false, len(entries), j.ctx.now()
 	folded, outcomes := foldOutcomes(entries)
 	j.entries = make([]JournalEntry, len(folded))
 	j.outcome = map[int]JournalEntry{}
@@ -213,7 +214,12 @@ func (j *Journal) View() string {
 	title := "journal " + sanitize.Line(j.path)
 	status := "reading the journal…"
 	if !j.loading {
-		title += fmt.Sprintf(" — %s entries", Count(j.total))
+		// another dlqt (a headless command, a second TUI) may append meanwhile
+		entries := Count(j.total) + " entries"
+		if j.total == 1 {
+			entries = "1 entry"
+		}
+		title += " — " + entries + j.ctx.readAgo(j.readAt)
 		status = j.verify
 		if j.broken {
 			status = st.Warn.Render(status)

@@ -23,7 +23,12 @@ type Messages struct {
 	marks  map[string]int      // message ids the next action applies to, with their row
 	filter filter.Filter       // field filter in force; empty: none
 	cost   triage.DeliveryCost // what a read costs the queue's messages
+	readAt func() time.Time    // when the inspection shown was read; nil: unknown
 }
+
+// SetReadAt tells the screen when the inspection it shows was read (the
+// groups screen's read), so its counts say their age like the groups'.
+func (m *Messages) SetReadAt(at func() time.Time) { m.readAt = at }
 
 // NewMessages returns an empty messages screen.
 func NewMessages(ctx *Context) Messages {
@@ -248,6 +253,9 @@ func (m *Messages) View() string {
 		}
 		if n := len(m.Marked()); n > 0 {
 			title += fmt.Sprintf(" — %d marked", n)
+		}
+		if m.readAt != nil {
+			title += m.ctx.readAgo(m.readAt())
 		}
 	}
 	second := ""

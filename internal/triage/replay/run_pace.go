@@ -57,6 +57,7 @@ func (r *run) publishDue(ctx context.Context, pend chan<- pending) {
 		m := r.held[id]
 		out := m
 		out.Headers = CopyHeaders(m, id, r.plan.ID, triage.AttemptsOf(m), r.clock.Now())
+		out = r.items[id].Revision.apply(out)
 		pc, err := r.port.Publish(ctx, Publishing{ItemID: id, Route: r.items[id].Route, Message: out})
 		now := r.clock.Now()
 		r.published++

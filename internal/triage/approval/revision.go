@@ -1,0 +1,142 @@
+package approval
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Revision is an edited body of a parked message. Editing never touches
+// the queue: the revision lives in the journal, and a replay of the
+// message publishes its latest approved revision instead of the original.
+type Revision struct {
+	ID           string        `json:"id"`
+	MessageID    string        `json:"message_id"`
+	Vhost        string        `json:"vhost"`
+	Queue        string        `json:"queue"`
+	Body         string        `json:"body"`
+	OriginalBody string        `json:"original_body"` // evidence: exportable from the journal
+	SHA256Before string        `json:"sha256_before"`
+	SHA256After  string        `json:"sha256_after"`
+	Changes      []FieldChange `json:"changes"`
+	Actor        string        `json:"actor"`
+	Reason       string        `json:"reason"`
+	At           time.Time     `json:"at"`
+	// Proposal is the edit's proposal when the policy asks a second person
+	// for edits; the revision counts only once it is approved.
+	Proposal string `json:"proposal,omitempty"`
+}
+
+// FieldChange is one field an edit set, with its JSON before and after
+// (before is empty when the field was new).
+type FieldChange struct {
+	Path   string `json:"path"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after"`
+}
+
+// Set is one --set PATH=VALUE: VALUE is taken as JSON when it parses
+// (42, true, null, "text", {"a":1}), else as a string.
+type Set struct {
+	Path, Value string
+}
+
+// ParseSet reads PATH=VALUE; PATH is a dot path (customer.address.zip,
+// items.0.qty), an optional leading "$." or "." is dropped.
+func ParseSet(s string) (Set, error) {
+	path, value, ok := strings.Cut(s, "=")
+	path = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(path), "$"), ".")
+	if !ok || path == "" {
+		return Set{}, fmt.Errorf("--set %q: want PATH=VALUE, e.g. customer.address.zip=\"10115\"", s)
+	}
+	return Set{Path: path, Value: value}, nil
+}
+
+// ErrNotJSON refuses an edit of a body, or to a body, that is not JSON.
+var ErrNotJSON = errors.New("not JSON")
+
+// Edit applies sets to a JSON body and says what changed. A body that is
+// not JSON, before or after, is refused: nothing is stored.
+func Edit(original []byte, sets []Set) ([]byte, []FieldChange, error) {
+	if !json.Valid(original) {
+		return nil, nil, fmt.Errorf("the message body is %w: only JSON payloads can be edited", ErrNotJSON)
+	}
+	if len(sets) == 0 {
+		return nil, nil, errors.New("nothing to edit: give at least one --set PATH=VALUE")
+	}
+	body := original
+	var changes []FieldChange
+	for _, s := range sets {
+		before := gjson.GetBytes(body, s.Path)
+		var err error
+		if json.Valid([]byte(s.Value)) {
+			body, err = sjson.SetRawBytes(body, s.Path, []byte(s.Value))
+		} else {
+			body, err = sjson.SetBytes(body, s.Path, s.Value)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("--set %s: %w", s.Path, err)
+		}
+		changes = append(changes, FieldChange{Path: s.Path, Before: before.Raw, After: gjson.GetBytes(body, s.Path).Raw})
+	}
+	if !json.Valid(body) {
+		return nil, nil, fmt.Errorf("the edited body is %w: nothing stored", ErrNotJSON)
+	}
+	return body, changes, nil
+}
+
+// NewRevision is the revision of message t that replaces its body with
+// body, by actor for reason.
+func NewRevision(vhost, queue string, t triage.Triaged, body []byte, changes []FieldChange, actor, reason string, now time.Time) Revision {
+	r := Revision{
+		MessageID: t.ID, Vhost: vhost, Queue: queue, Body: string(body), OriginalBody: string(t.Message.Body),
+		SHA256Before: SHA256(t.Message.Body), SHA256After: SHA256(body), Changes: changes,
+		Actor: actor, Reason: reason, At: now.UTC(),
+	}
+	r.ID = "rev-" + SHA256([]byte(r.SHA256Before + r.SHA256After + r.At.Format(time.RFC3339Nano)))[:10]
+	return r
+}
+
+// SHA256 is the hex SHA-256 of b.
+func SHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ApprovedRevisions are, per message id of vhost and queue, the latest
+// revision that counts: one made without a proposal, or whose proposal
+// was approved and never rejected.
+func ApprovedRevisions(rs []triage.Recorded, vhost, queue string) (map[string]Revision, error) {
+	states, err := Fold(rs)
+	if err != nil {
+		return nil, err
+	}
+	approved := map[string]bool{}
+	for _, s := range states {
+		_, ok := s.Approval()
+		approved[s.Proposal.ID] = ok && !s.Rejected()
+	}
+	out := map[string]Revision{}
+	for _, r := range rs {
+		if r.Action != triage.ActionEdit {
+			continue
+		}
+		var rev Revision
+		if err := redecode(r.Details["revision"], &rev); err != nil {
+			return nil, fmt.Errorf("entry %d: revision: %w", r.Seq, err)
+		}
+		if rev.Vhost == vhost && rev.Queue == queue && (rev.Proposal == "" || approved[rev.Proposal]) {
+			out[rev.MessageID] = rev
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,97 @@
+package approval
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+func TestEdit(t *testing.T) {
+	body := []byte(`{"id":"o-1","amount":10,"customer":{"zip":"1011"}}`)
+	tests := []struct {
+		name    string
+		body    []byte
+		sets    []string
+		want    string
+		changes []FieldChange
+		err     error
+	}{
+		{"a number and a nested string", body, []string{"amount=999", `$.customer.zip="10115"`},
+			`{"id":"o-1","amount":999,"customer":{"zip":"10115"}}`,
+			[]FieldChange{{"amount", "10", "999"}, {"customer.zip", `"1011"`, `"10115"`}}, nil},
+		{"a value that is not JSON is a string", body, []string{"note=call the customer"},
+			`{"id":"o-1","amount":10,"customer":{"zip":"1011"},"note":"call the customer"}`,
+			[]FieldChange{{"note", "", `"call the customer"`}}, nil},
+		{"an object", body, []string{`customer={"zip":"2000","city":"Oslo"}`},
+			`{"id":"o-1","amount":10,"customer":{"zip":"2000","city":"Oslo"}}`,
+			[]FieldChange{{"customer", `{"zip":"1011"}`, `{"zip":"2000","city":"Oslo"}`}}, nil},
+		{"a body that is not JSON", []byte("plain text"), []string{"a=1"}, "", nil, ErrNotJSON},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var sets []Set
+			for _, s := range tc.sets {
+				p, err := ParseSet(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sets = append(sets, p)
+			}
+			got, changes, err := Edit(tc.body, sets)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err %v, want %v", err, tc.err)
+			}
+			if string(got) != tc.want || len(changes) != len(tc.changes) {
+				t.Fatalf("got %s %+v, want %s %+v", got, changes, tc.want, tc.changes)
+			}
+			for i := range changes {
+				if changes[i] != tc.changes[i] {
+					t.Errorf("change %d = %+v, want %+v", i, changes[i], tc.changes[i])
+				}
+			}
+		})
+	}
+	if _, err := ParseSet("no-equals"); err == nil {
+		t.Error("PATH without =VALUE accepted")
+	}
+}
+
+func TestApprovedRevisionsTakeTheLatestThatCounts(t *testing.T) {
+	msg := triage.Triaged{ID: "m1", Message: triage.Message{Body: []byte(`{"a":1}`)}}
+	rev := func(body string, proposal string, at time.Duration) triage.Recorded {
+		r := NewRevision("v", "q", msg, []byte(body), nil, "alice", "fix", t0.Add(at))
+		r.Proposal = proposal
+		return triage.Recorded{Record: triage.Record{Action: triage.ActionEdit, Details: map[string]any{"revision": journaled(t, r)}}}
+	}
+	p := sample()
+	rejected := New(GateEdit, "v", "q", []string{"m1"}, Plan{Revision: "x"}, nil, "alice", t0, 0)
+	rs := records(t, p, decision(t, p, true, "carol", p.Hash()))
+	rs = append(rs, records(t, rejected, decision(t, rejected, false, "carol", rejected.Hash()))...)
+	tests := []struct {
+		name string
+		revs []triage.Recorded
+		want string // body, "" none
+	}{
+		{"no proposal needed", []triage.Recorded{rev(`{"a":2}`, "", 0)}, `{"a":2}`},
+		{"the latest wins", []triage.Recorded{rev(`{"a":2}`, "", 0), rev(`{"a":3}`, "", time.Second)}, `{"a":3}`},
+		{"an approved proposal counts", []triage.Recorded{rev(`{"a":2}`, "", 0), rev(`{"a":4}`, p.ID, time.Second)}, `{"a":4}`},
+		{"a rejected one does not", []triage.Recorded{rev(`{"a":2}`, "", 0), rev(`{"a":5}`, rejected.ID, time.Second)}, `{"a":2}`},
+		{"a pending one does not", []triage.Recorded{rev(`{"a":6}`, "p-unknown", 0)}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ApprovedRevisions(append(append([]triage.Recorded{}, rs...), tc.revs...), "v", "q")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got["m1"].Body != tc.want {
+				t.Errorf("body %q, want %q", got["m1"].Body, tc.want)
+			}
+			if tc.want != "" && got["m1"].SHA256Before != SHA256(msg.Message.Body) {
+				t.Errorf("sha256 before %s", got["m1"].SHA256Before)
+			}
+		})
+	}
+}
