@@ -165,7 +165,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 // Journal export and verify only read, so read-only mode allows them.
 func changesQueues(cmd *cobra.Command) bool {
 	switch cmd.CommandPath() {
-	case "dlqt discard", "dlqt replay", "dlqt quarantine", "dlqt run":
+	case "dlqt discard", "dlqt replay", "dlqt quarantine", "dlqt run", "dlqt fullscan":
 		return true
 	}
 	return false

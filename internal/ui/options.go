@@ -96,7 +96,12 @@ type (
 	}
 )
 
-var _ Journal = (*journal.Journal)(nil)
+var (
+	_ Journal = (*journal.Journal)(nil)
+	// the banner's replay.Interrupted reads the index, not every entry
+	_ replay.IndexedJournal = (*journal.Shared)(nil)
+	_ replay.IndexedJournal = (*journal.Journal)(nil)
+)
 
 // Actions is the live broker's write side, handed in by main. A snapshot
 // or the demo has none: every action then says it needs a live broker.
