@@ -1,37 +1,41 @@
 package triage
 
 import (
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // Analyze derives everything dlqt shows from a batch. It never changes the
-// messages; red may be nil only in tests that want no redaction.
+// messages; red may be nil only in tests that want no redaction. Messages
+// are analysed on every core: each is independent of the others but for
+// its identity, which is numbered over the whole batch in between.
 func Analyze(b Batch, top Topology, red *redact.Redactor) []Triaged {
 	r := newRouter(top)
 	envs := make([]Envelope, len(b.Messages))
-	for i, m := range b.Messages {
-		envs[i] = DecodeEnvelope(m.Body)
-	}
+	inParallel(len(b.Messages), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			envs[i] = DecodeEnvelope(b.Messages[i].Body)
+		}
+	})
 	ids := Identify(b.Messages, envs)
 	out := make([]Triaged, len(b.Messages))
-	for i, m := range b.Messages {
-		out[i] = triageOne(r, m, envs[i], ids[i], red, true)
-	}
+	inParallel(len(b.Messages), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = analyzeOne(r, b.Messages[i], envs[i], ids[i], red)
+		}
+	})
 	return out
 }
 
-// triageOne derives what dlqt shows of one message whose envelope and
-// identity are known; the payload only when asked.
-func triageOne(r *router, m Message, env Envelope, id string, red *redact.Redactor, payload bool) Triaged {
+// analyzeOne is one message understood, given its envelope and identity.
+func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redactor) Triaged {
 	deaths := ParseDeaths(m.Headers)
 	raw := parseDeaths(m.Headers, func(s string) string { return s })
-	var p Payload
-	if payload {
-		p = RenderPayload(m.Body, m.Properties.ContentType, red)
-	}
+	p := RenderPayload(m.Body, m.Properties.ContentType, red)
 	delivery, _ := headerInt(m.Headers, "x-delivery-count")
 	reason := reasonOf(r, m, raw, deaths)
 	died := latestDeath(m.Headers, env, deaths)
@@ -56,6 +60,26 @@ func triageOne(r *router, m Message, env Envelope, id string, red *redact.Redact
 		Binary:        p.Binary,
 		Redactions:    p.Redactions,
 	}
+}
+
+// parallelFrom is the batch size from which work is split across cores:
+// below it, starting goroutines costs more than it saves.
+const parallelFrom = 512
+
+// inParallel runs work over [0, n) in one contiguous chunk per core and
+// waits for all of them.
+func inParallel(n int, work func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/parallelFrom+1)
+	if workers <= 1 {
+		work(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += chunk {
+		wg.Go(func() { work(lo, min(lo+chunk, n)) })
+	}
+	wg.Wait()
 }
 
 // reasonOf classifies with the raw x-death names, which must match the

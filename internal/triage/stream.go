@@ -135,7 +135,17 @@ func (p *pipeline) worker() {
 		c.out = make([]Triaged, len(c.msgs))
 		for i, m := range c.msgs {
 			env := DecodeEnvelope(m.Body)
-			c.out[i] = triageOne(p.r, m, env, BaseIDs(c.msgs[i:i+1], []Envelope{env})[0], p.so.Redactor, p.so.Payloads)
+			id := BaseIDs(c.msgs[i:i+1], []Envelope{env})[0]
+			if p.so.Payloads {
+				c.out[i] = analyzeOne(p.r, m, env, id, p.so.Redactor)
+				continue
+			}
+			// Without its body analyzeOne renders no payload, the costliest
+			// part of triage: nothing else it derives reads the body.
+			lean := m
+			lean.Body = nil
+			c.out[i] = analyzeOne(p.r, lean, env, id, p.so.Redactor)
+			c.out[i].Message, c.out[i].PayloadBytes = m, len(m.Body)
 		}
 		c.msgs = nil
 		p.done <- c
