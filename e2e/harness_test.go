@@ -115,6 +115,13 @@ func startTerm(t *testing.T, w, h int, env []string, args ...string) *term {
 // tmux's).
 func startTermIn(t *testing.T, dir string, w, h int, env []string, args ...string) *term {
 	t.Helper()
+	return startProgram(t, dir, w, h, env, dlqtBin, args...)
+}
+
+// startProgram runs program (dlqt, or ssh to a dlqt serve) with args in a
+// new tmux session of w x h cells.
+func startProgram(t *testing.T, dir string, w, h int, env []string, program string, args ...string) *term {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("drives dlqt in tmux; -short skips the end-to-end tests (make test runs them)")
 	}
@@ -128,7 +135,7 @@ func startTermIn(t *testing.T, dir string, w, h int, env []string, args ...strin
 	for _, kv := range env {
 		shellCmd += " " + shellQuote(kv)
 	}
-	shellCmd += " " + shellQuote(dlqtBin)
+	shellCmd += " " + shellQuote(program)
 	for _, a := range args {
 		shellCmd += " " + shellQuote(a)
 	}

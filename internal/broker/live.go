@@ -24,6 +24,7 @@ type Live struct {
 	conn   *amqp.Connection
 	closed bool
 	known  *triage.Broker // version and flags, once read (version.go)
+	actor  string         // who takes this reader's leases (lease.go)
 }
 
 var _ triage.Reader = (*Live)(nil)

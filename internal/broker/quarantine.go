@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -35,7 +36,13 @@ func isDecodeFailure(err error) bool {
 	if !errors.As(err, &ae) {
 		return false
 	}
-	return !ae.Server && (ae.Code == amqp.SyntaxError || ae.Code == amqp.FrameError)
+	if ae.Server {
+		return false
+	}
+	// amqp091-go reports every failed read as a FrameError, a connection
+	// reset by a dying node too: only its parse errors name a message.
+	return ae.Code == amqp.SyntaxError || ae.Code == amqp.FrameError &&
+		(strings.Contains(ae.Reason, amqp.ErrSyntax.Reason) || strings.Contains(ae.Reason, amqp.ErrFrame.Reason))
 }
 
 // nameUnreadable makes a decode failure say what it means and the way past

@@ -27,6 +27,7 @@ type Replay struct {
 	// the selection was made among the first that many (0: the default).
 	HoldLimit int
 
+	lease   *Lease // the queue's: one action per queue at a time
 	hold    *amqp.Connection
 	publish *amqp.Connection
 	pubCh   *amqp.Channel
@@ -74,11 +75,16 @@ func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay,
 		done:      make(chan struct{}),
 	}
 	close(r.unblocked)
+	if r.lease, err = l.TakeLease(ctx, queue, "replaying"); err != nil {
+		return nil, err
+	}
 	if r.hold, err = l.dial(ctx, "dlqt replay "+replayID+" hold"); err != nil {
+		r.lease.Release()
 		return nil, err
 	}
 	if r.publish, err = l.dial(ctx, "dlqt replay "+replayID+" publish"); err != nil {
 		_ = closeConn(r.hold)
+		r.lease.Release()
 		return nil, err
 	}
 	r.watchClose(r.hold.NotifyClose(make(chan *amqp.Error, 1)), "hold connection")
@@ -140,6 +146,7 @@ func (r *Replay) Close() error {
 		r.releaseHeld()
 		close(r.done)
 		err = closeConns(r.publish, r.hold)
+		r.lease.Release() // last: nobody else may act before the sources are back
 	})
 	return err
 }

@@ -38,6 +38,11 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	if q.Type == triage.QueueStream {
 		return res, fmt.Errorf("queue %q is a stream: its messages stay until retention drops them, so none can be taken out", queue)
 	}
+	lease, err := l.TakeLease(ctx, queue, "discarding from")
+	if err != nil {
+		return res, err
+	}
+	defer lease.Release()
 	conn, err := l.connection(ctx)
 	if err != nil {
 		return res, err

@@ -70,6 +70,9 @@ func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
 	}
 	top.Broker = l.broker(ctx)
 	for _, q := range raw {
+		if strings.HasPrefix(q.Name, LeasePrefix) {
+			continue // dlqt's own lease, not the user's topology
+		}
 		top.Queues = append(top.Queues, q.domain(top.Broker.Version))
 	}
 	if err := ctx.Err(); err != nil {

@@ -53,6 +53,9 @@ type app struct {
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
 	health   views.HealthThresholds // the TUI's queue health thresholds
+	// session is set in the app of one `dlqt serve` SSH session: who is
+	// connected, with the server's settings and journal (serve_session.go).
+	session *sshSession
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -75,6 +78,9 @@ func (a *app) bindFlags(root *cobra.Command) {
 
 // resolve applies the environment and the config file under the flags.
 func (a *app) resolve(cmd *cobra.Command) error {
+	if a.session != nil {
+		return a.resolveSession(cmd)
+	}
 	pick := func(flagVal, env, fileVal, def string) string {
 		for _, v := range []string{flagVal, os.Getenv(env), fileVal, def} {
 			if v != "" {
@@ -236,8 +242,15 @@ func (a *app) browseOptions() triage.BrowseOptions {
 // It is held only while an entry is read or written, so `dlqt journal
 // export` and `verify` work beside a running TUI or a long replay; every
 // entry this process writes names the build and the context.
-func (a *app) openJournal() (*journal.Shared, error) {
-	return journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
+func (a *app) openJournal() (*sessionJournal, error) {
+	if a.session != nil { // under dlqt serve: the server's journal, with the session's key and address
+		return &sessionJournal{Shared: a.session.journal, details: a.session.Details()}, nil
+	}
+	j, err := journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
+	if err != nil {
+		return nil, err
+	}
+	return &sessionJournal{Shared: j}, nil
 }
 
 // openForChange opens the journal, then dials the broker: a locked journal
@@ -260,6 +273,9 @@ func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *b
 // error stays in the chain (brokerUnreachable reads it).
 func (a *app) dial(ctx context.Context) (*broker.Live, error) {
 	live, err := broker.Dial(ctx, a.brokerConfig())
+	if err == nil {
+		live.ActAs(a.actor) // the name its leases show to whoever else wants the queue
+	}
 	if err != nil && brokerUnreachable(err) {
 		if which := unanswered(a.amqpURL, a.mgmtURL); which != "" {
 			return nil, fmt.Errorf("%s: %w", which, err)
@@ -285,4 +301,16 @@ func redactedURL(raw string) string {
 func brokerUnreachable(err error) bool {
 	var netErr *net.OpError
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr)
+}
+
+// takeLease takes queue's lease (broker/lease.go) before a change is
+// planned, so a second actor is refused with who holds it before it reads
+// anything; the broker connection it dials is only for the lease.
+func (a *app) takeLease(ctx context.Context, queue, doing string) (*broker.Lease, error) {
+	live, err := a.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer live.Close()
+	return live.TakeLease(ctx, queue, doing)
 }

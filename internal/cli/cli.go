@@ -69,7 +69,11 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 }
 
 func newRootCommand(assets Assets, stderr io.Writer) *cobra.Command {
-	a := &app{assets: assets, stderr: stderr}
+	return rootCommandOf(&app{assets: assets, stderr: stderr})
+}
+
+// rootCommandOf is dlqt's command tree acting through a.
+func rootCommandOf(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "dlqt",
 		Short: "Triage RabbitMQ dead-letter and parking queues",
@@ -104,6 +108,7 @@ delivery count, which dlqt asks about first).`,
 		a.journalCommand(),
 		a.doctorCommand(),
 		a.contextsCommand(),
+		a.serveCommand(),
 	)
 	return root
 }

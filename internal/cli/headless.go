@@ -152,8 +152,10 @@ func (a *app) snapshotCommand() *cobra.Command {
 		Use:   "snapshot [QUEUE...] --out FILE [--raw [--yes]]",
 		Short: "Save queues' messages and the topology to a file, for offline triage",
 		Long: `snapshot browses each QUEUE (or every parking queue with --all-parking) and
-writes the messages and the topology needed to classify them to FILE. Open it
-later with dlqt --snapshot FILE, with no broker at all.
+writes the messages and the topology needed to classify them to FILE,
+gzip-compressed, each queue as it is read. Open it later with
+dlqt --snapshot FILE, with no broker at all (older uncompressed snapshots
+open too).
 
 Bodies and headers are written redacted with the active rules (the defaults
 plus the config's redaction section), as the screen shows them: a file to

@@ -39,7 +39,17 @@ func (a *app) runTUI(cmd *cobra.Command) error {
 // runTUIOnce runs one TUI on the resolved settings and returns the context
 // the user switched to, "" when they quit.
 func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
+	opts, closeReader, err := a.tuiOptions(ctx, keys)
+	if err != nil {
+		return "", err
+	}
+	defer closeReader()
+	return ui.Run(ctx, opts)
+}
 
+// tuiOptions opens the source the TUI reads and its journal; closeReader
+// releases the source once the TUI ended.
+func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, closeReader func(), err error) {
 	var notice string
 	r, closeReader, err := a.openReader(ctx)
 	if err != nil && a.demoFallback && !a.demo && a.snapshotPath == "" && brokerUnreachable(err) {
@@ -54,16 +64,15 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 		r, closeReader = demo, func() {}
 	}
 	if err != nil {
-		return "", err
+		return ui.Options{}, nil, err
 	}
-	defer closeReader()
 	if a.demo {
 		notice = "DEMO data: the bundled snapshot, no broker involved"
 	}
 
 	vhost := a.vhost
 	if s, ok := r.(*broker.Snapshot); ok {
-		vhost = s.File().Topology.Vhost // the snapshot's, not the flag's
+		vhost = s.Head().Topology.Vhost // the snapshot's, not the flag's
 	}
 	var actions *ui.Actions // a snapshot is read-only: no write side
 	var actionsOff string
@@ -75,7 +84,7 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 	}
 
 	j, jerr := a.openJournal()
-	return ui.Run(ctx, ui.Options{
+	return ui.Options{
 		Reader:      r,
 		Vhost:       vhost,
 		Actor:       a.actor,
@@ -95,7 +104,7 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 		Health:      a.health,
 		Context:     a.context,
 		Contexts:    a.contextChoices(),
-	})
+	}, closeReader, nil
 }
 
 // liveActions is the TUI's write side on the live broker: the same sweep

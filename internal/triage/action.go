@@ -20,6 +20,13 @@ const (
 	ActionSnapshotRaw Action = "snapshot-raw"
 )
 
+// Actions of `dlqt serve`: an SSH session opened and closed, so an export
+// shows who was connected during an incident.
+const (
+	ActionSessionStart Action = "session_start"
+	ActionSessionEnd   Action = "session_end"
+)
+
 // ActionDiscard names discard records: one for the decision, written
 // before the broker is touched, one for the outcome.
 const ActionDiscard Action = "discard"

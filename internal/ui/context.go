@@ -102,8 +102,21 @@ func (c *programContext) recorderFor(tg target) triage.Recorder {
 	return recorder{j: c.opts.Journal, actor: c.opts.Actor, host: c.opts.Host, chosenBy: tg.chosenBy}
 }
 
+// writing reports a discard or replay still running.
+func (c *programContext) writing() bool {
+	for _, w := range c.writers {
+		if w.inFlight() {
+			return true
+		}
+	}
+	return false
+}
+
 // actionsReady says why a write action cannot run now, or nil.
 func (c *programContext) actionsReady(action string) error {
+	if err := c.mayAct(action); err != nil {
+		return err
+	}
 	if c.opts.Actions == nil {
 		if c.opts.ActionsOff != "" {
 			return fmt.Errorf("%s is off: %s", action, c.opts.ActionsOff)
@@ -120,6 +133,23 @@ func (c *programContext) actionsReady(action string) error {
 	}
 	return nil
 }
+
+// mayAct refuses every action that changes a queue or shows a secret when
+// the TUI is read-only (a viewer's session, or read-only mode). It guards
+// the code paths themselves, so a key the keymap failed to remove, or a
+// dialog opened before, still cannot reach the broker.
+func (c *programContext) mayAct(action string) error {
+	switch {
+	case c.opts.Role == roleViewer:
+		return fmt.Errorf("%s is not allowed: %s is a viewer", action, c.opts.Actor)
+	case c.opts.ReadOnly:
+		return fmt.Errorf("%s is off: read-only mode", action)
+	}
+	return nil
+}
+
+// roleViewer is the `dlqt serve` role that browses and never acts.
+const roleViewer = "viewer"
 
 // recorder writes records as journal entries under one actor and host, as
 // journal.Recorder does for the headless commands, through the one journal

@@ -87,6 +87,10 @@ func (d *discardConfirm) Update(msg tea.Msg) (dialog, tea.Cmd) {
 // run discards tg's ids from the broker, journalled with reason.
 func (d *discardFlow) run(tg target, reason string) tea.Cmd {
 	c := d.c
+	if err := c.mayAct("discard"); err != nil {
+		c.setErr(err)
+		return nil
+	}
 	req := triage.DiscardRequest{
 		Vhost: c.vhost(d.flow.groups.Inspection()), Queue: tg.queue, Reason: reason,
 		Selection: triage.Selection{IDs: tg.ids},

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -40,6 +41,9 @@ type Model struct {
 	flow     *browseFlow // the drill-down from a queue to one message
 	discard  *discardFlow
 	switchTo string // the context the user chose; Run hands it back
+	// acting is whether a discard or replay runs, read by another goroutine
+	// (`dlqt serve`'s idle timeout).
+	acting atomic.Bool
 }
 
 // New returns the root model for opts; it needs no terminal, so tests drive
@@ -65,6 +69,10 @@ func newModel(opts Options) *Model {
 	m := &Model{c: c, help: help.New()}
 	c.quit = m.quit
 	m.help.Styles = c.Styles.Help
+	if opts.Role == roleViewer {
+		opts.ReadOnly = true
+		c.opts.ReadOnly = true
+	}
 	if opts.ReadOnly {
 		m.removeWriteKeys()
 	}
@@ -80,6 +88,8 @@ func (m *Model) register() {
 	f := &browseFlow{c: c, queues: ref(views.NewQueues(c.Context)), groups: ref(views.NewGroups(c.Context)),
 		messages: ref(views.NewMessages(c.Context)), message: ref(views.NewMessage(c.Context))}
 	m.flow = f
+	c.Fresh = c.opts.PollEvery            // numbers older than a poll say their age
+	f.messages.SetReadAt(f.groups.ReadAt) // a group's messages are as old as its read
 	m.discard = &discardFlow{c: c, flow: f}
 	m.queues = newQueuesScreen(c, f)
 	m.discard.refreshList = m.queues.refresh
@@ -111,6 +121,7 @@ func (m *Model) Init() tea.Cmd {
 // Update never blocks: it changes state and returns commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	defer func() { m.acting.Store(m.c.writing()) }()
 	for id, s := range m.screens {
 		if l, ok := s.(leaver); ok && screenID(id) != m.c.focus {
 			l.unfocused()
@@ -162,6 +173,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.to(c.focus, k)
 	case m.readOnlyKey(k):
 		c.hint = "read-only mode: discard, replay and reveal are off"
+		if c.opts.Role == roleViewer {
+			c.hint = "not allowed: " + c.opts.Actor + " is a viewer (discard, replay and reveal need an operator)"
+		}
 		return nil
 	}
 	if cmd, ok := m.command(k); ok {

@@ -40,6 +40,9 @@ type Options struct {
 	// ReadOnly removes discard, replay and reveal from the keymap; their keys
 	// only say "read-only mode".
 	ReadOnly bool
+	// Role is the SSH user's role under `dlqt serve` ("viewer", "operator"),
+	// "" for a local TUI; a viewer is ReadOnly and the status line says so.
+	Role string
 	// Filter is what the filter bar parses field expressions with (the
 	// tenant path and the redactor), as --where does.
 	Filter filter.Options

@@ -41,6 +41,10 @@ func (d *revealConfirm) Update(msg tea.Msg) (dialog, tea.Cmd) {
 	c := d.screen.c
 	switch {
 	case ok && key.Matches(k, c.Keys.Confirm):
+		if err := c.mayAct("reveal"); err != nil {
+			c.setErr(err)
+			return nil, nil
+		}
 		c.busy = "writing the reveal entry to the journal…"
 		return nil, revealCmd(c.opts.Journal, c.entry(triage.ActionReveal, c.vhost(d.screen.flow.groups.Inspection()),
 			d.queue, d.id, "payload shown unredacted in the TUI"))
@@ -74,6 +78,10 @@ func (s *messageScreen) startReveal() {
 		c.hint = "reveal works on one message: open it first"
 		return
 	}
+	if err := c.mayAct("reveal"); err != nil {
+		c.setErr(err)
+		return
+	}
 	if err := c.noJournal(); err != nil {
 		c.setErr(fmt.Errorf("reveal refused: a reveal is journalled and %w", err))
 		return
@@ -88,6 +96,10 @@ func (s *messageScreen) onRevealed(msg revealedMsg) {
 	c.busy = ""
 	if msg.err != nil {
 		c.setErr(fmt.Errorf("reveal refused: the journal entry could not be written: %w", msg.err))
+		return
+	}
+	if err := c.mayAct("reveal"); err != nil {
+		c.setErr(err)
 		return
 	}
 	shown := s.Shown()

@@ -145,6 +145,9 @@ func (m *Model) status() string {
 	if o.Actor != "" {
 		parts = append(parts, "actor "+sanitize.Line(o.Actor))
 	}
+	if o.Role != "" {
+		parts = append(parts, sanitize.Line(o.Role))
+	}
 	return " " + strings.Join(parts, " │ ")
 }
 

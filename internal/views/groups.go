@@ -94,6 +94,9 @@ func (g *Groups) Open(name string) {
 	g.table.SetRows(nil)
 }
 
+// ReadAt is when the inspection shown was read.
+func (g *Groups) ReadAt() time.Time { return g.readAt }
+
 // Queue is the queue shown.
 func (g *Groups) Queue() string { return g.queue }
 
@@ -157,9 +160,9 @@ func (g *Groups) regroup() {
 	}
 	insp := g.insp
 	now := g.ctx.now()
-	rows := make([][]string, len(insp.Groups))
-	for i, gr := range insp.Groups {
-		rows[i] = []string{
+	g.table.SetSource(len(insp.Groups), func(i int) []string {
+		gr := insp.Groups[i]
+		return []string{
 			string(gr.Reason),
 			orDash(sanitize.Line(gr.ReasonCode)),
 			Count(gr.Count),
@@ -167,8 +170,7 @@ func (g *Groups) regroup() {
 			ageSince(now, gr.Newest),
 			orDash(strings.Join(sanitize.Lines(gr.EventTypes), ", ")),
 		}
-	}
-	g.table.SetRows(rows)
+	})
 }
 
 // Inspection is what is shown (narrowed by the filter), nil while the
@@ -213,8 +215,12 @@ func (g *Groups) header() string {
 		name += " (" + kind + ")"
 	}
 	head := name + " — " + g.counts()
+	// the groups are never re-read behind the user's back (a browse is
+	// never free): past a refresh interval they say how old they are
 	if g.readAt.Before(g.changed) {
 		head += " · read " + Age(g.ctx.now().Sub(g.readAt)) + " ago, before the last action"
+	} else {
+		head += g.ctx.readAgo(g.readAt)
 	}
 	return head
 }

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/serve"
+	"github.com/dlqt/dlqt/internal/ui"
+)
+
+func defaultHostKeyPath() string {
+	return xdgPath("XDG_STATE_HOME", ".local/state", "ssh_host_ed25519_key")
+}
+
+func defaultUsersPath() string { return xdgPath("XDG_CONFIG_HOME", ".config", "users.yaml") }
+
+func (a *app) serveCommand() *cobra.Command {
+	cfg := serve.Config{Log: a.stderr, ShutdownWait: 20 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "serve [--listen ADDR] [--host-key FILE] [--users FILE]",
+		Short: "Serve the TUI and the headless commands over SSH, one name and role per key",
+		Long: `dlqt serve is an SSH server: each person connects with their own key,
+named in the users file with a role (viewer or operator), and gets their own
+TUI, or runs a headless command with ssh HOST -- groups QUEUE --json. The
+server holds the broker credentials and the journal; every entry names the
+user and carries the key's fingerprint and the client's address. SIGHUP
+re-reads the users file; SIGTERM ends running replays safely, then sessions.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runServe(cmd, cfg) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:2222", "address to listen on")
+	f.StringVar(&cfg.HostKeyPath, "host-key", defaultHostKeyPath(), "ed25519 host key, generated (mode 0600) if missing")
+	f.StringVar(&cfg.UsersPath, "users", defaultUsersPath(), "users file: name, role and keys of each person")
+	f.IntVar(&cfg.MaxSessions, "max-sessions", 16, "sessions open at once; more are refused")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", 30*time.Minute, "close a TUI after this long without a key (a running replay keeps it open; 0 never)")
+	return cmd
+}
+
+func (a *app) runServe(cmd *cobra.Command, cfg serve.Config) error {
+	if cfg.MaxSessions < 1 {
+		return usageError{fmt.Errorf("--max-sessions must be at least 1, got %d", cfg.MaxSessions)}
+	}
+	keys, err := ui.LoadKeyMap(a.assets.Keymap, a.keymap)
+	if err != nil {
+		return usageError{fmt.Errorf("key bindings: %w", err)}
+	}
+	fp, err := serve.EnsureHostKey(cfg.HostKeyPath)
+	if err != nil {
+		return err
+	}
+	j, err := a.openJournal() // the server's: every session writes through it
+	if err != nil {
+		return fmt.Errorf("dlqt serve needs its journal: %w", err)
+	}
+	srv, err := serve.New(cfg, &serveRunner{a: a, keys: keys, journal: j.Shared})
+	if err != nil {
+		return usageError{err}
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "dlqt serve: listening on %s, host key %s, %d users from %s, broker %s vhost %s, journal %s\n",
+		ln.Addr(), fp, len(srv.Users().List()), cfg.UsersPath, redactedURL(a.amqpURL), a.vhost, a.journalPath)
+	stop := a.reloadOnHangup(cmd.Context(), srv)
+	defer stop()
+	return srv.Serve(cmd.Context(), ln)
+}
+
+// reloadOnHangup re-reads the users file on each SIGHUP and says what came
+// of it; a bad file keeps the users in force.
+func (a *app) reloadOnHangup(ctx context.Context, srv *serve.Server) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+			}
+			if err := srv.Reload(); err != nil {
+				fmt.Fprintln(a.stderr, "dlqt serve: SIGHUP:", err)
+				continue
+			}
+			fmt.Fprintf(a.stderr, "dlqt serve: SIGHUP: %d users from %s\n", len(srv.Users().List()), srv.Users().Path)
+		}
+	}()
+	return func() { signal.Stop(hup); cancel() }
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/access"
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/serve"
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/ui"
+)
+
+// sshSession is one `dlqt serve` connection as the commands see it: the
+// person, and the server's resolved settings and journal.
+type sshSession struct {
+	serve.Session
+	server  *app
+	journal *journal.Shared
+}
+
+// sessionJournal is the journal one process or session writes to. Under
+// `dlqt serve` every session shares the server's Shared (one flock holder,
+// so sessions never time out on each other's lock) and every entry carries
+// the session's key fingerprint and client address.
+type sessionJournal struct {
+	*journal.Shared
+	details map[string]any
+}
+
+// Append adds the session's details; they win over a record's own keys of
+// the same name, so nothing a session does can claim another key.
+func (j *sessionJournal) Append(e journal.Entry) (journal.Entry, error) {
+	if len(j.details) > 0 {
+		d := maps.Clone(e.Details)
+		if d == nil {
+			d = map[string]any{}
+		}
+		maps.Copy(d, j.details)
+		e.Details = d
+	}
+	return j.Shared.Append(e)
+}
+
+// sessionApp is the app of one session: the server's settings, acting as
+// the session's user.
+func (a *app) sessionApp(s *sshSession, stderr io.Writer) *app {
+	sa := *a
+	sa.stderr, sa.session = stderr, s
+	sa.actor = s.User.Name
+	sa.contexts, sa.queue = nil, ""
+	if s.User.Role != access.Operator {
+		sa.readOnly = true
+	}
+	return &sa
+}
+
+// serverOwned are the flags a session may not set: they choose the broker,
+// its credentials, the journal, the actor and files on the server.
+var serverOwned = []string{"amqp-url", "mgmt-url", "vhost", "journal", "actor", "context", "config", "snapshot", "demo", "queue", "demo-fallback"}
+
+// sessionCommands are what a session may run headless; the others write
+// or read files on the server (snapshot, quarantine), or are the server's.
+var sessionCommands = []string{
+	"dlqt queues", "dlqt groups", "dlqt messages", "dlqt discard", "dlqt replay", "dlqt doctor",
+	"dlqt journal export", "dlqt journal verify",
+}
+
+// resolveSession checks a headless command of a session and takes the
+// server's settings; what the user may choose (--limit, the command's own
+// flags) stays theirs.
+func (a *app) resolveSession(cmd *cobra.Command) error {
+	if !slices.Contains(sessionCommands, cmd.CommandPath()) {
+		return usageError{fmt.Errorf("%s is not available over SSH (available: queues, groups, messages, discard, replay, doctor, journal export, journal verify)", cmd.CommandPath())}
+	}
+	for _, name := range append(slices.Clone(serverOwned), "out", "file") {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			return usageError{fmt.Errorf("--%s is not available over SSH: the server chooses it", name)}
+		}
+	}
+	s, limit, acceptCost := a.session, a.limit, a.acceptCost
+	*a = *s.server.sessionApp(s, a.stderr)
+	if cmd.Flags().Changed("limit") {
+		a.limit = limit
+	}
+	a.acceptCost = a.acceptCost || acceptCost
+	if changesQueues(cmd) && s.User.Role != access.Operator {
+		return usageError{fmt.Errorf("%s refused: %s is a %s; discard and replay need an operator; nothing was touched", cmd.Name(), s.User.Name, s.User.Role)}
+	}
+	return nil
+}
+
+// serveRunner runs the sessions of `dlqt serve` on the server's app.
+type serveRunner struct {
+	a       *app
+	keys    ui.KeyMap
+	journal *journal.Shared
+}
+
+func (r *serveRunner) session(s serve.Session) *sshSession {
+	return &sshSession{Session: s, server: r.a, journal: r.journal}
+}
+
+// TUI opens the session's own broker connection and TUI, as the user.
+func (r *serveRunner) TUI(ctx context.Context, s serve.Session) (serve.TUI, error) {
+	sa := r.a.sessionApp(r.session(s), io.Discard)
+	opts, closeReader, err := sa.tuiOptions(ctx, r.keys)
+	if err != nil {
+		return serve.TUI{}, err
+	}
+	opts.Role = string(s.User.Role)
+	if s.User.Role != access.Operator {
+		opts.Actions, opts.ActionsOff = nil, s.User.Name+" is a viewer: discard, replay and reveal need an operator"
+	}
+	t := ui.NewSession(ctx, opts)
+	return serve.TUI{Model: t.Model, Acting: t.Acting, Stop: func() { t.Stop(); closeReader() }}, nil
+}
+
+// Exec runs a headless command as the session's user, with its exit code.
+func (r *serveRunner) Exec(ctx context.Context, s serve.Session, stdout, stderr io.Writer) int {
+	root := rootCommandOf(&app{assets: r.a.assets, stderr: stderr, session: r.session(s)})
+	root.SetArgs(s.Command)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "dlqt:", err)
+	}
+	return exitCode(err)
+}
+
+// Journal records a session's start or end under its user's name.
+func (r *serveRunner) Journal(s serve.Session, start bool, note string) error {
+	action, reason := triage.ActionSessionEnd, "disconnected"
+	if start {
+		action, reason = triage.ActionSessionStart, "connected"
+		if len(s.Command) > 0 {
+			reason = "connected to run a command"
+		}
+	}
+	if note != "" {
+		reason = note
+	}
+	d := s.Details()
+	d["role"] = string(s.User.Role)
+	if len(s.Command) > 0 {
+		d["command"] = s.Command
+	}
+	j := &sessionJournal{Shared: r.journal, details: d}
+	_, err := j.Append(journal.Entry{Actor: s.User.Name, Host: r.a.host, Action: action, Vhost: r.a.vhost, Reason: reason})
+	return err
+}

@@ -1,0 +1,61 @@
+package serve
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	gossh "golang.org/x/crypto/ssh"
+)
+
+// EnsureHostKey creates an ed25519 host key at path (mode 0600, its
+// directory 0700) unless one is there, and returns its public key's
+// fingerprint, which the server prints so users can check what ssh shows.
+// A key file others can read is refused: whoever reads it can impersonate
+// the server.
+func EnsureHostKey(path string) (fingerprint string, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = writeHostKey(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("host key %s: %w", path, err)
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("host key %s: mode %o lets others read it: chmod 600 it", path, st.Mode().Perm())
+	}
+	signer, err := gossh.ParsePrivateKey(data)
+	if err != nil {
+		return "", fmt.Errorf("host key %s: %w", path, err)
+	}
+	return gossh.FingerprintSHA256(signer.PublicKey()), nil
+}
+
+func writeHostKey(path string) ([]byte, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	block, err := gossh.MarshalPrivateKey(priv, "dlqt serve host key")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	data := pem.EncodeToMemory(block)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return data, f.Close()
+}

@@ -1,0 +1,166 @@
+// Package serve is `dlqt serve`: an SSH server (wish) where every connection
+// is a person named by their public key, with their own TUI or headless
+// command and only what their role allows. The server holds the broker
+// credentials and the journal; the cli package supplies what a session runs.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/ssh"
+	"charm.land/wish/v2"
+	"charm.land/wish/v2/bubbletea"
+
+	"github.com/dlqt/dlqt/internal/access"
+)
+
+// Config is what `dlqt serve` was started with.
+type Config struct {
+	Listen       string
+	HostKeyPath  string
+	UsersPath    string
+	MaxSessions  int           // sessions open at once; more are refused
+	IdleTimeout  time.Duration // a TUI without a key for this long ends, unless it is acting
+	ShutdownWait time.Duration // how long SIGTERM waits for sessions to end their work
+	Log          io.Writer     // one line per connection event; never a session's screen
+}
+
+// Session is one connected person.
+type Session struct {
+	ID          string
+	User        *access.User
+	Fingerprint string // SHA256 of the key they authenticated with
+	Addr        string // the client's address
+	Command     []string
+}
+
+// Details are what every journal entry made in the session carries.
+func (s Session) Details() map[string]any {
+	return map[string]any{"ssh_fingerprint": s.Fingerprint, "client_addr": s.Addr, "ssh_session": s.ID}
+}
+
+// TUI is a session's model, whether it is acting (a running replay keeps an
+// idle session open), and what to stop once its program ended.
+type TUI struct {
+	Model  tea.Model
+	Acting func() bool
+	Stop   func()
+}
+
+// Runner is what sessions run, supplied by the cli package.
+type Runner interface {
+	// TUI builds the interactive session's model; ctx ends with the session.
+	TUI(ctx context.Context, s Session) (TUI, error)
+	// Exec runs a headless command and returns its exit code.
+	Exec(ctx context.Context, s Session, stdout, stderr io.Writer) int
+	// Journal records the session's start and end.
+	Journal(s Session, start bool, note string) error
+}
+
+// Server is a running `dlqt serve`.
+type Server struct {
+	cfg    Config
+	run    Runner
+	users  atomic.Pointer[access.Users]
+	ssh    *ssh.Server
+	active sync.WaitGroup
+	mu     sync.Mutex
+	open   map[string]*Session
+	seq    atomic.Int64
+}
+
+// New checks the users file and the host key and prepares the server.
+func New(cfg Config, run Runner) (*Server, error) {
+	us, err := access.Load(cfg.UsersPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, run: run, open: map[string]*Session{}}
+	s.users.Store(us)
+	s.ssh, err = wish.NewServer(
+		wish.WithAddress(cfg.Listen),
+		ssh.HostKeyFile(cfg.HostKeyPath),
+		wish.WithPublicKeyAuth(func(_ ssh.Context, k ssh.PublicKey) bool {
+			_, ok := s.users.Load().ByKey(k)
+			return ok
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("ssh server: %w", err)
+	}
+	return s, nil
+}
+
+// Users is the users file in force.
+func (s *Server) Users() *access.Users { return s.users.Load() }
+
+// Reload re-reads the users file; a bad file keeps the one in force.
+func (s *Server) Reload() error {
+	us, err := access.Load(s.cfg.UsersPath)
+	if err != nil {
+		return fmt.Errorf("%w; keeping the users file loaded before (%d users)", err, len(s.users.Load().List()))
+	}
+	s.users.Store(us)
+	return nil
+}
+
+// Serve listens and serves until ctx ends, then stops accepting, lets each
+// session end its work (a replay aborts and puts its sources back, journaled
+// and resumable) for at most ShutdownWait, and closes what is left.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	sctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.ssh.Handler = func(sess ssh.Session) { s.handleIn(sctx, sess) }
+	errc := make(chan error, 1)
+	go func() { errc <- s.ssh.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.logf("shutting down: %d sessions open", s.count())
+	cancel() // every session's context: TUIs quit, headless commands stop as on SIGTERM
+	wait, done := context.WithTimeout(context.Background(), s.cfg.ShutdownWait)
+	defer done()
+	finished := make(chan struct{})
+	go func() { s.active.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-wait.Done():
+		s.logf("sessions still open after %s: closing them", s.cfg.ShutdownWait)
+	}
+	err := s.ssh.Close()
+	if errors.Is(err, ssh.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.cfg.Log != nil {
+		fmt.Fprintf(s.cfg.Log, "dlqt serve: "+format+"\n", args...)
+	}
+}
+
+func (s *Server) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.open)
+}
+
+// teaHandler is wish's bubbletea middleware: it runs the program on the
+// session and sends it the window's resizes.
+func (s *Server) teaHandler(ph bubbletea.ProgramHandler) ssh.Handler {
+	return bubbletea.MiddlewareWithProgramHandler(ph)(func(ssh.Session) {})
+}
+
+// teaOptions are wish's input, output, size and colour options for sess.
+func teaOptions(sess ssh.Session) []tea.ProgramOption { return bubbletea.MakeOptions(sess) }
