@@ -19,8 +19,12 @@ import (
 // the caller. Nothing of a message is kept after that but its group's
 // counts: memory is a few chunks, not the queue.
 
-// chunkSize is how many messages a worker triages at a time.
+// chunkSize is how many messages a worker triages at a time, once the
+// read is under way; the first chunks are smaller (chunkLen), so the first
+// message is grouped as soon as it is read, not once 256 are.
 const chunkSize = 256
+
+func chunkLen(seq int) int { return min(chunkSize, 1<<(2*min(seq, 4))) }
 
 // EachFunc takes one triaged message, in queue order. It returns whether
 // the message counts in the groups (a filter matched it), or an error that
@@ -118,11 +122,11 @@ func newPipeline(top Topology, so StreamOptions, stop context.CancelFunc) *pipel
 // take is BrowseOptions.Each: it runs on the reading goroutine.
 func (p *pipeline) take(m Message) error {
 	if p.filling == nil {
-		p.filling = &chunk{seq: p.seq, msgs: make([]Message, 0, chunkSize)}
+		p.filling = &chunk{seq: p.seq, msgs: make([]Message, 0, chunkLen(p.seq))}
 		p.seq++
 	}
 	p.filling.msgs = append(p.filling.msgs, m)
-	if len(p.filling.msgs) == chunkSize {
+	if len(p.filling.msgs) == cap(p.filling.msgs) {
 		p.work <- p.filling
 		p.filling = nil
 	}

@@ -104,7 +104,11 @@ func (f *browseFlow) onProgress(msg browseProgressMsg) tea.Cmd {
 	if f.browse == nil || msg.id != f.browse.id {
 		return nil // a browse the user walked away from
 	}
-	f.groups.SetProgress(msg.read, msg.expected)
+	if msg.live != nil {
+		f.groups.SetLive(msg.live)
+	} else {
+		f.groups.SetProgress(msg.read, msg.expected)
+	}
 	return f.browse.next()
 }
 

@@ -25,12 +25,13 @@ import (
 type engine struct {
 	listParking func(context.Context, triage.Reader, []string) ([]triage.ParkingQueue, triage.Topology, error)
 	inspect     func(context.Context, triage.Reader, string, triage.BrowseOptions, *redact.Redactor) (triage.Inspection, error)
+	inspectEach func(context.Context, triage.Reader, string, triage.BrowseOptions, triage.StreamOptions) (triage.Streamed, error)
 	discard     func(context.Context, triage.Sweeper, triage.Topology, triage.Recorder, triage.DiscardRequest) (triage.DiscardResult, error)
 	runReplay   func(context.Context, replay.Plan, replay.Port, triage.Recorder, <-chan replay.Command, func(replay.Progress)) (replay.Result, error)
 }
 
 func triageEngine() engine {
-	return engine{listParking: triage.ListParking, inspect: triage.Inspect, discard: triage.Discard, runReplay: replay.Run}
+	return engine{listParking: triage.ListParking, inspect: triage.Inspect, inspectEach: triage.InspectEach, discard: triage.Discard, runReplay: replay.Run}
 }
 
 // parkingMsg answers a queue list request.
@@ -59,6 +60,9 @@ func listCmd(ctx context.Context, e engine, r triage.Reader, patterns []string, 
 type browseProgressMsg struct {
 	id             int
 	read, expected int
+	// live, when set, is the groups of what was read so far (no messages):
+	// the groups screen fills in while the browse goes on.
+	live *triage.Inspection
 }
 
 type inspectedMsg struct {
@@ -90,7 +94,10 @@ func newBrowse(parent context.Context, id int, queue string) (*browse, context.C
 
 // report publishes the latest progress without ever blocking the reader.
 func (b *browse) report(read, expected int) {
-	p := browseProgressMsg{id: b.id, read: read, expected: expected}
+	b.publish(browseProgressMsg{id: b.id, read: read, expected: expected})
+}
+
+func (b *browse) publish(p browseProgressMsg) {
 	select {
 	case b.progress <- p:
 		return
@@ -111,11 +118,42 @@ func (b *browse) start(ctx context.Context, e engine, r triage.Reader, opts tria
 	return func() tea.Msg {
 		go func() {
 			opts.Progress = b.report
-			insp, err := e.inspect(ctx, r, b.queue, opts, red)
+			var insp triage.Inspection
+			var err error
+			if e.inspectEach != nil {
+				insp, err = b.stream(ctx, e, r, opts, red)
+			} else {
+				insp, err = e.inspect(ctx, r, b.queue, opts, red)
+			}
 			b.done <- inspectedMsg{id: b.id, queue: b.queue, insp: insp, err: err}
 		}()
 		return b.wait()
 	}
+}
+
+// liveEvery is how often a browse shows the groups of what it read so far.
+const liveEvery = 200 * time.Millisecond
+
+// stream inspects the queue streamed (triage.InspectEach), publishing the
+// groups of what was read so far with the progress: the first groups are on
+// screen as soon as the first messages are read, not after the last.
+func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor) (triage.Inspection, error) {
+	var kept []triage.Triaged
+	live := triage.NewGrouper(false)
+	var shown time.Time
+	s, err := e.inspectEach(ctx, r, b.queue, opts, triage.StreamOptions{Redactor: red, Payloads: true,
+		Each: func(t *triage.Triaged) (bool, error) {
+			kept = append(kept, *t)
+			live.Add(t, len(kept)-1)
+			if time.Since(shown) >= liveEvery {
+				shown = time.Now()
+				partial := triage.Inspection{Batch: triage.Batch{Queue: b.queue, Read: len(kept)}, Groups: live.Groups()}
+				b.publish(browseProgressMsg{id: b.id, read: len(kept), live: &partial})
+			}
+			return true, nil
+		}})
+	insp := triage.Inspection{Batch: s.Batch, Topology: s.Topology, Messages: kept, Groups: triage.GroupMessages(kept)}
+	return insp, err
 }
 
 // next waits for the browse's next progress or its end.

@@ -65,7 +65,14 @@ func (f *fakeReader) Browse(ctx context.Context, queue string, opts triage.Brows
 		if i >= limit {
 			break
 		}
-		b.Messages = append(b.Messages, m)
+		if opts.Each != nil { // streamed, as the broker does
+			if err := opts.Each(m); err != nil {
+				return b, err
+			}
+			b.Read++
+		} else {
+			b.Messages = append(b.Messages, m)
+		}
 		if opts.Progress != nil {
 			opts.Progress(i+1, min(len(all), limit))
 		}

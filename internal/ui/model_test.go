@@ -457,3 +457,50 @@ func TestLongNoticeWraps(t *testing.T) {
 		h.mustShow(word) // prose breaks between words
 	}
 }
+
+// The groups of a first browse fill in while it reads: the first message's
+// group is on screen before the browse ends, nothing can be opened from it
+// meanwhile, and the full read replaces it.
+func TestGroupsFillInWhileTheBrowseReads(t *testing.T) {
+	h := newHarness(t, Options{BrowseLimit: 3}, 120, 40)
+	h.reader.pause = make(chan struct{})
+	h.m.queues.SelectName("orders.dlq")
+	_, cmd := h.m.Update(keyPress("enter"))
+	var next tea.Cmd
+	var walk func(tea.Cmd)
+	walk = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		switch msg := c().(type) {
+		case tea.BatchMsg:
+			for _, c := range msg {
+				walk(c)
+			}
+		case browseProgressMsg:
+			_, next = h.m.Update(msg)
+		}
+	}
+	walk(cmd)
+	for tries := 0; !strings.Contains(h.screen(), "read so far") && tries < 3; tries++ {
+		got := make(chan tea.Msg, 1)
+		go func() { got <- next() }()
+		select {
+		case msg := <-got:
+			_, next = h.m.Update(msg)
+		case <-time.After(2 * time.Second):
+			t.Fatalf("no live groups while the browse reads:\n%s", h.screen())
+		}
+	}
+	h.mustShow("1 of 3 messages read so far, 1 group", "rejected", "INVALID_SKU", "reading orders.dlq…")
+	if h.m.groups.Inspection() != nil {
+		t.Fatal("a group can be opened before the browse ends")
+	}
+	close(h.reader.pause)
+	for h.m.flow.browse != nil {
+		msg := next()
+		_, next = h.m.Update(msg)
+	}
+	h.mustShow("first 3 of 5 messages")
+	h.mustNotShow("read so far")
+}
