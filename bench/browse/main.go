@@ -44,7 +44,7 @@ func main() {
 	_, _ = rand.Read(b[:])
 	cfg.Vhost = "dlqt-bench-" + hex.EncodeToString(b[:])
 	err := bench(cfg, n, size, rounds)
-	if derr := broker.DeleteVhost(cfg); derr != nil && err == nil {
+	if derr := cleanUp(cfg); derr != nil && err == nil {
 		err = derr
 	}
 	if err != nil {
@@ -177,6 +177,28 @@ func checkIDs(cfg broker.Config, n int) error {
 	}
 	fmt.Printf("queue intact: %d ids, in the order loaded\n", n)
 	return nil
+}
+
+// cleanUp deletes the queue over AMQP first (a vhost delete of a million
+// messages outlasts the management client's timeout on a busy broker),
+// then the vhost, a few times if need be.
+func cleanUp(cfg broker.Config) error {
+	if url, err := cfg.VhostURL(); err == nil {
+		if conn, err := amqp.Dial(url); err == nil {
+			if ch, err := conn.Channel(); err == nil {
+				_, _ = ch.QueueDelete(queue, false, false, false)
+			}
+			conn.Close()
+		}
+	}
+	var err error
+	for range 5 {
+		if err = broker.DeleteVhost(cfg); err == nil {
+			return nil
+		}
+		time.Sleep(2 * time.Second)
+	}
+	return err
 }
 
 func median(rs []run) run {
