@@ -24,6 +24,11 @@ import (
 // message is grouped as soon as it is read, not once 256 are.
 const chunkSize = 256
 
+// chunkBytes closes a chunk of large messages early: the pipeline holds a
+// few chunks at a time, so its memory is bounded in bytes, not only in
+// messages.
+const chunkBytes = 1 << 20
+
 func chunkLen(seq int) int { return min(chunkSize, 1<<(2*min(seq, 4))) }
 
 // EachFunc takes one triaged message, in queue order. It returns whether
@@ -79,9 +84,10 @@ func InspectEach(ctx context.Context, r Reader, queue string, opts BrowseOptions
 }
 
 type chunk struct {
-	seq  int
-	msgs []Message
-	out  []Triaged
+	seq   int
+	bytes int // of the bodies
+	msgs  []Message
+	out   []Triaged
 }
 
 // pipeline is the machinery of InspectEach.
@@ -108,7 +114,7 @@ func newPipeline(top Topology, so StreamOptions, stop context.CancelFunc) *pipel
 	n := max(1, runtime.GOMAXPROCS(0))
 	p := &pipeline{
 		r: newRouter(top), so: so, stop: stop,
-		work: make(chan *chunk, n), done: make(chan *chunk, n), sunk: make(chan struct{}),
+		work: make(chan *chunk), done: make(chan *chunk), sunk: make(chan struct{}),
 		ids: newIDSuffixer(), groups: NewGrouper(false),
 	}
 	for range n {
@@ -126,7 +132,8 @@ func (p *pipeline) take(m Message) error {
 		p.seq++
 	}
 	p.filling.msgs = append(p.filling.msgs, m)
-	if len(p.filling.msgs) == cap(p.filling.msgs) {
+	p.filling.bytes += len(m.Body)
+	if len(p.filling.msgs) == cap(p.filling.msgs) || p.filling.bytes >= chunkBytes {
 		p.work <- p.filling
 		p.filling = nil
 	}

@@ -2,7 +2,9 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -81,6 +83,7 @@ type browse struct {
 	cancel   context.CancelFunc
 	progress chan browseProgressMsg
 	done     chan inspectedMsg
+	expected atomic.Int64 // the last total the reader reported
 }
 
 func newBrowse(parent context.Context, id int, queue string) (*browse, context.Context) {
@@ -94,6 +97,7 @@ func newBrowse(parent context.Context, id int, queue string) (*browse, context.C
 
 // report publishes the latest progress without ever blocking the reader.
 func (b *browse) report(read, expected int) {
+	b.expected.Store(int64(expected))
 	b.publish(browseProgressMsg{id: b.id, read: read, expected: expected})
 }
 
@@ -141,19 +145,63 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 	var kept []triage.Triaged
 	live := triage.NewGrouper(false)
 	var shown time.Time
+	budget := keepBudget{limit: opts.MemoryBudget}
 	s, err := e.inspectEach(ctx, r, b.queue, opts, triage.StreamOptions{Redactor: red, Payloads: true,
 		Each: func(t *triage.Triaged) (bool, error) {
+			if !budget.take(t) {
+				return false, errBudget
+			}
 			kept = append(kept, *t)
 			live.Add(t, len(kept)-1)
 			if time.Since(shown) >= liveEvery {
 				shown = time.Now()
 				partial := triage.Inspection{Batch: triage.Batch{Queue: b.queue, Read: len(kept)}, Groups: live.Groups()}
-				b.publish(browseProgressMsg{id: b.id, read: len(kept), live: &partial})
+				b.publish(browseProgressMsg{id: b.id, read: len(kept), expected: int(b.expected.Load()), live: &partial})
 			}
 			return true, nil
 		}})
+	if errors.Is(err, errBudget) { // a bound, not a failure: say which
+		err, s.Batch.Err, s.Batch.Read = nil, nil, len(kept)
+		s.Batch.Bound = budget.String()
+	}
 	insp := triage.Inspection{Batch: s.Batch, Topology: s.Topology, Messages: kept, Groups: triage.GroupMessages(kept)}
 	return insp, err
+}
+
+var errBudget = errors.New("the memory budget is spent")
+
+// keepBudget bounds what a browse keeps for the screens by bytes: each
+// message costs about its body twice (as read, and in the views and the
+// search cache), its rendered payload and a kilobyte of the rest.
+type keepBudget struct {
+	limit, spent int64
+}
+
+func (k *keepBudget) take(t *triage.Triaged) bool {
+	if k.limit <= 0 {
+		k.limit = triage.DefaultMemoryBudget
+	}
+	cost := 2*int64(len(t.Message.Body)) + int64(len(t.Payload)) + 1024
+	if k.spent+cost > k.limit && k.spent > 0 {
+		return false
+	}
+	k.spent += cost
+	return true
+}
+
+func (k *keepBudget) String() string {
+	return fmt.Sprintf("dlqt memory budget (%s; --memory-budget)", humanBytes(k.limit))
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	default:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
 }
 
 // next waits for the browse's next progress or its end.

@@ -61,6 +61,9 @@ func (f *fakeReader) Browse(ctx context.Context, queue string, opts triage.Brows
 	}
 	all := f.messages[queue]
 	b := triage.Batch{Vhost: f.top.Vhost, Queue: queue, Depth: q.Messages, Limit: limit, TakenAt: fixedNow}
+	if opts.Progress != nil { // the broker reports what it expects first
+		opts.Progress(0, min(len(all), limit))
+	}
 	for i, m := range all {
 		if i >= limit {
 			break

@@ -212,6 +212,7 @@ func TestBrowseProgressReachesTheScreenThenTheBound(t *testing.T) {
 	if next == nil {
 		t.Fatal("no progress came from the browse")
 	}
+	next = progressUntil(t, h, next, "1 / 3 messages")
 	h.mustShow("reading orders.dlq: 1 / 3 messages…", "reading orders.dlq…")
 	close(h.reader.pause)
 	h.run(next)
@@ -482,16 +483,7 @@ func TestGroupsFillInWhileTheBrowseReads(t *testing.T) {
 		}
 	}
 	walk(cmd)
-	for tries := 0; !strings.Contains(h.screen(), "read so far") && tries < 3; tries++ {
-		got := make(chan tea.Msg, 1)
-		go func() { got <- next() }()
-		select {
-		case msg := <-got:
-			_, next = h.m.Update(msg)
-		case <-time.After(2 * time.Second):
-			t.Fatalf("no live groups while the browse reads:\n%s", h.screen())
-		}
-	}
+	next = progressUntil(t, h, next, "read so far")
 	h.mustShow("1 of 3 messages read so far, 1 group", "rejected", "INVALID_SKU", "reading orders.dlq…")
 	if h.m.groups.Inspection() != nil {
 		t.Fatal("a group can be opened before the browse ends")
@@ -503,4 +495,21 @@ func TestGroupsFillInWhileTheBrowseReads(t *testing.T) {
 	}
 	h.mustShow("first 3 of 5 messages")
 	h.mustNotShow("read so far")
+}
+
+// progressUntil feeds a browse's progress to the model until the screen
+// shows want; the browse may be paused, so each wait has a deadline.
+func progressUntil(t *testing.T, h *harness, next tea.Cmd, want string) tea.Cmd {
+	t.Helper()
+	for !strings.Contains(h.screen(), want) {
+		got := make(chan tea.Msg, 1)
+		go func() { got <- next() }()
+		select {
+		case msg := <-got:
+			_, next = h.m.Update(msg)
+		case <-time.After(2 * time.Second):
+			t.Fatalf("the screen never showed %q:\n%s", want, h.screen())
+		}
+	}
+	return next
 }
