@@ -199,8 +199,10 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	case n >= 1<<20:
 		return fmt.Sprintf("%d MiB", n>>20)
-	default:
+	case n >= 1<<10:
 		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%d B", n)
 	}
 }
 
