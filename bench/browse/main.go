@@ -16,6 +16,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -89,6 +90,18 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 		}
 		fmt.Printf("%-6d %12.2f %12.1f %12.2f %12.1f\n", i+1, dl[i].wall.Seconds(), mib(dl[i].rssKB), rw[i].wall.Seconds(), mib(rw[i].rssKB))
 	}
+	var firsts []run
+	for range rounds {
+		d, err := firstOut(append(dlqt[:len(dlqt)-3:len(dlqt)-3], "messages", queue, "--json"))
+		if err != nil {
+			return err
+		}
+		firsts = append(firsts, run{wall: d, rssKB: 1})
+		if err := waitDepth(cfg, n); err != nil {
+			return fmt.Errorf("after an interrupted messages --json: %w", err)
+		}
+	}
+	fmt.Printf("first message out of dlqt messages --json (then interrupted): median %s\n", median(firsts).wall.Round(time.Millisecond))
 	md, mr := median(dl), median(rw)
 	fmt.Printf("%-6s %12.2f %12.1f %12.2f %12.1f\n", "median", md.wall.Seconds(), mib(md.rssKB), mr.wall.Seconds(), mib(mr.rssKB))
 	fmt.Printf("dlqt/raw: time %.2fx (speed %.2fx), peak RSS %.2fx\n",
@@ -118,6 +131,30 @@ func measure(argv []string) (run, error) {
 		return r, fmt.Errorf("%s: no peak RSS in /usr/bin/time's output", argv[0])
 	}
 	return r, nil
+}
+
+// firstOut is how long argv takes to write its first line; then it is
+// interrupted (SIGINT: dlqt releases what it holds and exits) and its
+// output drained.
+func firstOut(argv []string) (time.Duration, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	_, err = bufio.NewReader(out).ReadString('\n')
+	took := time.Since(start)
+	_ = cmd.Process.Signal(os.Interrupt)
+	_, _ = io.Copy(io.Discard, out)
+	_ = cmd.Wait()
+	if err != nil {
+		return 0, fmt.Errorf("%s wrote no line: %w", argv[0], err)
+	}
+	return took, nil
 }
 
 // waitDepth waits until the queue has n ready messages again.
