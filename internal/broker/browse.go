@@ -123,7 +123,7 @@ func windowFor(opts triage.BrowseOptions, q triage.Queue) int {
 		avg = q.Bytes / int64(q.Messages)
 	}
 	const overhead = 1024 // headers, properties and the client's bookkeeping
-	return int(max(256, min(budget/4/(avg+overhead), math.MaxUint16)))
+	return int(max(1, min(budget/4/(avg+overhead), math.MaxUint16)))
 }
 
 func finish(b triage.Batch, err error) (triage.Batch, error) {

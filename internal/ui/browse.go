@@ -71,7 +71,7 @@ func (f *browseFlow) start(queue string, acceptCost bool) tea.Cmd {
 	b, ctx := newBrowse(f.c.base, f.c.nextID(), queue)
 	f.browse = b
 	spin := f.groups.StartLoading()
-	opts := triage.BrowseOptions{Limit: f.c.opts.BrowseLimit, AcceptDeliveryCost: acceptCost}
+	opts := triage.BrowseOptions{Limit: f.c.opts.BrowseLimit, AcceptDeliveryCost: acceptCost, MemoryBudget: f.c.opts.MemoryBudget}
 	return tea.Batch(spin, b.start(ctx, f.c.eng, f.c.opts.Reader, opts, f.c.opts.Redactor))
 }
 
@@ -105,6 +105,9 @@ func (f *browseFlow) onProgress(msg browseProgressMsg) tea.Cmd {
 		return nil // a browse the user walked away from
 	}
 	f.groups.SetProgress(msg.read, msg.expected)
+	if msg.live != nil {
+		f.groups.SetLive(msg.live)
+	}
 	return f.browse.next()
 }
 

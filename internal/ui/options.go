@@ -29,9 +29,12 @@ type Options struct {
 	Patterns    []string // parking name patterns
 	Redactor    *redact.Redactor
 	BrowseLimit int
-	StartQueue  string // --queue: open straight on this queue's groups
-	KeyMap      KeyMap // from LoadKeyMap
-	Notice      string // shown under the status line, e.g. "showing the demo snapshot"
+	// MemoryBudget bounds the bytes of messages a browse keeps (0: the
+	// default); a read it cuts short says so on the status line.
+	MemoryBudget int64
+	StartQueue   string // --queue: open straight on this queue's groups
+	KeyMap       KeyMap // from LoadKeyMap
+	Notice       string // shown under the status line, e.g. "showing the demo snapshot"
 	// Actions is the live broker's write side (discard, replay); nil on a
 	// snapshot, where each action says it needs a live broker.
 	Actions *Actions
