@@ -105,6 +105,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Context:     a.context,
 		Contexts:    a.contextChoices(),
 		Owners:      a.owners,
+		Approvals:   a.tuiApprovals(),
 	}, closeReader, nil
 }
 

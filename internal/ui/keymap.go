@@ -45,6 +45,8 @@ var actions = []action{
 	{"help", false, func(k *KeyMap) *key.Binding { return &k.Help }},
 	{"quit", false, func(k *KeyMap) *key.Binding { return &k.Quit }},
 	{"switch_context", false, func(k *KeyMap) *key.Binding { return &k.SwitchContext }},
+	{"proposals", false, func(k *KeyMap) *key.Binding { return &k.Proposals }},
+	{"run_proposal", false, func(k *KeyMap) *key.Binding { return &k.RunProposal }},
 	{"mark", false, func(k *KeyMap) *key.Binding { return &k.Mark }},
 	{"discard", false, func(k *KeyMap) *key.Binding { return &k.Discard }},
 	{"replay", false, func(k *KeyMap) *key.Binding { return &k.Replay }},

@@ -60,6 +60,24 @@ type Options struct {
 	// Owners give groups to teams (the config's owners section); the
 	// groups screen shows an owner column when there are any.
 	Owners approval.Owners
+	// Approvals is the four-eyes workflow; nil when the config asks no
+	// second person for anything.
+	Approvals *Approvals
+}
+
+// Approvals is what the TUI needs of the approval workflow (internal/cli
+// provides it, on the same code as the headless commands).
+type Approvals struct {
+	// Needs reports whether action (replay, discard) of count messages
+	// needs a second person: y then proposes instead of acting.
+	Needs func(action string, count int) bool
+	// Propose journals a proposal as the user and returns its id.
+	Propose func(ctx context.Context, action, queue string, msgs []triage.Triaged, plan approval.Plan) (string, error)
+	// Proposals reads every proposal from the journal.
+	Proposals func() ([]approval.State, error)
+	// Run carries out an approved proposal as the user, exactly as
+	// `dlqt run ID --yes`, and says how it ended.
+	Run func(ctx context.Context, id string) (string, error)
 }
 
 // The TUI's uses of the journal, each as small as its caller needs;

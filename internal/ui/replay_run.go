@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
@@ -128,6 +129,14 @@ func (s *replayScreen) startRun(plan replay.Plan) tea.Cmd {
 	if c.opts.Actions.OpenReplay == nil {
 		c.setErr(errors.New("replay is off: this broker connection cannot publish"))
 		return nil
+	}
+	o := plan.Options
+	gate := approval.Plan{Selection: s.what, Rate: o.Rate, Canary: o.Canary, Observe: o.Observe.String(), MaxBacklog: o.MaxBacklog}
+	if o.To != nil {
+		gate.To = o.To.String()
+	}
+	if cmd, ok := c.proposeInstead(approval.GateReplay, target{queue: plan.Queue, ids: plan.IDs(), what: s.what}, s.flow.groups.Inspection(), gate); ok {
+		return cmd
 	}
 	run, ctx := newReplayRun(c.base, c.nextID())
 	s.run = run
