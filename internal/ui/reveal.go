@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -80,6 +82,12 @@ func (s *messageScreen) startReveal() {
 	}
 	if err := c.mayAct("reveal"); err != nil {
 		c.setErr(err)
+		return
+	}
+	if a := c.opts.Approvals; a != nil && a.Needs(approval.GateReveal, 1) {
+		// Not a proposal yet: a reveal approved for one person and one
+		// message is still to be built, so the policy refuses it outright.
+		c.setErr(errors.New("reveal refused: approvals.reveal asks a second person for every reveal, and this build cannot propose one; nothing was shown"))
 		return
 	}
 	if err := c.noJournal(); err != nil {
