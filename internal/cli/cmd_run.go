@@ -54,6 +54,9 @@ func (a *app) runProposal(cmd *cobra.Command, id string, yes bool) error {
 	if err := approval.CanRun(s, person(who), time.Now()); err != nil {
 		return err
 	}
+	if s.Proposal.Action == approval.GateReveal {
+		return usageError{fmt.Errorf("proposal %s is a reveal: %s uses it with v on the message in the TUI, once", id, s.Proposal.Proposer)}
+	}
 	d, _ := s.Approval()
 	if err := approvalHolds(d, us); err != nil {
 		return fmt.Errorf("proposal %s: the approval by %s does not hold against %s (%v): not run", id, d.By, us.Path, err)

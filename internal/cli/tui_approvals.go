@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dlqt/dlqt/internal/access"
+	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/ui"
@@ -40,7 +45,8 @@ func (a *app) tuiApprovals() *ui.Approvals {
 			}
 			return approval.States(j)
 		},
-		Run: a.runFromTUI,
+		Run:    a.runFromTUI,
+		Reveal: a.revealFromTUI,
 	}
 }
 
@@ -58,4 +64,62 @@ func (a *app) runFromTUI(ctx context.Context, id string) (string, error) {
 	err := sa.runProposal(cmd, id, true)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	return lines[len(lines)-1], err
+}
+
+// revealFromTUI lets a gated reveal go ahead once: it finds this user's
+// approved reveal proposal of msg and journals its run, or names the one
+// still pending, or proposes one.
+func (a *app) revealFromTUI(_ context.Context, queue string, msg triage.Triaged) (string, bool, error) {
+	us, err := a.loadUsers()
+	if err != nil {
+		return "", false, err
+	}
+	me, _, _, err := a.signature(us, approval.SHA256([]byte(queue+"\x00"+msg.ID)), "")
+	if err != nil {
+		return "", false, err
+	}
+	j, err := a.openJournal()
+	if err != nil {
+		return "", false, err
+	}
+	states, err := approval.States(j)
+	if err != nil {
+		return "", false, err
+	}
+	now := time.Now()
+	for _, s := range slices.Backward(states) {
+		p := s.Proposal
+		if p.Action != approval.GateReveal || p.Vhost != a.vhost || p.Queue != queue || !slices.Equal(p.MessageIDs, []string{msg.ID}) || p.Proposer != me.Name {
+			continue
+		}
+		switch s.Status(now) {
+		case approval.StatusPending:
+			return p.ID, false, nil
+		case approval.StatusApproved:
+			return p.ID, true, a.useReveal(j, s, me, us)
+		}
+	}
+	err = a.propose(io.Discard, approval.GateReveal, queue, []triage.Triaged{msg}, approval.Plan{Reason: "reveal the unredacted payload"}, false)
+	var pm proposalMade
+	if errors.As(err, &pm) {
+		return pm.id, false, nil
+	}
+	return "", false, err
+}
+
+// useReveal checks an approved reveal as run does and journals its run:
+// one approval, one reveal.
+func (a *app) useReveal(j *sessionJournal, s approval.State, me *access.User, us *access.Users) error {
+	if err := approval.CanRun(s, person(me), time.Now()); err != nil {
+		return err
+	}
+	d, _ := s.Approval()
+	if err := approvalHolds(d, us); err != nil {
+		return fmt.Errorf("the approval by %s does not hold: %w", d.By, err)
+	}
+	p := s.Proposal
+	return journal.NewRecorder(j, me.Name, a.host).Record(triage.Record{
+		Action: triage.ActionProposalRun, Vhost: p.Vhost, Queue: p.Queue, MessageIDs: p.MessageIDs, Reason: "reveal",
+		Details: map[string]any{"proposal_id": p.ID, "approved_by": d.By, "hash": p.Hash(), "result": "revealed"},
+	})
 }

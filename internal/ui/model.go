@@ -209,8 +209,7 @@ func (m *Model) command(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(k, keys.SwitchContext):
 		return m.openContexts(), true
 	case key.Matches(k, keys.Reveal):
-		m.message.startReveal()
-		return nil, true
+		return m.message.startReveal(), true
 	case key.Matches(k, keys.ResumeReplay):
 		m.replay.resume()
 		return nil, true

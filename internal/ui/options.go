@@ -78,6 +78,10 @@ type Approvals struct {
 	// Run carries out an approved proposal as the user, exactly as
 	// `dlqt run ID --yes`, and says how it ended.
 	Run func(ctx context.Context, id string) (string, error)
+	// Reveal uses this user's approved reveal proposal of the message
+	// (journaling its run: one approval, one reveal) and reports true;
+	// else it names the pending proposal, proposing one if none waits.
+	Reveal func(ctx context.Context, queue string, msg triage.Triaged) (proposal string, approved bool, err error)
 }
 
 // The TUI's uses of the journal, each as small as its caller needs;
