@@ -106,7 +106,8 @@ func TestTUIQueueHealthDoctorAndFieldFilterOnTheBroker(t *testing.T) {
 		row = healthRow.FindStringSubmatch(scr)
 		if row != nil {
 			rate, _ := strconv.ParseFloat(strings.TrimSuffix(row[3], "k"), 64)
-			if rate > 0 && strings.ContainsAny(row[4], sparkChars) && row[5] != "?" {
+			_, aged := time.ParseDuration(row[5])
+			if rate > 0 && strings.ContainsAny(row[4], sparkChars) && aged == nil {
 				break
 			}
 		}

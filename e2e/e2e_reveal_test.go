@@ -42,7 +42,10 @@ func TestTUIRevealJournalsThenShowsAndHidesOnLeaving(t *testing.T) {
 	s.keys("v")
 	s.waitFor("Reveal the unredacted payload?", "ana@bastion")
 	s.keys("y")
-	scr = s.waitFor("REVEALED (journal #1)", clear)
+	scr = s.waitFor("REVEALED (journal #1)", clear, "revealed)")
+	if strings.Contains(scr, "value redacted)") || strings.Contains(scr, "values redacted)") {
+		t.Errorf("a revealed payload still counts redacted values:\n%s", scr)
+	}
 	if strings.ContainsAny(scr, "\x1b\x07") || strings.Contains(s.title(), "pwned") {
 		t.Fatalf("a revealed payload's escape reached the terminal:\n%q", scr)
 	}

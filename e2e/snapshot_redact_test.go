@@ -73,8 +73,12 @@ func snapshotBodies(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	all, err := s.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
-	for _, batch := range s.File().Batches {
+	for _, batch := range all.Batches {
 		for _, m := range batch.Messages {
 			b.Write(m.Body)
 			b.WriteByte('\n')

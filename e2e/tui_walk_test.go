@@ -185,7 +185,7 @@ func TestTUIWalkHealthStaysRaisedAfterABurst(t *testing.T) {
 	}
 	defer ch.Close()
 	s := startTerm(t, 140, 30, brokerEnv(t, cfg), "--journal", filepath.Join(t.TempDir(), "journal.db"))
-	s.waitFor("orders.parking", "no dead letter seen arrive yet")
+	s.waitFor("orders.parking", "no arrival seen yet")
 	for i := range 37 {
 		// no timestamp property: the age can only come from the death time
 		if err := ch.Publish("", "orders.work", false, false, amqp.Publishing{MessageId: "burst-" + strconv.Itoa(i), Body: []byte(`{}`)}); err != nil {

@@ -49,6 +49,7 @@ const (
 // set and the same error; the channel close requeues whatever was held.
 func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptions) (triage.Batch, error) {
 	limit := opts.Limit
+	whole := limit <= 0 && opts.Each != nil // a streamed read takes the whole queue
 	if limit <= 0 {
 		limit = triage.DefaultBrowseLimit
 	}
@@ -61,7 +62,7 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 	if err != nil {
 		return b, err
 	}
-	r := reading{queue: queue, progress: opts.Progress}
+	r := reading{queue: queue, progress: opts.Progress, each: opts.Each, window: windowFor(opts, q)}
 
 	if q.Type == triage.QueueStream {
 		// A passive declare reports 0 for a stream: take the management count
@@ -69,8 +70,8 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 		b.Depth = q.Messages
 		r.want, r.expected = limit, min(limit, b.Depth)
 		r.stream = true
-		b.Messages, err = r.read(ctx, conn)
-		b.Depth = max(b.Depth, len(b.Messages))
+		b.Messages, b.Read, err = r.read(ctx, conn)
+		b.Depth = max(b.Depth, b.Read)
 		return finish(b, err)
 	}
 
@@ -80,17 +81,44 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 	if cost.AsksFirst() && !opts.AcceptDeliveryCost {
 		return b, triage.NewDeliveryCostError(queue, cost, b.Depth)
 	}
+	if whole {
+		limit = max(b.Depth, 1)
+		b.Limit = limit
+	}
 	r.want = min(limit, b.Depth)
+	if safe, why := l.safeHold(ctx, q, r.want); safe < r.want {
+		r.want, b.Limit, b.Bound = safe, safe, why
+	}
 	r.expected = r.want
 	if r.want == 0 {
 		r.report(0, true)
 		return b, nil
 	}
-	b.Messages, err = r.read(ctx, conn)
+	b.Messages, b.Read, err = r.read(ctx, conn)
 	if isDecodeFailure(err) { // see quarantine.go
 		return l.readPastUnreadable(ctx, b, r, err, q.Type == triage.QueueClassic)
 	}
 	return finish(b, err)
+}
+
+// windowFor is how many messages a streamed browse lets the broker push
+// ahead of the reader: a quarter of the memory budget, in messages of the
+// queue's average size plus what a delivery costs beside its body. A browse
+// that keeps every message gets the largest window: it holds them all anyway.
+func windowFor(opts triage.BrowseOptions, q triage.Queue) int {
+	if opts.Each == nil {
+		return 0
+	}
+	budget := opts.MemoryBudget
+	if budget <= 0 {
+		budget = triage.DefaultMemoryBudget
+	}
+	avg := int64(0)
+	if q.Messages > 0 {
+		avg = q.Bytes / int64(q.Messages)
+	}
+	const overhead = 1024 // headers, properties and the client's bookkeeping
+	return int(max(256, min(budget/4/(avg+overhead), math.MaxUint16)))
 }
 
 func finish(b triage.Batch, err error) (triage.Batch, error) {
@@ -125,7 +153,12 @@ type reading struct {
 	want     int // stop after this many
 	expected int // what progress reports as the total
 	stream   bool
+	window   int // prefetch of each consumer; 0 = as much as one may ask
 	progress func(read, expected int)
+	// each, when set, takes every message as it is read, in order, and
+	// the hold keeps none of them: memory stays one window however many
+	// messages are held. An error from each stops the reading.
+	each func(triage.Message) error
 }
 
 func (r reading) report(n int, final bool) {
@@ -134,23 +167,23 @@ func (r reading) report(n int, final bool) {
 	}
 }
 
-// prefetch bounds what the broker pushes to what we mean to read. Qos takes
-// a uint16; above that 0 (unlimited) and the loop stops at want. A stream
-// needs a bounded window and gets its credit back from the acks.
+// prefetch is the credit of each consumer of the hold (see window.go): a
+// window, never unlimited. A stream needs a bounded window and gets its
+// credit back from the acks.
 func (r reading) prefetch() int {
 	if r.stream {
 		return min(max(r.want, 1), 1000)
 	}
-	if r.want > math.MaxUint16 {
-		return 0
+	if r.window > 0 {
+		return min(r.window, max(r.want, 1), math.MaxUint16)
 	}
-	return r.want
+	return min(max(r.want, 1), math.MaxUint16)
 }
 
-func (r reading) read(ctx context.Context, conn *amqp.Connection) ([]triage.Message, error) {
+func (r reading) read(ctx context.Context, conn *amqp.Connection) ([]triage.Message, int, error) {
 	h, err := r.hold(ctx, conn)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	// Closing the channel requeues anything still held, but on a quorum
 	// queue a close counts toward the delivery limit even where a requeue
@@ -163,23 +196,23 @@ func (r reading) read(ctx context.Context, conn *amqp.Connection) ([]triage.Mess
 		}
 	}
 	if stopErr != nil {
-		return h.msgs, fmt.Errorf("browse of %q stopped after %d of %d messages (all released): %w",
-			r.queue, len(h.msgs), r.expected, stopErr)
+		return h.msgs, h.read, fmt.Errorf("browse of %q stopped after %d of %d messages (all released): %w",
+			r.queue, h.read, r.expected, stopErr)
 	}
-	return h.msgs, nil
+	return h.msgs, h.read, nil
 }
 
 // held is a consume that has stopped reading: its messages are delivered and
 // (but for a stream's) unacked. The caller settles them and closes ch, which
 // requeues whatever is still unacked.
 type held struct {
-	ch         *amqp.Channel
-	tag        string // consumer tag
-	deliveries <-chan amqp.Delivery
-	msgs       []triage.Message
-	tags       []uint64 // delivery tag of each of msgs
-	lastTag    uint64
-	stopErr    error // why reading stopped before r.want, if it did
+	ch      *amqp.Channel
+	win     *window
+	read    int              // messages read
+	msgs    []triage.Message // kept unless the reading hands them to each
+	tags    []uint64         // delivery tag of each of msgs
+	lastTag uint64
+	stopErr error // why reading stopped before r.want, if it did
 }
 
 // hold consumes up to r.want messages and keeps them unacked. An error means
@@ -190,76 +223,100 @@ func (r reading) hold(ctx context.Context, conn *amqp.Connection) (*held, error)
 		return nil, fmt.Errorf("open channel: %w", err)
 	}
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	prefetch := r.prefetch()
-	if err := ch.Qos(prefetch, 0, false); err != nil {
-		ch.Close()
-		return nil, fmt.Errorf("browse %q: set prefetch: %w", r.queue, err)
-	}
 	var args amqp.Table
+	want := r.want
 	if r.stream {
 		args = amqp.Table{"x-stream-offset": "first"}
+		want = r.prefetch() // one consumer; the acks give the credit back
 	}
-	h := &held{ch: ch, tag: consumerTag()}
-	h.deliveries, err = ch.Consume(r.queue, h.tag, false, false, false, false, args)
-	if err != nil {
+	h := &held{ch: ch, win: newWindow(ch, r.queue, args, r.prefetch(), want)}
+	if err := h.win.grow(); err != nil {
 		ch.Close()
-		return nil, fmt.Errorf("browse %q: consume: %w", r.queue, err)
+		return nil, err
 	}
 	r.report(0, true)
+	r.consume(ctx, conn, h, closed)
+	r.report(h.read, true)
+	return h, nil
+}
 
+// consume is the read loop of hold: it stops at r.want, on silence, on the
+// context or on a closed channel.
+func (r reading) consume(ctx context.Context, conn *amqp.Connection, h *held, closed <-chan *amqp.Error) {
 	var (
 		timer     = time.NewTimer(firstMessageWait)
 		lastHeard = time.Now()
+		ready     []amqp.Delivery
 	)
 	defer timer.Stop()
-	ackEvery := max(prefetch/2, 1)
-read:
-	for len(h.msgs) < r.want {
+	for h.read < r.want {
 		select {
-		case d, ok := <-h.deliveries:
-			if !ok {
-				h.stopErr = nameUnreadable(closeCause(closed), r.queue) // see quarantine.go
-				break read
-			}
-			h.msgs = append(h.msgs, toMessage(d, r.queue, len(h.msgs)))
-			h.tags = append(h.tags, d.DeliveryTag)
-			h.lastTag = d.DeliveryTag
-			if r.stream && len(h.msgs)%ackEvery == 0 {
-				if err := ch.Ack(h.lastTag, true); err != nil {
-					h.stopErr = err
-					break read
+		case d := <-h.win.merged:
+			ready = h.win.order(d, ready[:0])
+			for _, d := range ready {
+				if h.stopErr = r.take(h, d); h.stopErr != nil || h.read == r.want {
+					return
 				}
 			}
-			r.report(len(h.msgs), false)
+			if h.win.due(h.read) {
+				if h.stopErr = h.win.grow(); h.stopErr != nil {
+					return
+				}
+			}
 			gap := idleGap
-			if r.stream && len(h.msgs) >= r.expected {
+			if r.stream && h.read >= r.expected {
 				gap = streamTailGap
 			}
 			timer.Reset(gap)
 			lastHeard = time.Now()
+		case <-h.win.gone:
+			if len(h.win.merged) == 0 {
+				h.stopErr = nameUnreadable(closeCause(closed), r.queue) // see quarantine.go
+				return
+			}
 		case <-timer.C:
 			if r.stream {
-				break read // the end of the stream
+				return // the end of the stream
 			}
 			ready, err := passiveDepth(conn, r.queue, "")
 			if err != nil || ready == 0 {
-				break read // the rest is held by other consumers, or gone
+				return // the rest is held by other consumers, or gone
 			}
 			if time.Since(lastHeard) > maxStall {
 				h.stopErr = fmt.Errorf("the broker sent nothing for %s while %d messages were ready", maxStall, ready)
-				break read
+				return
 			}
 			timer.Reset(idleGap) // the broker is slow, not empty
 		case <-ctx.Done():
 			h.stopErr = ctx.Err()
-			break read
+			return
 		}
 	}
-	r.report(len(h.msgs), true)
-	return h, nil
 }
 
-// release cancels the consumer first (a message requeued to a live consumer
+// take records one delivery, in queue order.
+func (r reading) take(h *held, d amqp.Delivery) error {
+	m := toMessage(d, r.queue, h.read)
+	h.read++
+	h.lastTag = d.DeliveryTag
+	if r.each != nil {
+		if err := r.each(m); err != nil {
+			return err
+		}
+	} else {
+		h.msgs = append(h.msgs, m)
+		h.tags = append(h.tags, d.DeliveryTag)
+	}
+	if r.stream && h.read%max(r.prefetch()/2, 1) == 0 {
+		if err := h.ch.Ack(h.lastTag, true); err != nil {
+			return err
+		}
+	}
+	r.report(h.read, false)
+	return nil
+}
+
+// release cancels the consumers first (a message requeued to a live consumer
 // comes straight back, and a quorum queue counts it twice), takes in what the
 // broker pushed before the cancel-ok, then requeues everything in one Nack
 // (verified on 3.10.8, 4.0.5 and 4.3.6: tag 0 with multiple releases all).
@@ -279,25 +336,16 @@ func (r reading) release(h *held) error {
 	return nil
 }
 
-// stopConsuming cancels the consumer and drains what the broker pushed
-// before the cancel-ok, raising lastTag to cover it, so that one Nack up to
+// stopConsuming cancels the consumers and drains what the broker pushed
+// before the cancel-oks, raising lastTag to cover it, so that one Nack up to
 // lastTag settles every delivery of the channel.
 func (h *held) stopConsuming() error {
-	if err := h.ch.Cancel(h.tag, false); err != nil {
-		return fmt.Errorf("cancel consumer: %w", err)
-	}
-	timeout := time.After(releaseWait)
-	for {
-		select {
-		case d, ok := <-h.deliveries:
-			if !ok {
-				return nil
-			}
-			h.lastTag = max(h.lastTag, d.DeliveryTag)
-		case <-timeout:
-			return nil // the channel close requeues the rest
-		}
-	}
+	timeout := make(chan struct{})
+	t := time.AfterFunc(releaseWait, func() { close(timeout) })
+	defer t.Stop()
+	last, err := h.win.cancel(timeout)
+	h.lastTag = max(h.lastTag, last)
+	return err
 }
 
 // releaseAll gives back everything a channel holds, explicitly, before it

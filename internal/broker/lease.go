@@ -23,8 +23,9 @@ const LeasePrefix = "dlqt.lease."
 // Any dlqt on any host sees it; the broker deletes it when the connection
 // dies, so a holder killed with -9 frees it.
 type Lease struct {
-	conn *amqp.Connection
-	name string
+	conn         *amqp.Connection // nil: a lease the caller already holds
+	name         string
+	vhost, queue string
 }
 
 // LeaseHeldError says who holds a queue's lease, doing what, since when.
@@ -69,9 +70,26 @@ func (l *Live) holder() string {
 	return l.actor
 }
 
+// leaseKey finds in a context the lease its caller already holds.
+type leaseKey struct{ vhost, queue string }
+
+// WithLease is ctx carrying a lease its caller took: a TakeLease under it
+// for the same queue is the caller's own and returns a lease that releases
+// nothing. A headless replay takes the lease before it reads its plan, so a
+// racer is refused before it looks, and the replay's own port finds it.
+func WithLease(ctx context.Context, ls *Lease) context.Context {
+	if ls == nil || ls.conn == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, leaseKey{ls.vhost, ls.queue}, ls)
+}
+
 // TakeLease takes queue's lease for doing ("replaying", "discarding from"),
 // or says who holds it. Release it when done.
 func (l *Live) TakeLease(ctx context.Context, queue, doing string) (*Lease, error) {
+	if held, ok := ctx.Value(leaseKey{l.cfg.Vhost, queue}).(*Lease); ok && held != nil {
+		return &Lease{vhost: held.vhost, queue: queue}, nil // the caller's: it releases it
+	}
 	conn, err := l.dial(ctx, "dlqt lease "+queue)
 	if err != nil {
 		return nil, err
@@ -92,7 +110,7 @@ func (l *Live) TakeLease(ctx context.Context, queue, doing string) (*Lease, erro
 		_ = closeConn(conn)
 		return nil, fmt.Errorf("lease on %q: %w", queue, err)
 	}
-	return &Lease{conn: conn, name: name}, nil
+	return &Lease{conn: conn, name: name, vhost: l.cfg.Vhost, queue: queue}, nil
 }
 
 func declareLease(conn *amqp.Connection, name string, args amqp.Table) error {
@@ -127,7 +145,7 @@ func (l *Live) leaseHolder(ctx context.Context, queue, name string) error {
 
 // Release gives the lease back; closing its connection deletes the queue.
 func (ls *Lease) Release() error {
-	if ls == nil {
+	if ls == nil || ls.conn == nil {
 		return nil
 	}
 	return closeConn(ls.conn)

@@ -95,3 +95,25 @@ func TestLeaseRaceLetsExactlyOneProceed(t *testing.T) {
 		t.Fatalf("%d took the lease and %d were refused, want 1 and %d", won, refused, racers-1)
 	}
 }
+
+func TestLeaseUnderWithLeaseIsTheCallersOwn(t *testing.T) {
+	f := newFixture(t, "leaseown")
+	f.declare("orders.dlq", nil)
+	a, other := f.live(), f.live()
+	a.ActAs("alice")
+	ctx := context.Background()
+	lease, err := a.TakeLease(ctx, "orders.dlq", "replaying")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	inner, err := a.TakeLease(broker.WithLease(ctx, lease), "orders.dlq", "replaying")
+	if err != nil {
+		t.Fatalf("the holder's own second take: %v", err)
+	}
+	inner.Release() // releases nothing: the caller still holds it
+	var held *broker.LeaseHeldError
+	if _, err := other.TakeLease(ctx, "orders.dlq", "discarding from"); !errors.As(err, &held) {
+		t.Fatalf("the inner release freed the lease: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -35,7 +36,13 @@ func isDecodeFailure(err error) bool {
 	if !errors.As(err, &ae) {
 		return false
 	}
-	return !ae.Server && (ae.Code == amqp.SyntaxError || ae.Code == amqp.FrameError)
+	if ae.Server {
+		return false
+	}
+	// amqp091-go reports every failed read as a FrameError, a connection
+	// reset by a dying node too: only its parse errors name a message.
+	return ae.Code == amqp.SyntaxError || ae.Code == amqp.FrameError &&
+		(strings.Contains(ae.Reason, amqp.ErrSyntax.Reason) || strings.Contains(ae.Reason, amqp.ErrFrame.Reason))
 }
 
 // nameUnreadable makes a decode failure say what it means and the way past
@@ -279,14 +286,23 @@ func (l *Live) readPastUnreadable(ctx context.Context, b triage.Batch, r reading
 	if err != nil || u == nil {
 		return finish(b, readErr)
 	}
-	b.Messages = nil
+	handed := b.Read // a streamed browse handed these over already, in order
+	b.Messages, b.Read = nil, 0
 	if u.Position > 0 {
 		conn, err := l.connection(ctx)
 		if err != nil {
 			return finish(b, err)
 		}
 		before := reading{queue: r.queue, want: u.Position, expected: u.Position, progress: r.progress}
-		if b.Messages, err = before.read(ctx, conn); err != nil {
+		if each := r.each; each != nil {
+			before.each = func(m triage.Message) error {
+				if m.Position < handed {
+					return nil
+				}
+				return each(m)
+			}
+		}
+		if b.Messages, b.Read, err = before.read(ctx, conn); err != nil {
 			return finish(b, err)
 		}
 	}

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"reflect"
@@ -22,10 +21,19 @@ type heldSources struct {
 	ch     *amqp.Channel
 	tags   map[string]uint64
 	tables map[string]amqp.Table // headers as delivered, for republishing
+
+	// On a quorum queue the hold's consumer stays up while it holds (see
+	// keepConsuming): spare are the deliveries it keeps that were not
+	// selected, consumer its tag until it is cancelled, and reading closes
+	// when its deliveries end.
+	spare    []uint64
+	consumer string
+	reading  chan struct{}
 }
 
 // Hold implements replay.Port. It consumes the queue with manual ack
-// and no prefetch bound (never a basic.get loop; docs/ARCHITECTURE.md), cancels the
+// and a prefetch of what it means to read (never a basic.get loop;
+// docs/ARCHITECTURE.md), cancels the
 // consumer once it has read the depth it found, at most HoldLimit (or the
 // broker goes quiet),
 // and keeps the wanted messages unacked; every other one is requeued on its
@@ -63,14 +71,16 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if depth == 0 || len(ids) == 0 {
 		return nil, nil
 	}
-	if err := ch.Qos(0, 0, false); err != nil {
-		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
-	}
 	limit := r.HoldLimit
 	if limit <= 0 {
 		limit = triage.DefaultBrowseLimit
 	}
-	ds, err := r.consumeAll(ctx, ch, queue, min(depth, limit))
+	want := min(depth, limit)
+	if err := ch.Qos(holdPrefetch(want), 0, false); err != nil {
+		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
+	}
+	quorum := q.Type == triage.QueueQuorum
+	ds, deliveries, err := r.consumeAll(ctx, ch, queue, want, !quorum)
 	if err != nil {
 		releaseAll(ch, r.consumerTag())
 		ch.Close()
@@ -78,6 +88,10 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	}
 
 	out, put := r.sortHeld(ds, queue, ids, replayID)
+	if quorum {
+		r.keepConsuming(put, deliveries)
+		return out, nil
+	}
 	for _, tag := range put {
 		if err := ch.Nack(tag, false, true); err != nil {
 			releaseAll(ch, r.consumerTag())
@@ -86,6 +100,17 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		}
 	}
 	return out, nil
+}
+
+// holdPrefetch is the prefetch of a hold of want messages, all kept
+// unacked: exactly want. Unlimited (0) is not: a quorum queue gives such a
+// consumer a credit of 2,000 only, and a larger hold would stall there.
+// Above what basic.qos takes, 0 is the best there is.
+func holdPrefetch(want int) int {
+	if want > maxHoldPrefetch {
+		return 0
+	}
+	return max(want, 1)
 }
 
 // sortHeld splits what a hold read into the messages to keep (the selected
@@ -145,14 +170,15 @@ func (r *Replay) deliveredTable(id string, h triage.Headers) amqp.Table {
 	return t
 }
 
-// consumeAll takes up to depth deliveries, then cancels the consumer and
-// takes in what the broker pushed before the cancel-ok.
-func (r *Replay) consumeAll(ctx context.Context, ch *amqp.Channel, queue string, depth int) ([]amqp.Delivery, error) {
+// consumeAll takes up to depth deliveries, then, with cancel, cancels the
+// consumer and takes in what the broker pushed before the cancel-ok;
+// without, it leaves the consumer up and returns its deliveries.
+func (r *Replay) consumeAll(ctx context.Context, ch *amqp.Channel, queue string, depth int, cancel bool) ([]amqp.Delivery, <-chan amqp.Delivery, error) {
 	tag := r.consumerTag()
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
 	if err != nil {
-		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
+		return nil, nil, fmt.Errorf("replay: hold %q: %w", queue, err)
 	}
 	var ds []amqp.Delivery
 	timer := time.NewTimer(firstMessageWait)
@@ -165,7 +191,7 @@ read:
 			if !ok {
 				// A message whose headers the client cannot decode drops the
 				// connection: name it (see quarantine.go).
-				return nil, nameUnreadable(fmt.Errorf("replay: hold %q: the channel closed: %w", queue, closeCause(closed)), queue)
+				return nil, nil, nameUnreadable(fmt.Errorf("replay: hold %q: the channel closed: %w", queue, closeCause(closed)), queue)
 			}
 			ds = append(ds, d)
 			timer.Reset(idleGap)
@@ -176,26 +202,36 @@ read:
 				break read // the rest is held by other consumers, or gone
 			}
 			if time.Since(lastHeard) > maxStall {
-				return nil, fmt.Errorf("replay: hold %q: the broker sent nothing for %s while %d messages were ready", queue, maxStall, ready)
+				return nil, nil, fmt.Errorf("replay: hold %q: the broker sent nothing for %s while %d messages were ready", queue, maxStall, ready)
 			}
 			timer.Reset(idleGap)
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
-	if err := ch.Cancel(tag, false); err != nil {
-		return nil, fmt.Errorf("replay: hold %q: cancel: %w", queue, err)
+	if !cancel {
+		return ds, deliveries, nil
 	}
+	if err := ch.Cancel(tag, false); err != nil {
+		return nil, nil, fmt.Errorf("replay: hold %q: cancel: %w", queue, err)
+	}
+	return append(ds, drainDeliveries(deliveries)...), nil, nil
+}
+
+// drainDeliveries takes in what a cancelled consumer's broker pushed
+// before the cancel-ok, at most releaseWait.
+func drainDeliveries(deliveries <-chan amqp.Delivery) []amqp.Delivery {
+	var ds []amqp.Delivery
 	timeout := time.After(releaseWait)
 	for {
 		select {
 		case d, ok := <-deliveries:
 			if !ok {
-				return ds, nil
+				return ds
 			}
 			ds = append(ds, d)
 		case <-timeout:
-			return ds, nil
+			return ds
 		}
 	}
 }
@@ -209,15 +245,23 @@ func (r *Replay) releaseHeld() {
 	if r.held == nil {
 		return
 	}
-	r.held.mu.Lock()
-	ids := make([]string, 0, len(r.held.tags))
-	for id := range r.held.tags {
-		ids = append(ids, id)
+	r.stopConsuming()
+	h := r.held
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tags := h.spare
+	for _, tag := range h.tags {
+		tags = append(tags, tag)
 	}
 	// In delivery order, so a queue that keeps returns in order keeps it.
-	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(r.held.tags[a], r.held.tags[b]) })
-	r.held.mu.Unlock()
-	_ = r.Requeue(context.Background(), ids)
+	slices.Sort(tags)
+	for _, tag := range tags {
+		if err := h.ch.Nack(tag, false, true); err != nil {
+			break // the channel is gone: the broker puts them back itself
+		}
+	}
+	clear(h.tags)
+	h.spare = nil
 }
 
 // Ack implements replay.Port: each source on its own, never multiple.

@@ -1,10 +1,8 @@
 package broker
 
 import (
-	"bufio"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,140 +57,159 @@ func Capture(ctx context.Context, r triage.Reader, queues []string, opts triage.
 // WriteSnapshot writes s as JSON. Header and argument values are tagged with
 // their types (see headerjson.go) so ReadSnapshot gives back what was written.
 func WriteSnapshot(w io.Writer, s SnapshotFile) error {
-	if s.Format == "" {
-		s.Format = SnapshotFormat
-	}
-	tagged, err := withHeaders(s, func(h triage.Headers) (triage.Headers, error) {
-		return tagHeaders(h), nil
-	})
+	sw, err := NewSnapshotWriter(w, s)
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	return enc.Encode(tagged)
+	for _, b := range s.Batches {
+		if err := sw.Batch(b); err != nil {
+			return err
+		}
+	}
+	return sw.Close()
 }
 
-// ReadSnapshot reads a snapshot written by WriteSnapshot, gzipped or not.
-// Errors start with "not a dlqt snapshot" when the content is not one.
+// ReadSnapshot reads a whole snapshot written by WriteSnapshot (or by an
+// older dlqt, indented in one piece), gzipped or not. Errors start with
+// "not a dlqt snapshot" when the content is not one. A file-backed
+// Snapshot (OpenSnapshot) reads only the batch it is asked for.
 func ReadSnapshot(r io.Reader) (SnapshotFile, error) {
-	br := bufio.NewReader(r)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return SnapshotFile{}, fmt.Errorf("not a dlqt snapshot: %v", err)
-		}
-		defer zr.Close()
-		r = zr
-	} else {
-		r = br
-	}
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	var s SnapshotFile
-	if err := dec.Decode(&s); err != nil {
-		return SnapshotFile{}, fmt.Errorf("not a dlqt snapshot: %v", err)
-	}
-	if s.Format != SnapshotFormat {
-		return SnapshotFile{}, fmt.Errorf("not a dlqt snapshot: format %q, want %q", s.Format, SnapshotFormat)
-	}
-	s, err := withHeaders(s, untagHeaders)
+	var batches []triage.Batch
+	s, err := snapshotScan{batch: func(b triage.Batch, _ int) error {
+		batches = append(batches, b)
+		return nil
+	}}.run(r)
 	if err != nil {
-		return SnapshotFile{}, fmt.Errorf("not a dlqt snapshot: %v", err)
+		return SnapshotFile{}, err
 	}
+	s.Batches = batches
 	return s, nil
 }
 
-// withHeaders returns a copy of s with f applied to every header table:
-// queue arguments, binding arguments and message headers. s is not changed.
-func withHeaders(s SnapshotFile, f func(triage.Headers) (triage.Headers, error)) (SnapshotFile, error) {
+// topologyHeaders returns a copy of top with f applied to every argument
+// table (queues and bindings); top is not changed.
+func topologyHeaders(top triage.Topology, f func(triage.Headers) (triage.Headers, error)) (triage.Topology, error) {
 	var err error
-	s.Topology.Queues = slices.Clone(s.Topology.Queues)
-	for i := range s.Topology.Queues {
-		q := &s.Topology.Queues[i]
+	top.Queues = slices.Clone(top.Queues)
+	for i := range top.Queues {
+		q := &top.Queues[i]
 		if q.Arguments, err = f(q.Arguments); err != nil {
-			return s, fmt.Errorf("queue %q arguments: %w", q.Name, err)
+			return top, fmt.Errorf("queue %q arguments: %w", q.Name, err)
 		}
 	}
-	s.Topology.Bindings = slices.Clone(s.Topology.Bindings)
-	for i := range s.Topology.Bindings {
-		b := &s.Topology.Bindings[i]
+	top.Bindings = slices.Clone(top.Bindings)
+	for i := range top.Bindings {
+		b := &top.Bindings[i]
 		if b.Arguments, err = f(b.Arguments); err != nil {
-			return s, fmt.Errorf("binding %q -> %q arguments: %w", b.Source, b.Destination, err)
+			return top, fmt.Errorf("binding %q -> %q arguments: %w", b.Source, b.Destination, err)
 		}
 	}
-	s.Batches = slices.Clone(s.Batches)
-	for i := range s.Batches {
-		b := &s.Batches[i]
-		b.Messages = slices.Clone(b.Messages)
-		for j := range b.Messages {
-			m := &b.Messages[j]
-			if m.Headers, err = f(m.Headers); err != nil {
-				return s, fmt.Errorf("queue %q message %d: %w", b.Queue, j, err)
-			}
-		}
-	}
-	return s, nil
+	return top, nil
 }
 
-// WriteSnapshotFile writes s to path, gzipped when path ends in .gz. It
-// writes a temporary file and renames it, so a failed capture never leaves
-// half a snapshot under the name asked for.
-func WriteSnapshotFile(path string, s SnapshotFile) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+// WriteSnapshotFile writes s to path, gzip-compressed (see
+// CreateSnapshotFile).
+func WriteSnapshotFile(path string, s SnapshotFile) error {
+	out, err := CreateSnapshotFile(path, s)
 	if err != nil {
-		return fmt.Errorf("snapshot %s: %w", path, unwrapPath(err))
+		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	var w io.Writer = tmp
-	var zw *gzip.Writer
-	if strings.HasSuffix(path, ".gz") {
-		zw = gzip.NewWriter(tmp)
-		w = zw
-	}
-	if err = WriteSnapshot(w, s); err != nil {
-		return fmt.Errorf("snapshot %s: %w", path, err)
-	}
-	if zw != nil {
-		if err = zw.Close(); err != nil {
+	for _, b := range s.Batches {
+		if err := out.Batch(b); err != nil {
+			out.Abort()
 			return fmt.Errorf("snapshot %s: %w", path, err)
 		}
 	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("snapshot %s: %w", path, err)
+	return out.Commit()
+}
+
+// SnapshotOnDisk is a snapshot being written to a file as its batches
+// arrive: gzip-compressed, into a temporary file renamed on Commit, so a
+// failed capture never leaves half a snapshot under the name asked for.
+type SnapshotOnDisk struct {
+	*SnapshotWriter
+	path string
+	tmp  *os.File
+	zw   *gzip.Writer
+}
+
+// CreateSnapshotFile starts a snapshot at path with head's topology.
+func CreateSnapshotFile(path string, head SnapshotFile) (*SnapshotOnDisk, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", path, unwrapPath(err))
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("snapshot %s: %w", path, unwrapPath(err))
+	d := &SnapshotOnDisk{path: path, tmp: tmp, zw: gzip.NewWriter(tmp)}
+	if d.SnapshotWriter, err = NewSnapshotWriter(d.zw, head); err != nil {
+		d.Abort()
+		return nil, fmt.Errorf("snapshot %s: %w", path, err)
+	}
+	return d, nil
+}
+
+// Commit ends the snapshot and puts it under its name.
+func (d *SnapshotOnDisk) Commit() error {
+	err := d.Close()
+	if err == nil {
+		err = d.zw.Close()
+	}
+	if err == nil {
+		err = d.tmp.Close()
+	}
+	if err == nil {
+		err = os.Rename(d.tmp.Name(), d.path)
+	}
+	if err != nil {
+		d.Abort()
+		return fmt.Errorf("snapshot %s: %w", d.path, unwrapPath(err))
 	}
 	return nil
 }
 
+// Abort removes what was written.
+func (d *SnapshotOnDisk) Abort() {
+	d.tmp.Close()
+	os.Remove(d.tmp.Name())
+}
+
 // Snapshot reads a snapshot file as if it were the broker. It implements
-// triage.Reader; nothing it does touches a broker.
+// triage.Reader; nothing it does touches a broker. A file-backed one keeps
+// the topology and what each batch holds, not the messages: a browse reads
+// the file again, streaming, up to its bound.
 type Snapshot struct {
-	path string
-	file SnapshotFile
+	path   string
+	head   SnapshotFile  // batches without their messages
+	counts []int         // messages in each batch of head
+	inMem  *SnapshotFile // the whole snapshot, when it came from memory
 }
 
 var _ triage.Reader = (*Snapshot)(nil)
 
-// OpenSnapshot reads a snapshot file. Every error is one line naming it.
+// OpenSnapshot reads a snapshot file through once, checking every message
+// (one at a time, none kept) and noting its batches, so a damaged file
+// fails here rather than when a queue is opened. Every error is one line
+// naming it.
 func OpenSnapshot(path string) (*Snapshot, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, unwrapPath(err))
 	}
 	defer f.Close()
-	s, err := ReadSnapshot(f)
+	s := &Snapshot{path: path}
+	var batches []triage.Batch
+	head, err := snapshotScan{
+		message: func(*triage.Batch, triage.Message) error { return nil }, // checked, not kept
+		batch: func(b triage.Batch, _ int) error {
+			batches = append(batches, b)
+			return nil
+		},
+	}.run(f)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)
 	}
-	return &Snapshot{path: path, file: s}, nil
+	head.Batches = batches
+	s.head = head
+	return s, nil
 }
 
 // unwrapPath drops the *PathError wrapper, whose text repeats the path,
@@ -205,12 +222,27 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// File returns what the snapshot holds.
-func (s *Snapshot) File() SnapshotFile { return s.file }
+// Head is the snapshot without its messages: the topology and what each
+// batch says of itself.
+func (s *Snapshot) Head() SnapshotFile { return s.head }
+
+// ReadAll is the whole snapshot, every message in memory: for small ones
+// and tests; a browse reads only its batch.
+func (s *Snapshot) ReadAll() (SnapshotFile, error) {
+	if s.inMem != nil {
+		return *s.inMem, nil
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return SnapshotFile{}, fmt.Errorf("snapshot %s: %w", s.path, unwrapPath(err))
+	}
+	defer f.Close()
+	return ReadSnapshot(f)
+}
 
 // Describe names the file and when it was taken.
 func (s *Snapshot) Describe() string {
-	return fmt.Sprintf("snapshot %s (taken %s)", s.path, s.file.TakenAt.UTC().Format("2006-01-02 15:04 UTC"))
+	return fmt.Sprintf("snapshot %s (taken %s)", s.path, s.head.TakenAt.UTC().Format("2006-01-02 15:04 UTC"))
 }
 
 // Topology returns the topology recorded with the messages.
@@ -218,40 +250,83 @@ func (s *Snapshot) Topology(ctx context.Context) (triage.Topology, error) {
 	if err := ctx.Err(); err != nil {
 		return triage.Topology{}, err
 	}
-	return s.file.Topology, nil
+	return s.head.Topology, nil
 }
 
 // Browse returns the recorded batch of queue, trimmed to opts.Limit. Depth
-// stays what the broker reported when the snapshot was taken.
+// stays what the broker reported when the snapshot was taken. From a file
+// it reads that batch's first Limit messages, streaming, and stops.
 func (s *Snapshot) Browse(ctx context.Context, queue string, opts triage.BrowseOptions) (triage.Batch, error) {
 	if err := ctx.Err(); err != nil {
 		return triage.Batch{Queue: queue}, err
 	}
+	k := slices.IndexFunc(s.head.Batches, func(b triage.Batch) bool { return b.Queue == queue })
+	if k < 0 {
+		return triage.Batch{Queue: queue}, s.notInSnapshot(queue)
+	}
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = triage.DefaultBrowseLimit
+	}
+	b := s.head.Batches[k]
+	msgs, err := s.messages(k, limit)
+	if err != nil {
+		return triage.Batch{Queue: queue}, err
+	}
+	b.Messages = msgs
+	b.Limit = min(b.Limit, limit)
+	if b.Limit <= 0 {
+		b.Limit = limit
+	}
+	if opts.Progress != nil {
+		opts.Progress(len(b.Messages), len(b.Messages))
+	}
+	return b, nil
+}
+
+// messages are the first limit messages of batch k.
+func (s *Snapshot) messages(k, limit int) ([]triage.Message, error) {
+	if s.inMem != nil {
+		ms := s.inMem.Batches[k].Messages
+		return ms[:min(len(ms), limit):min(len(ms), limit)], nil
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.path, unwrapPath(err))
+	}
+	defer f.Close()
+	var out []triage.Message
+	seen := -1
+	_, err = snapshotScan{
+		keep: func(string) bool { seen++; return seen == k },
+		message: func(_ *triage.Batch, m triage.Message) error {
+			out = append(out, m)
+			if len(out) >= limit {
+				return errEnough
+			}
+			return nil
+		},
+		batch: func(triage.Batch, int) error {
+			if seen >= k {
+				return errEnough
+			}
+			return nil
+		},
+	}.run(f)
+	if err != nil && !errors.Is(err, errEnough) {
+		return nil, fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	return out, nil
+}
+
+func (s *Snapshot) notInSnapshot(queue string) error {
 	var names []string
-	for _, b := range s.file.Batches {
-		if b.Queue != queue {
-			names = append(names, fmt.Sprintf("%q", b.Queue))
-			continue
-		}
-		limit := opts.Limit
-		if limit <= 0 {
-			limit = triage.DefaultBrowseLimit
-		}
-		if len(b.Messages) > limit {
-			b.Messages = b.Messages[:limit:limit]
-		}
-		b.Limit = min(b.Limit, limit)
-		if b.Limit <= 0 {
-			b.Limit = limit
-		}
-		if opts.Progress != nil {
-			opts.Progress(len(b.Messages), len(b.Messages))
-		}
-		return b, nil
+	for _, b := range s.head.Batches {
+		names = append(names, fmt.Sprintf("%q", b.Queue))
 	}
 	has := "no queues"
 	if len(names) > 0 {
 		has = "only " + strings.Join(names, ", ")
 	}
-	return triage.Batch{Queue: queue}, notFound(fmt.Sprintf("queue %q is not in snapshot %s (it has %s)", queue, s.path, has))
+	return notFound(fmt.Sprintf("queue %q is not in snapshot %s (it has %s)", queue, s.path, has))
 }

@@ -41,6 +41,7 @@ type app struct {
 	demoFallback bool   // --demo-fallback: the demo when no broker answers (make run)
 	queue        string // --queue: open the TUI on this queue's groups
 	limit        int    // --limit: browse bound
+	limitSet     bool   // --limit or browse_limit given: streamed reads stop there too
 	acceptCost   bool   // --accept-delivery-cost
 
 	patterns    []string
@@ -75,7 +76,7 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
-	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default %d)", triage.DefaultBrowseLimit))
+	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
 	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts)")
 	f.StringVar(&a.usersFile, "users-file", "", "users file naming people, roles, keys and the teams they approve for (env DLQT_USERS_FILE; config users_file)")
 	f.StringVar(&a.keyFile, "key", "", "SSH private key (unencrypted) that signs proposals, approvals and rejections (env DLQT_KEY; config key)")
@@ -120,6 +121,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	if a.limit == 0 {
 		a.limit = fc.BrowseLimit
 	}
+	a.limitSet = a.limit != 0
 	if a.limit == 0 {
 		a.limit = triage.DefaultBrowseLimit
 	}
@@ -317,4 +319,16 @@ func redactedURL(raw string) string {
 func brokerUnreachable(err error) bool {
 	var netErr *net.OpError
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr)
+}
+
+// takeLease takes queue's lease (broker/lease.go) before a change is
+// planned, so a second actor is refused with who holds it before it reads
+// anything; the broker connection it dials is only for the lease.
+func (a *app) takeLease(ctx context.Context, queue, doing string) (*broker.Lease, error) {
+	live, err := a.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer live.Close()
+	return live.TakeLease(ctx, queue, doing)
 }

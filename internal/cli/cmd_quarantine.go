@@ -202,5 +202,5 @@ func unreadableNotice(b triage.Batch) string {
 	}
 	return fmt.Sprintf("the message at position %d%s of %s cannot be decoded by the AMQP client: %s; "+
 		"read the %d before it, the rest is unknown. `dlqt quarantine %s --position %d` saves it to a file and, with --yes, removes it",
-		u.Position, id, sanitize.Line(b.Queue), u.Reason, len(b.Messages), sanitize.Line(b.Queue), u.Position)
+		u.Position, id, sanitize.Line(b.Queue), u.Reason, b.Count(), sanitize.Line(b.Queue), u.Position)
 }

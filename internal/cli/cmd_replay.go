@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
+	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/replay"
@@ -25,6 +26,7 @@ type replayFlags struct {
 	rate       float64
 	canary     int
 	observe    time.Duration
+	baseline   time.Duration
 	maxBacklog int
 	yes        bool
 	dryRun     bool
@@ -52,8 +54,9 @@ written :ROUTING_KEY.
 Without --yes (or with --dry-run) nothing changes: the plan is printed.
 With --yes: a canary of --canary messages at 1 msg/s, then --observe of
 watching (did any fail again into a parking queue? was any returned or
-nacked? did the destination backlog grow past --max-backlog?), then the rest
-at --rate. A tripped threshold stops it, says why and exits non-zero; what
+nacked? did the destination backlog grow past --max-backlog? did a
+destination dead-letter messages of its own faster than during the
+--baseline counted before the canary?), then the rest at --rate. A tripped threshold stops it, says why and exits non-zero; what
 was not published stays in QUEUE. A source message is acked only after its
 copy is confirmed at the destination.
 
@@ -92,6 +95,7 @@ exit status is that of the plan, non-zero when it may not run.`,
 	fl.Float64Var(&f.rate, "rate", replay.DefaultRate, "ceiling in messages per second")
 	fl.IntVar(&f.canary, "canary", replay.DefaultCanary, "messages in the canary")
 	fl.DurationVar(&f.observe, "observe", replay.DefaultObserve, "how long to watch the canary")
+	fl.DurationVar(&f.baseline, "baseline", replay.DefaultBaseline, "before the canary, count the destination's own dead letters this long: only those above that rate stop the replay as collateral")
 	fl.IntVar(&f.maxBacklog, "max-backlog", 0, "stop when the destination queues grow by more than this many messages (0: no limit)")
 	fl.BoolVar(&f.yes, "yes", false, "replay for real (without it the plan is only printed)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing, even with --yes")
@@ -104,7 +108,7 @@ exit status is that of the plan, non-zero when it may not run.`,
 }
 
 func (f replayFlags) options(allow []string) (replay.Options, error) {
-	o := replay.Options{Rate: f.rate, Canary: f.canary, Observe: f.observe, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
+	o := replay.Options{Rate: f.rate, Canary: f.canary, Observe: f.observe, Baseline: f.baseline, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
 	switch {
 	case f.rate <= 0:
 		return o, usageError{fmt.Errorf("--rate must be positive, got %g", f.rate)}
@@ -112,6 +116,8 @@ func (f replayFlags) options(allow []string) (replay.Options, error) {
 		return o, usageError{fmt.Errorf("--canary must be at least 1, got %d", f.canary)}
 	case f.observe < 0:
 		return o, usageError{fmt.Errorf("--observe must not be negative, got %s", f.observe)}
+	case f.baseline < 0:
+		return o, usageError{fmt.Errorf("--baseline must not be negative, got %s", f.baseline)}
 	case f.maxBacklog < 0:
 		return o, usageError{fmt.Errorf("--max-backlog must not be negative, got %d", f.maxBacklog)}
 	}
@@ -140,6 +146,14 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	}
 	if a.demo || a.snapshotPath != "" {
 		return usageError{errors.New("replay changes a live broker: it cannot run on a snapshot or the demo")}
+	}
+	if f.yes && !f.dryRun && !f.asJSON {
+		lease, err := a.takeLease(ctx, queue, "replaying")
+		if err != nil {
+			return err
+		}
+		defer lease.Release()
+		ctx = broker.WithLease(ctx, lease)
 	}
 	in, err := a.inspect(ctx, queue)
 	if err != nil {
@@ -357,6 +371,9 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 	for _, warning := range p.Warnings {
 		fmt.Fprintln(w, "  warning:", sanitize.Line(warning))
 	}
+	if p.Options.Baseline > 0 && len(p.DestinationQueues) > 0 {
+		fmt.Fprintf(w, "  first %s counting the destination's own dead letters (only more than that rate is collateral)\n", p.Options.Baseline)
+	}
 	fmt.Fprintf(w, "  canary %d at %.1f msg/s, observe %s, then up to %.1f msg/s; at-least-once: a duplicate is possible after a crash\n",
 		p.Options.Canary, p.Options.CanaryRate, p.Options.Observe, p.Options.Rate)
 }
@@ -376,11 +393,18 @@ func printResult(w io.Writer, r replay.Result) {
 	if len(r.Gone) > 0 {
 		fmt.Fprintf(w, "confirmed before the interruption, source no longer in the queue (acked then, or taken since) (%d): %s\n", len(r.Gone), strings.Join(sanitize.Lines(r.Gone), ", "))
 	}
+	if len(r.AckedAgain) > 0 {
+		fmt.Fprintf(w, "resolved before the interruption but back in the queue (the broker never applied the ack), acked again (%d): %s\n", len(r.AckedAgain), strings.Join(sanitize.Lines(r.AckedAgain), ", "))
+	}
 	if len(r.Unconfirmed) > 0 {
 		fmt.Fprintf(w, "published, confirm not received: may be delivered twice (%d): %s\n", len(r.Unconfirmed), strings.Join(sanitize.Lines(r.Unconfirmed), ", "))
 	}
 	if len(r.Collateral) > 0 {
 		fmt.Fprintf(w, "not replayed but dead-lettered from a destination meanwhile (%d): %s\n", len(r.Collateral), strings.Join(sanitize.Lines(r.Collateral), ", "))
+	}
+	if r.DeadLettersAtBaseline > 0 {
+		fmt.Fprintf(w, "the destination dead-lettered %d message(s) of its own meanwhile, within its rate of %.2f/s before the replay: not collateral\n",
+			r.DeadLettersAtBaseline, r.BaselineRate)
 	}
 	for _, warning := range r.Warnings {
 		fmt.Fprintln(w, "warning:", sanitize.Line(warning))

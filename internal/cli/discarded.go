@@ -21,20 +21,32 @@ func discardedNote(seq uint64) *DiscardedNote {
 	return &DiscardedNote{Entry: seq, Note: fmt.Sprintf("discarded in journal #%d, back in the queue (a broker restart before the ack was applied, or published again)", seq)}
 }
 
+// interruptedNote marks a message a discard selected, in entry seq, that
+// never journaled its outcome.
+func interruptedNote(seq uint64) *DiscardedNote {
+	return &DiscardedNote{Entry: seq, Note: fmt.Sprintf("selected for discard in journal #%d, whose outcome was never journaled (dlqt stopped during it): still in the queue, not discarded", seq)}
+}
+
+// discardMarks are the journal's word on the inspected messages: discarded
+// yet back, or selected by a discard that was interrupted; id -> entry.
+type discardMarks struct {
+	discarded, interrupted map[string]uint64
+}
+
 // discardedIn looks the inspected messages up in the journal's discard
-// index. A read command never creates a journal, and one it cannot open
-// (another dlqt holds it) only costs the note, said on stderr.
-func (a *app) discardedIn(in triage.Inspection) map[string]uint64 {
+// indexes. A read command never creates a journal, and one it cannot open
+// (another dlqt holds it) only costs the notes, said on stderr.
+func (a *app) discardedIn(in triage.Inspection) discardMarks {
 	if len(in.Messages) == 0 || a.demo || a.snapshotPath != "" {
-		return nil
+		return discardMarks{}
 	}
 	if _, err := os.Stat(a.journalPath); err != nil {
-		return nil
+		return discardMarks{}
 	}
 	j, err := a.openJournal()
 	if err != nil {
 		fmt.Fprintf(a.stderr, "dlqt: note: messages discarded earlier are not marked: %v\n", err)
-		return nil
+		return discardMarks{}
 	}
 	defer j.Close()
 	ids := make([]string, len(in.Messages))
@@ -45,20 +57,29 @@ func (a *app) discardedIn(in triage.Inspection) map[string]uint64 {
 	if vhost == "" {
 		vhost = in.Topology.Vhost
 	}
-	found, err := j.Discarded(vhost, in.Batch.Queue, ids)
+	var marks discardMarks
+	if marks.discarded, err = j.Discarded(vhost, in.Batch.Queue, ids); err == nil {
+		marks.interrupted, err = j.DiscardsInterrupted(vhost, in.Batch.Queue, ids)
+	}
 	if err != nil {
 		fmt.Fprintf(a.stderr, "dlqt: note: messages discarded earlier are not marked: %v\n", err)
-		return nil
+		return discardMarks{}
 	}
-	if len(found) > 0 {
-		var back []string
-		for _, id := range ids {
-			if seq, ok := found[id]; ok {
-				back = append(back, fmt.Sprintf("%s (#%d)", sanitize.Line(id), seq))
-			}
+	a.noteMarked(ids, in.Batch.Queue, marks.discarded, "the journal says were discarded are back in")
+	a.noteMarked(ids, in.Batch.Queue, marks.interrupted, "selected by a discard that never journaled its outcome are still in")
+	return marks
+}
+
+// noteMarked says on stderr which of ids are marked, with their entries.
+func (a *app) noteMarked(ids []string, queue string, found map[string]uint64, what string) {
+	if len(found) == 0 {
+		return
+	}
+	var back []string
+	for _, id := range ids {
+		if seq, ok := found[id]; ok {
+			back = append(back, fmt.Sprintf("%s (#%d)", sanitize.Line(id), seq))
 		}
-		fmt.Fprintf(a.stderr, "dlqt: %d message(s) the journal says were discarded are back in %s: %s\n",
-			len(back), sanitize.Line(in.Batch.Queue), strings.Join(back, ", "))
 	}
-	return found
+	fmt.Fprintf(a.stderr, "dlqt: %d message(s) %s %s: %s\n", len(back), what, sanitize.Line(queue), strings.Join(back, ", "))
 }

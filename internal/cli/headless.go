@@ -64,15 +64,7 @@ func (a *app) groupsCommand() *cobra.Command {
 		Short: "Group a queue's messages by reason and reason_code",
 		Args:  exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, f, err := a.inspectWhere(cmd.Context(), args[0], where)
-			if err != nil {
-				return err
-			}
-			rows := groupRows(args[0], in.Groups, a.owners)
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), rows)
-			}
-			return printGroups(cmd.OutOrStdout(), in, f, rows, len(a.owners) > 0)
+			return a.streamGroups(cmd.Context(), cmd.OutOrStdout(), args[0], where, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
@@ -88,6 +80,9 @@ func (a *app) messagesCommand() *cobra.Command {
 		Short: "Print a queue's messages, decoded and redacted",
 		Args:  exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && a.snapshotPath == "" && !a.demo {
+				return a.streamMessages(cmd.Context(), cmd.OutOrStdout(), args[0], where)
+			}
 			in, f, err := a.inspectWhere(cmd.Context(), args[0], where)
 			if err != nil {
 				return err
@@ -157,8 +152,10 @@ func (a *app) snapshotCommand() *cobra.Command {
 		Use:   "snapshot [QUEUE...] --out FILE [--raw [--yes]]",
 		Short: "Save queues' messages and the topology to a file, for offline triage",
 		Long: `snapshot browses each QUEUE (or every parking queue with --all-parking) and
-writes the messages and the topology needed to classify them to FILE. Open it
-later with dlqt --snapshot FILE, with no broker at all.
+writes the messages and the topology needed to classify them to FILE,
+gzip-compressed, each queue as it is read. Open it later with
+dlqt --snapshot FILE, with no broker at all (older uncompressed snapshots
+open too).
 
 Bodies and headers are written redacted with the active rules (the defaults
 plus the config's redaction section), as the screen shows them: a file to
@@ -226,8 +223,8 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 	}
 	if in.Batch.Unreadable != nil { // see cmd_quarantine.go
 		fmt.Fprintf(a.stderr, "dlqt: %s\n", unreadableNotice(in.Batch))
-	} else if in.Batch.Truncated() {
-		fmt.Fprintf(a.stderr, "dlqt: read the first %d of %d messages of %s (--limit)\n", len(in.Batch.Messages), in.Batch.Depth, queue)
+	} else {
+		noteBound(a.stderr, in.Batch)
 	}
 	return in, nil
 }
@@ -264,8 +261,8 @@ func printQueues(w io.Writer, rows []QueueRow) error {
 
 // printGroups prints the groups as a table, with an OWNER column when the
 // config has owners.
-func printGroups(w io.Writer, in triage.Inspection, f filter.Filter, rows []GroupRow, owners bool) error {
-	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
+func printGroups(w io.Writer, b triage.Batch, matched int, f filter.Filter, rows []GroupRow, owners bool) error {
+	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(b.Queue), boundText(b), filterText(matched, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head := "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES"
 	if owners {
@@ -283,7 +280,7 @@ func printGroups(w io.Writer, in triage.Inspection, f filter.Filter, rows []Grou
 }
 
 func printMessages(w io.Writer, in triage.Inspection, f filter.Filter) error {
-	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(in, f))
+	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(len(in.Messages), f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tREASON\tREASON_CODE\tEVENT TYPE\tATTEMPTS\tDIED AT")
 	for _, t := range in.Messages {
@@ -300,19 +297,22 @@ func printMessages(w io.Writer, in triage.Inspection, f filter.Filter) error {
 }
 
 // filterText says how many messages a filter kept, or nothing unfiltered.
-func filterText(in triage.Inspection, f filter.Filter) string {
+func filterText(matched int, f filter.Filter) string {
 	if f.Empty() {
 		return ""
 	}
-	return fmt.Sprintf(", %d where %s", len(in.Messages), f.String())
+	return fmt.Sprintf(", %d where %s", matched, f.String())
 }
 
 // boundText says how much of the queue a batch covers.
 func boundText(b triage.Batch) string {
-	if b.Truncated() {
-		return fmt.Sprintf("first %d of %d messages", len(b.Messages), b.Depth)
+	if b.Truncated() && b.Bound != "" {
+		return fmt.Sprintf("held %d of %d messages: %s", b.Count(), b.Depth, b.Bound)
 	}
-	return fmt.Sprintf("all %d messages", len(b.Messages))
+	if b.Truncated() {
+		return fmt.Sprintf("first %d of %d messages", b.Count(), b.Depth)
+	}
+	return fmt.Sprintf("all %d messages", b.Count())
 }
 
 func dash(s string) string {

@@ -100,6 +100,9 @@ type MessageRow struct {
 	Redactions   int            `json:"redactions"`
 	// Discarded is set when the journal says this message was discarded.
 	Discarded *DiscardedNote `json:"discarded,omitempty"`
+	// InterruptedDiscard is set when a discard selected this message but
+	// never journaled its outcome (dlqt was killed during it): still here.
+	InterruptedDiscard *DiscardedNote `json:"interrupted_discard,omitempty"`
 }
 
 // messageRow carries the redacted payload and headers; Redactions counts
@@ -138,13 +141,16 @@ func writeJSON(w io.Writer, v any) error {
 
 // writeMessageLines writes one MessageRow per line (JSON Lines), so a script
 // can stream a large queue.
-func writeMessageLines(w io.Writer, ms []triage.Triaged, red *redact.Redactor, discarded map[string]uint64) error {
+func writeMessageLines(w io.Writer, ms []triage.Triaged, red *redact.Redactor, marks discardMarks) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for i := range ms {
 		row := messageRow(ms[i], red)
-		if seq, ok := discarded[row.ID]; ok {
+		if seq, ok := marks.discarded[row.ID]; ok {
 			row.Discarded = discardedNote(seq)
+		}
+		if seq, ok := marks.interrupted[row.ID]; ok {
+			row.InterruptedDiscard = interruptedNote(seq)
 		}
 		if err := enc.Encode(row); err != nil {
 			return err

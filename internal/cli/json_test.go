@@ -161,7 +161,7 @@ func TestMessageLinesRedactHeadersAndKeepHTMLCharacters(t *testing.T) {
 		{ID: "m-2", Reason: triage.ReasonPublished, Payload: "plain", PayloadBytes: 5}, // no headers, no timeline
 	}
 	var b bytes.Buffer
-	if err := writeMessageLines(&b, ms, redact.New(), nil); err != nil {
+	if err := writeMessageLines(&b, ms, redact.New(), discardMarks{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -230,11 +230,16 @@ func TestFindingsJSON(t *testing.T) {
 func TestMessageLinesMarkADiscardedMessageThatIsBack(t *testing.T) {
 	ms := []triage.Triaged{{ID: "m-1", Reason: triage.ReasonPublished}, {ID: "m-2", Reason: triage.ReasonPublished}}
 	var b bytes.Buffer
-	if err := writeMessageLines(&b, ms, redact.New(), map[string]uint64{"m-2": 41}); err != nil {
+	ms = append(ms, triage.Triaged{ID: "m-3", Reason: triage.ReasonPublished})
+	marks := discardMarks{discarded: map[string]uint64{"m-2": 41}, interrupted: map[string]uint64{"m-3": 44}}
+	if err := writeMessageLines(&b, ms, redact.New(), marks); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	if strings.Contains(lines[0], "discarded") || !strings.Contains(lines[1], `"discarded":{"entry":41,"note":"discarded in journal #41, back in the queue`) {
+	if strings.Contains(lines[0], "discard") || !strings.Contains(lines[1], `"discarded":{"entry":41,"note":"discarded in journal #41, back in the queue`) {
 		t.Errorf("lines:\n%s", b.String())
+	}
+	if !strings.Contains(lines[2], `"interrupted_discard":{"entry":44,"note":"selected for discard in journal #44, whose outcome was never journaled`) {
+		t.Errorf("interrupted: %s", lines[2])
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 
@@ -23,27 +24,36 @@ import (
 
 // redactSnapshot returns s with every message's body and headers passed
 // through red, as a teammate would see them on screen, and how many secrets
-// it masked. JSON bodies stay JSON (re-indented), text bodies get free-text
-// redaction, and the secret bytes of a binary body become '*'. The
-// topology is kept: it names queues and exchanges, not payloads.
+// it masked. The topology is kept: it names queues and exchanges, not
+// payloads.
 func redactSnapshot(s broker.SnapshotFile, red *redact.Redactor) (broker.SnapshotFile, int) {
 	n := 0
 	batches := make([]triage.Batch, len(s.Batches))
 	for i, b := range s.Batches {
-		ms := make([]triage.Message, len(b.Messages))
-		for j, m := range b.Messages {
-			var c int
-			m.Headers, c = redact.Headers(m.Headers, red)
-			n += c
-			m.Body, c = redactBody(m.Body, m.Properties.ContentType, red)
-			n += c
-			ms[j] = m
-		}
-		b.Messages = ms
-		batches[i] = b
+		var c int
+		batches[i], c = redactBatch(b, red)
+		n += c
 	}
 	s.Batches, s.Redacted = batches, true
 	return s, n
+}
+
+// redactBatch is redactSnapshot for one batch: JSON bodies stay JSON
+// (re-indented), text bodies get free-text redaction, and the secret bytes
+// of a binary body become '*'. b's messages are not changed.
+func redactBatch(b triage.Batch, red *redact.Redactor) (triage.Batch, int) {
+	n := 0
+	ms := make([]triage.Message, len(b.Messages))
+	for j, m := range b.Messages {
+		var c int
+		m.Headers, c = redact.Headers(m.Headers, red)
+		n += c
+		m.Body, c = redactBody(m.Body, m.Properties.ContentType, red)
+		n += c
+		ms[j] = m
+	}
+	b.Messages = ms
+	return b, n
 }
 
 func redactBody(body []byte, contentType string, red *redact.Redactor) ([]byte, int) {
@@ -79,39 +89,55 @@ type snapshotRequest struct {
 	yes    bool // --yes: no question for --raw
 }
 
-// writeSnapshot captures the queues and writes the file, redacted unless
-// raw. A raw snapshot is consented to (asked on a terminal, --yes
-// otherwise), said on stderr and journalled with the file's SHA-256: it
-// carries the secrets of the queue out of the broker.
-// The consent (consentRaw) is asked before, so no broker is touched for a
-// refused one.
+// writeSnapshot captures the queues into the file, gzip-compressed,
+// redacted unless raw. Each queue's batch is written as its browse returns
+// and dropped: a capture holds one batch at a time, never the snapshot. A
+// raw snapshot is consented to (asked on a terminal, --yes otherwise), said
+// on stderr and journalled with the file's SHA-256: it carries the secrets
+// of the queue out of the broker. The consent (consentRaw) is asked
+// before, so no broker is touched for a refused one.
 func (a *app) writeSnapshot(ctx context.Context, r triage.Reader, req snapshotRequest, errw io.Writer) error {
 	opts := a.browseOptions()
 	opts.Progress = progressTo(errw, "reading")
-	snap, err := broker.Capture(ctx, r, req.queues, opts)
+	top, err := r.Topology(ctx)
 	if err != nil {
 		return err
 	}
-	masked := 0
-	if !req.raw {
-		snap, masked = redactSnapshot(snap, a.redactor())
-	}
-	if err := broker.WriteSnapshotFile(req.out, snap); err != nil {
+	out, err := broker.CreateSnapshotFile(req.out, broker.SnapshotFile{Source: r.Describe(), TakenAt: time.Now().UTC(),
+		Topology: top, Redacted: !req.raw})
+	if err != nil {
 		return err
 	}
-	n := 0
-	for _, b := range snap.Batches {
+	n, masked, queues := 0, 0, []string{}
+	for _, q := range req.queues {
+		b, err := r.Browse(ctx, q, opts)
+		if err == nil && !req.raw {
+			var c int
+			b, c = redactBatch(b, a.redactor())
+			masked += c
+		}
+		if err == nil {
+			err = out.Batch(b)
+		}
+		if err != nil {
+			out.Abort()
+			return err
+		}
 		n += len(b.Messages)
+		queues = append(queues, b.Queue)
+	}
+	if err := out.Commit(); err != nil {
+		return err
 	}
 	if req.raw {
-		if err := a.journalRawSnapshot(req, snap, n); err != nil {
+		if err := a.journalRawSnapshot(req, top.Vhost, queues, n); err != nil {
 			os.Remove(req.out) // no entry, no raw file
 			return fmt.Errorf("raw snapshot not kept: %w", err)
 		}
-		fmt.Fprintf(errw, "dlqt: wrote %d messages from %d queue(s) to %s RAW: bodies and headers unredacted, secrets included; the journal records it\n", n, len(snap.Batches), req.out)
+		fmt.Fprintf(errw, "dlqt: wrote %d messages from %d queue(s) to %s RAW: bodies and headers unredacted, secrets included; the journal records it\n", n, len(queues), req.out)
 		return nil
 	}
-	fmt.Fprintf(errw, "dlqt: wrote %d messages from %d queue(s) to %s, redacted (%d value(s) masked; --raw keeps them)\n", n, len(snap.Batches), req.out, masked)
+	fmt.Fprintf(errw, "dlqt: wrote %d messages from %d queue(s) to %s, redacted (%d value(s) masked; --raw keeps them)\n", n, len(queues), req.out, masked)
 	return nil
 }
 
@@ -132,7 +158,7 @@ func consentRaw(req snapshotRequest, stdin *os.File, errw io.Writer) error {
 }
 
 // journalRawSnapshot records who took which queues raw into which file.
-func (a *app) journalRawSnapshot(req snapshotRequest, snap broker.SnapshotFile, messages int) error {
+func (a *app) journalRawSnapshot(req snapshotRequest, vhost string, queues []string, messages int) error {
 	sum, err := fileSHA256(req.out)
 	if err != nil {
 		return err
@@ -141,15 +167,11 @@ func (a *app) journalRawSnapshot(req snapshotRequest, snap broker.SnapshotFile, 
 	if err != nil {
 		return err
 	}
-	queues := make([]string, len(snap.Batches))
-	for i, b := range snap.Batches {
-		queues[i] = b.Queue
-	}
 	file, err := filepath.Abs(req.out)
 	if err != nil {
 		return err
 	}
-	return journal.NewRecorder(j, a.actor, a.host).Record(triage.Record{Action: triage.ActionSnapshotRaw, Vhost: snap.Topology.Vhost,
+	return journal.NewRecorder(j, a.actor, a.host).Record(triage.Record{Action: triage.ActionSnapshotRaw, Vhost: vhost,
 		Details: map[string]any{"queues": queues, "file": file, "sha256": sum, "messages": messages}})
 }
 

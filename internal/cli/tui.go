@@ -72,7 +72,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 
 	vhost := a.vhost
 	if s, ok := r.(*broker.Snapshot); ok {
-		vhost = s.File().Topology.Vhost // the snapshot's, not the flag's
+		vhost = s.Head().Topology.Vhost // the snapshot's, not the flag's
 	}
 	var actions *ui.Actions // a snapshot is read-only: no write side
 	var actionsOff string

@@ -41,3 +41,49 @@ func TestDiscardedNamesTheOutcomeEntry(t *testing.T) {
 		t.Errorf("the index must not touch the chain: %v", err)
 	}
 }
+
+// A discard whose outcome never came (dlqt killed during its acks) leaves
+// its selection open: the ids it named are reported with the entry that
+// named them, a group's through its selected ids, until an outcome
+// discards them; another queue's outcome changes nothing.
+func TestDiscardsInterruptedNameTheSelectionWithoutOutcome(t *testing.T) {
+	j, err := Open(filepath.Join(t.TempDir(), "j.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	add := func(queue, step string, ids ...string) uint64 {
+		t.Helper()
+		e, err := j.Append(Entry{Action: triage.ActionDiscard, Vhost: "v", Queue: queue, MessageIDs: ids, Reason: "r", Details: map[string]any{"step": step}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Seq
+	}
+	add("q", "decision", "a", "b")
+	add("q", "outcome", "a", "b")
+	add("q", "decision") // a --where decision: no ids
+	selected := add("q", "selected", "c", "d", "e")
+	add("other", "decision", "c")
+	add("other", "outcome", "c") // another queue's outcome closes nothing here
+	got, err := j.DiscardsInterrupted("v", "q", []string{"a", "b", "c", "d", "e", "f"})
+	if err != nil || len(got) != 3 || got["c"] != selected || got["e"] != selected {
+		t.Fatalf("interrupted %v, %v; want c, d, e from entry %d", got, err, selected)
+	}
+	if got, _ := j.DiscardsInterrupted("v", "other", []string{"c"}); len(got) != 0 {
+		t.Errorf("the other queue's discard finished: %v", got)
+	}
+	add("q", "decision", "f")
+	add("q", "outcome", "f") // closes its own selection only
+	if got, _ := j.DiscardsInterrupted("v", "q", []string{"c", "d", "e", "f"}); len(got) != 3 || got["d"] != selected {
+		t.Errorf("after the next discard: %v, want c, d, e still from entry %d", got, selected)
+	}
+	add("q", "decision", "d")
+	add("q", "outcome", "d") // discards d for good
+	if got, _ := j.DiscardsInterrupted("v", "q", []string{"c", "d", "e"}); len(got) != 2 || got["d"] != 0 {
+		t.Errorf("after d was discarded: %v, want c and e", got)
+	}
+	if err := j.Verify(); err != nil {
+		t.Errorf("the index must not touch the chain: %v", err)
+	}
+}

@@ -180,6 +180,16 @@ func (s *Shared) Discarded(vhost, queue string, ids []string) (found map[string]
 	return found, err
 }
 
+// DiscardsInterrupted looks ids up in the interrupted-discard index (see
+// Journal.DiscardsInterrupted); like Discarded it opens for writing.
+func (s *Shared) DiscardsInterrupted(vhost, queue string, ids []string) (found map[string]uint64, err error) {
+	err = s.write(func(j *Journal) error {
+		found, err = j.DiscardsInterrupted(vhost, queue, ids)
+		return err
+	})
+	return found, err
+}
+
 // Close releases the file if this process still holds it.
 func (s *Shared) Close() error {
 	s.mu.Lock()

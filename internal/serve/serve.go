@@ -17,7 +17,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/ssh"
 	"charm.land/wish/v2"
-	"charm.land/wish/v2/activeterm"
 	"charm.land/wish/v2/bubbletea"
 
 	"github.com/dlqt/dlqt/internal/access"
@@ -157,10 +156,10 @@ func (s *Server) count() int {
 	return len(s.open)
 }
 
-// teaHandler is wish's bubbletea middleware behind activeterm: a session
-// without a PTY and without a command is told it needs one.
+// teaHandler is wish's bubbletea middleware: it runs the program on the
+// session and sends it the window's resizes.
 func (s *Server) teaHandler(ph bubbletea.ProgramHandler) ssh.Handler {
-	return activeterm.Middleware()(bubbletea.MiddlewareWithProgramHandler(ph)(func(ssh.Session) {}))
+	return bubbletea.MiddlewareWithProgramHandler(ph)(func(ssh.Session) {})
 }
 
 // teaOptions are wish's input, output, size and colour options for sess.

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/ssh"
 	"charm.land/wish/v2"
+	"charm.land/wish/v2/activeterm"
 	gossh "golang.org/x/crypto/ssh"
 )
 
@@ -33,7 +34,9 @@ func (s *Server) handleIn(ctx context.Context, sess ssh.Session) {
 		_ = sess.Exit(code)
 		return
 	}
-	s.runTUI(ctx, cancel, se, sess)
+	// activeterm first: a session without a PTY is told so before any
+	// broker connection is made for it.
+	activeterm.Middleware()(func(sess ssh.Session) { s.runTUI(ctx, cancel, se, sess) })(sess)
 }
 
 // admit names the session's user from the key it authenticated with, read

@@ -1,53 +1,89 @@
 package triage
 
 import (
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // Analyze derives everything dlqt shows from a batch. It never changes the
-// messages; red may be nil only in tests that want no redaction.
+// messages; red may be nil only in tests that want no redaction. Messages
+// are analysed on every core: each is independent of the others but for
+// its identity, which is numbered over the whole batch in between.
 func Analyze(b Batch, top Topology, red *redact.Redactor) []Triaged {
 	r := newRouter(top)
 	envs := make([]Envelope, len(b.Messages))
-	for i, m := range b.Messages {
-		envs[i] = DecodeEnvelope(m.Body)
-	}
+	inParallel(len(b.Messages), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			envs[i] = DecodeEnvelope(b.Messages[i].Body)
+		}
+	})
 	ids := Identify(b.Messages, envs)
 	out := make([]Triaged, len(b.Messages))
-	for i, m := range b.Messages {
-		env := envs[i]
-		deaths := ParseDeaths(m.Headers)
-		raw := parseDeaths(m.Headers, func(s string) string { return s })
-		p := RenderPayload(m.Body, m.Properties.ContentType, red)
-		delivery, _ := headerInt(m.Headers, "x-delivery-count")
-		reason := reasonOf(r, m, raw, deaths)
-		died := latestDeath(m.Headers, env, deaths)
-		if ts, ok := believable(m.Properties.Timestamp); ok && died.IsZero() && reason == ReasonPublished {
-			// An application that parked a message with no failure time of its
-			// own still stamped when it published it here: that is when it died.
-			died = ts
+	inParallel(len(b.Messages), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = triageOne(r, b.Messages[i], envs[i], ids[i], red, true)
 		}
-		out[i] = Triaged{
-			Message:       m,
-			ID:            ids[i],
-			Envelope:      env,
-			Deaths:        deaths,
-			Reason:        reason,
-			ReasonCode:    ReasonCodeOf(m, env),
-			Attempts:      bestAttempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
-			DeliveryCount: clampInt(delivery),
-			DiedAt:        died,
-			Timeline:      BuildTimeline(m, env, deaths),
-			Payload:       p.Text,
-			PayloadBytes:  len(m.Body),
-			Binary:        p.Binary,
-			Redactions:    p.Redactions,
-		}
-	}
+	})
 	return out
+}
+
+// triageOne derives what dlqt shows of one message whose envelope and
+// identity are known; the payload only when asked.
+func triageOne(r *router, m Message, env Envelope, id string, red *redact.Redactor, payload bool) Triaged {
+	deaths := ParseDeaths(m.Headers)
+	raw := parseDeaths(m.Headers, func(s string) string { return s })
+	var p Payload
+	if payload {
+		p = RenderPayload(m.Body, m.Properties.ContentType, red)
+	}
+	delivery, _ := headerInt(m.Headers, "x-delivery-count")
+	reason := reasonOf(r, m, raw, deaths)
+	died := latestDeath(m.Headers, env, deaths)
+	if ts, ok := believable(m.Properties.Timestamp); ok && died.IsZero() && reason == ReasonPublished {
+		// An application that parked a message with no failure time of its
+		// own still stamped when it published it here: that is when it died.
+		died = ts
+	}
+	return Triaged{
+		Message:       m,
+		ID:            id,
+		Envelope:      env,
+		Deaths:        deaths,
+		Reason:        reason,
+		ReasonCode:    ReasonCodeOf(m, env),
+		Attempts:      bestAttempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
+		DeliveryCount: clampInt(delivery),
+		DiedAt:        died,
+		Timeline:      BuildTimeline(m, env, deaths),
+		Payload:       p.Text,
+		PayloadBytes:  len(m.Body),
+		Binary:        p.Binary,
+		Redactions:    p.Redactions,
+	}
+}
+
+// parallelFrom is the batch size from which work is split across cores:
+// below it, starting goroutines costs more than it saves.
+const parallelFrom = 512
+
+// inParallel runs work over [0, n) in one contiguous chunk per core and
+// waits for all of them.
+func inParallel(n int, work func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/parallelFrom+1)
+	if workers <= 1 {
+		work(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += chunk {
+		wg.Go(func() { work(lo, min(lo+chunk, n)) })
+	}
+	wg.Wait()
 }
 
 // reasonOf classifies with the raw x-death names, which must match the

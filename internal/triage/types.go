@@ -229,6 +229,12 @@ type Batch struct {
 	Limit    int       `json:"limit"`
 	TakenAt  time.Time `json:"taken_at"`
 	Messages []Message `json:"messages"`
+	// Read counts the messages read when a streamed browse (BrowseOptions.Each)
+	// handed them over instead of keeping them in Messages.
+	Read int `json:"-"`
+	// Bound says why the browse held fewer than the queue's messages when
+	// something other than Limit stopped it ("broker memory headroom ...").
+	Bound string `json:"bound,omitempty"`
 	// Err is set when the browse stopped early; Messages still holds every
 	// message read before that, all released back to the queue.
 	Err error `json:"-"`
@@ -238,18 +244,35 @@ type Batch struct {
 }
 
 // Truncated reports whether the batch holds fewer messages than the queue had.
-func (b Batch) Truncated() bool { return len(b.Messages) < b.Depth }
+func (b Batch) Truncated() bool { return b.Count() < b.Depth }
+
+// Count is how many messages the browse read, kept or streamed.
+func (b Batch) Count() int { return max(len(b.Messages), b.Read) }
 
 // BrowseOptions bound and steer one browse.
 type BrowseOptions struct {
-	Limit int // at most this many messages; <= 0 means DefaultBrowseLimit
+	// Limit is at most this many messages; <= 0 means DefaultBrowseLimit,
+	// or, for a streamed read (Each), the whole queue. A broker browse
+	// holds fewer when more would bring a node near its memory alarm.
+	Limit int
 	// AcceptDeliveryCost allows browsing a quorum queue whose delivery limit
 	// a read counts toward (DeliveryCost.AsksFirst): each read message's
 	// delivery count grows by one.
 	AcceptDeliveryCost bool
 	// Progress, when set, is called as messages arrive (read so far, expected).
 	Progress func(read, expected int)
+	// Each, when set, takes every message as it is read, in queue order,
+	// and the batch keeps none (Batch.Read counts them); an error stops the
+	// read, which then releases everything as any stopped browse does.
+	// A reader that cannot stream ignores it and fills Messages.
+	Each func(Message) error
+	// MemoryBudget bounds, in bytes, what a streamed read lets the broker
+	// push ahead of the reader; 0 means DefaultMemoryBudget.
+	MemoryBudget int64
 }
+
+// DefaultMemoryBudget is MemoryBudget when none is set.
+const DefaultMemoryBudget = 64 << 20
 
 // DefaultBrowseLimit bounds a snapshot when the user sets none.
 const DefaultBrowseLimit = 10000

@@ -49,6 +49,7 @@ func (s *groupsScreen) key(k tea.KeyPressMsg) tea.Cmd {
 		s.flow.openGroup()
 	case key.Matches(k, keys.Back):
 		s.flow.leave()
+		return relist
 	case key.Matches(k, keys.Refresh):
 		return s.flow.refresh()
 	default:

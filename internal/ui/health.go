@@ -27,6 +27,14 @@ type pollMsg struct{}
 
 func (pollMsg) owner() screenID { return screenQueues }
 
+// relistMsg asks for the queue list at once, off the poll's beat: the
+// user came back to it, and what it shows is as old as when they left.
+type relistMsg struct{}
+
+func (relistMsg) owner() screenID { return screenQueues }
+
+func relist() tea.Msg { return relistMsg{} }
+
 // pollTick arms the next poll; nil when polling is off.
 func (s *queuesScreen) pollTick() tea.Cmd {
 	every := s.c.opts.PollEvery

@@ -92,6 +92,8 @@ func (m *Model) register() {
 	f := &browseFlow{c: c, queues: ref(views.NewQueues(c.Context)), groups: ref(views.NewGroups(c.Context)),
 		messages: ref(views.NewMessages(c.Context)), message: ref(views.NewMessage(c.Context))}
 	m.flow = f
+	c.Fresh = c.opts.PollEvery            // numbers older than a poll say their age
+	f.messages.SetReadAt(f.groups.ReadAt) // a group's messages are as old as its read
 	m.discard = &discardFlow{c: c, flow: f}
 	m.queues = newQueuesScreen(c, f)
 	m.discard.refreshList = m.queues.refresh

@@ -35,6 +35,11 @@ func (s *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		return s, nil
 	case pollMsg:
 		return s, s.onPoll()
+	case relistMsg:
+		if s.listReq != 0 {
+			return s, nil // a read in flight is as new
+		}
+		return s, s.refresh()
 	}
 	return s, listUpdate(s, &s.c.Keys, msg)
 }
@@ -76,6 +81,7 @@ func (s *queuesScreen) onParking(msg parkingMsg) {
 	s.c.setErr(nil) // the last error is the last operation's: this one worked
 	s.SetDoctor(msg.findings)
 	s.c.broker = msg.broker
+	s.SetBroker(msg.broker)
 	s.SetQueues(msg.queues, s.health.record(msg.queues, msg.at))
 	if s.c.focus != screenQueues {
 		s.SelectName(s.flow.groups.Queue())

@@ -22,6 +22,27 @@ type Context struct {
 	// section); nil when there is none, and the groups screen has no owner
 	// column.
 	Owner func(queue string, g triage.Group) string
+	// Fresh is how old a number may be before it says so: the queues
+	// screen's poll interval (0: DefaultFresh).
+	Fresh time.Duration
+}
+
+// DefaultFresh is the queues screen's default poll interval, which the
+// management API's statistics interval (5 s) makes the freshest a depth is.
+const DefaultFresh = 5 * time.Second
+
+// readAgo marks numbers read at `at` with their age once they are older
+// than a refresh would keep them (" · read 40s ago"), else "": one marker
+// per screen or section, not one per cell, so a screen stays readable.
+func (c *Context) readAgo(at time.Time) string {
+	fresh := c.Fresh
+	if fresh <= 0 {
+		fresh = DefaultFresh
+	}
+	if at.IsZero() || c.now().Sub(at) < fresh {
+		return ""
+	}
+	return " · read " + Age(c.now().Sub(at)) + " ago"
 }
 
 func (c *Context) now() time.Time {

@@ -86,6 +86,59 @@ func Count(n int) string {
 	return b.String()
 }
 
+// ShortNumber writes the count that leads s short, for a column with no
+// room for it whole: "1,234,567" -> "1.2M", "100,000 · settling" ->
+// "100k · settling". It rounds down, so it never claims more than there
+// is; s without a leading count comes back as it was.
+func ShortNumber(s string) string {
+	end := 0
+	for end < len(s) && (s[end] >= '0' && s[end] <= '9' || s[end] == ',' || end == 0 && s[end] == '-') {
+		end++
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(s[:end], ",", ""), 10, 64)
+	if err != nil {
+		return s
+	}
+	return shortCount(n) + s[end:]
+}
+
+// shortCount is n in at most three digits and a unit: 999, 1.2k, 12k,
+// 123k, 1.2M, 1.2G; rounded down.
+func shortCount(n int64) string {
+	if n < 0 {
+		return "-" + shortCount(-n)
+	}
+	units := []struct {
+		size int64
+		name string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}}
+	for _, u := range units {
+		if n < u.size {
+			continue
+		}
+		if n < 10*u.size {
+			tenths := n * 10 / u.size
+			if tenths%10 == 0 {
+				return strconv.FormatInt(tenths/10, 10) + u.name
+			}
+			return strconv.FormatInt(tenths/10, 10) + "." + strconv.FormatInt(tenths%10, 10) + u.name
+		}
+		return strconv.FormatInt(n/u.size, 10) + u.name
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// fitNumber fits a number cell in w cells, right-aligned: whole when it
+// fits, else short ("1.2M"), cut with "…" only when even that does not.
+func fitNumber(s string, w int) string {
+	if ansi.StringWidth(s) > w {
+		if short := ShortNumber(s); ansi.StringWidth(short) <= w {
+			s = short
+		}
+	}
+	return fitRight(s, w)
+}
+
 // Plural counts a noun: "1 event", "2 events", "1,204 messages".
 func Plural(n int, noun string) string {
 	if n == 1 {
@@ -121,7 +174,7 @@ func Age(d time.Duration) string {
 
 // Legend explains the two placeholders every screen uses; the full help
 // shows it. "?" is a value nobody recorded, "-" is a value that is empty.
-const Legend = "? = unknown (no time was recorded)   - = none"
+const Legend = "? = unknown (no time was recorded)   - = none   unread = not browsed yet"
 
 // ageSince is how long ago t was, "?" when t is unknown.
 func ageSince(now, t time.Time) string {

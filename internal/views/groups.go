@@ -65,13 +65,17 @@ func Bound(b triage.Batch) string {
 		return fmt.Sprintf("first %s of %s; message at position %d unreadable (headers the AMQP client cannot decode: dlqt quarantine)",
 			Count(len(b.Messages)), Plural(b.Depth, "message"), u.Position)
 	}
-	if b.Truncated() && !ReadToTheEnd(b) {
-		return fmt.Sprintf("first %s of %s", Count(len(b.Messages)), Plural(b.Depth, "message"))
+	if b.Bound != "" && b.Truncated() {
+		// Something other than the limit stopped the hold: say what.
+		return fmt.Sprintf("held %s of %s: %s", Count(b.Count()), Plural(b.Depth, "message"), b.Bound)
 	}
-	if len(b.Messages) == 1 {
+	if b.Truncated() && !ReadToTheEnd(b) {
+		return fmt.Sprintf("first %s of %s", Count(b.Count()), Plural(b.Depth, "message"))
+	}
+	if b.Count() == 1 {
 		return "the only message"
 	}
-	return "all " + Plural(len(b.Messages), "message")
+	return "all " + Plural(b.Count(), "message")
 }
 
 // ReadToTheEnd reports a browse that stopped because the queue had no
@@ -82,7 +86,7 @@ func ReadToTheEnd(b triage.Batch) bool {
 	if limit <= 0 {
 		limit = triage.DefaultBrowseLimit
 	}
-	return b.Err == nil && len(b.Messages) < limit
+	return b.Err == nil && b.Count() < limit
 }
 
 // Open starts showing queue name, dropping the old inspection; the caller
@@ -93,6 +97,9 @@ func (g *Groups) Open(name string) {
 	g.table.ClearFilter()
 	g.table.SetRows(nil)
 }
+
+// ReadAt is when the inspection shown was read.
+func (g *Groups) ReadAt() time.Time { return g.readAt }
 
 // Queue is the queue shown.
 func (g *Groups) Queue() string { return g.queue }
@@ -157,9 +164,9 @@ func (g *Groups) regroup() {
 	}
 	insp := g.insp
 	now := g.ctx.now()
-	rows := make([][]string, len(insp.Groups))
-	for i, gr := range insp.Groups {
-		rows[i] = []string{
+	g.table.SetSource(len(insp.Groups), func(i int) []string {
+		gr := insp.Groups[i]
+		row := []string{
 			string(gr.Reason),
 			orDash(sanitize.Line(gr.ReasonCode)),
 			Count(gr.Count),
@@ -168,10 +175,10 @@ func (g *Groups) regroup() {
 			orDash(strings.Join(sanitize.Lines(gr.EventTypes), ", ")),
 		}
 		if g.ctx.Owner != nil {
-			rows[i] = append(rows[i], orDash(sanitize.Line(g.ctx.Owner(g.queue, gr))))
+			row = append(row, orDash(sanitize.Line(g.ctx.Owner(g.queue, gr))))
 		}
-	}
-	g.table.SetRows(rows)
+		return row
+	})
 }
 
 // Inspection is what is shown (narrowed by the filter), nil while the
@@ -216,8 +223,12 @@ func (g *Groups) header() string {
 		name += " (" + kind + ")"
 	}
 	head := name + " — " + g.counts()
+	// the groups are never re-read behind the user's back (a browse is
+	// never free): past a refresh interval they say how old they are
 	if g.readAt.Before(g.changed) {
 		head += " · read " + Age(g.ctx.now().Sub(g.readAt)) + " ago, before the last action"
+	} else {
+		head += g.ctx.readAgo(g.readAt)
 	}
 	return head
 }

@@ -55,7 +55,7 @@ func TestHealthRowsSortByAttentionAndCarryAWord(t *testing.T) {
 		if s := q.Health(w.name); s != w.state {
 			t.Errorf("%s state %q, want %q", w.name, s, w.state)
 		}
-		if row := q.table.rows[i]; row[0] != string(w.state) {
+		if row := q.table.row(i); row[0] != string(w.state) {
 			t.Errorf("%s row starts %q, want the word %q", w.name, row[0], w.state)
 		}
 	}

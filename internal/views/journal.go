@@ -41,8 +41,9 @@ type Journal struct {
 	verify  string               // "verified" or why not; empty while loading
 	broken  bool
 	loading bool
-	detail  bool // one entry is open
-	scroll  int  // first line of the open entry shown
+	detail  bool      // one entry is open
+	readAt  time.Time // when the entries shown were read
+	scroll  int       // first line of the open entry shown
 }
 
 // NewJournal returns an empty journal screen.
@@ -67,7 +68,7 @@ func (j *Journal) SetLoading(path string) {
 // SetEntries shows entries (in journal order) newest first; verifyErr is
 // the chain check's answer.
 func (j *Journal) SetEntries(entries []JournalEntry, verifyErr error) {
-	j.loading, j.total = false, len(entries)
+	j.loading, j.total, j.readAt = false, len(entries), j.ctx.now()
 	folded, outcomes := foldOutcomes(entries)
 	j.entries = make([]JournalEntry, len(folded))
 	j.outcome = map[int]JournalEntry{}
@@ -83,20 +84,22 @@ func (j *Journal) SetEntries(entries []JournalEntry, verifyErr error) {
 	if verifyErr != nil {
 		j.verify = "CHAIN BROKEN: " + sanitize.Line(verifyErr.Error())
 	}
-	rows := make([][]string, len(j.entries))
-	for i, e := range j.entries {
-		rows[i] = []string{
-			strconv.FormatUint(e.Seq, 10),
-			e.Time.UTC().Format("01-02 15:04:05"),
-			orDash(sanitize.Line(e.Actor)),
-			sanitize.Line(e.Action),
-			orDash(sanitize.Line(e.Queue)),
-			strconv.Itoa(entryCount(e)),
-			j.outcomeText(i),
-			orDash(sanitize.Line(e.Reason)),
-		}
+	j.table.SetSource(len(j.entries), j.row)
+}
+
+// row is the cells of the i-th entry shown, newest first.
+func (j *Journal) row(i int) []string {
+	e := j.entries[i]
+	return []string{
+		strconv.FormatUint(e.Seq, 10),
+		e.Time.UTC().Format("01-02 15:04:05"),
+		orDash(sanitize.Line(e.Actor)),
+		sanitize.Line(e.Action),
+		orDash(sanitize.Line(e.Queue)),
+		strconv.Itoa(entryCount(e)),
+		j.outcomeText(i),
+		orDash(sanitize.Line(e.Reason)),
 	}
-	j.table.SetRows(rows)
 }
 
 // foldOutcomes pairs each outcome entry (details step "outcome") with the
@@ -211,7 +214,12 @@ func (j *Journal) View() string {
 	title := "journal " + sanitize.Line(j.path)
 	status := "reading the journal…"
 	if !j.loading {
-		title += fmt.Sprintf(" — %s entries", Count(j.total))
+		// another dlqt (a headless command, a second TUI) may append meanwhile
+		entries := Count(j.total) + " entries"
+		if j.total == 1 {
+			entries = "1 entry"
+		}
+		title += " — " + entries + j.ctx.readAgo(j.readAt)
 		status = j.verify
 		if j.broken {
 			status = st.Warn.Render(status)

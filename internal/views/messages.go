@@ -2,12 +2,12 @@ package views
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
@@ -20,10 +20,15 @@ type Messages struct {
 	insp   *triage.Inspection
 	group  triage.Group
 	tags   map[string][]string
-	marks  map[string]bool     // message ids the next action applies to
+	marks  map[string]int      // message ids the next action applies to, with their row
 	filter filter.Filter       // field filter in force; empty: none
 	cost   triage.DeliveryCost // what a read costs the queue's messages
+	readAt func() time.Time    // when the inspection shown was read; nil: unknown
 }
+
+// SetReadAt tells the screen when the inspection it shows was read (the
+// groups screen's read), so its counts say their age like the groups'.
+func (m *Messages) SetReadAt(at func() time.Time) { m.readAt = at }
 
 // NewMessages returns an empty messages screen.
 func NewMessages(ctx *Context) Messages {
@@ -33,7 +38,7 @@ func NewMessages(ctx *Context) Messages {
 func (m *Messages) columns() []Column {
 	cols := []Column{
 		{Title: "*", Width: 1}, // "*" marks a message for the next action
-		{Title: "id", Width: m.idWidth(), Flex: 3, Middle: true},
+		{Title: "id", Width: 10, Max: 32, Flex: 3, Middle: true}, // ids told apart, yet the rest still fits
 		{Title: "event type", Width: 8, Flex: 2, Shed: 1},
 		{Title: "att", Width: 3, Right: true},
 		{Title: "age", Width: 6, Right: true},
@@ -50,23 +55,12 @@ func (m *Messages) columns() []Column {
 	return cols
 }
 
-// idWidth is what the longest id of the group needs, within bounds: ids
-// must be told apart, yet the other columns must still fit.
-func (m *Messages) idWidth() int {
-	w := 10
-	if m.insp != nil {
-		for _, idx := range m.group.Members {
-			w = max(w, ansi.StringWidth(sanitize.Line(m.insp.Messages[idx].ID)))
-		}
-	}
-	return min(w, 32)
-}
-
 // Open shows group g of insp from the top, unfiltered; tags are by message
 // id and may be nil.
 func (m *Messages) Open(insp *triage.Inspection, g triage.Group, tags map[string][]string) {
 	m.table.ClearFilter()
-	m.table.rows, m.table.cursor, m.table.offset = nil, 0, 0
+	m.table.SetRows(nil)
+	m.table.cursor, m.table.offset = 0, 0
 	m.marks = nil // marks belong to the group they were made in
 	m.filter = filter.Filter{}
 	m.SetGroup(insp, g, tags)
@@ -108,37 +102,41 @@ func (m *Messages) SetTags(tags map[string][]string) {
 	m.render()
 }
 
+// render hands the table the group's rows, formatted only when drawn
+// (or when a substring filter reads them): a group of a million messages
+// costs a frame what a group of twenty does.
 func (m *Messages) render() {
 	if m.insp == nil {
 		return
 	}
 	now := m.ctx.now()
-	rows := make([][]string, len(m.group.Members))
-	for i, idx := range m.group.Members {
-		t := m.insp.Messages[idx]
-		mark := ""
-		if m.marks[t.ID] {
-			mark = "*"
-		}
-		row := []string{
-			mark,
-			sanitize.Line(t.ID),
-			orDash(sanitize.Line(t.Envelope.EventType)),
-			AttemptsText(t),
-			ageSince(now, t.DiedAt),
-			minute(t.DiedAt),
-			orDash(sanitize.Line(t.ReasonCode)),
-			orDash(tagList(m.tags[t.ID])),
-		}
-		switch {
-		case m.cost.Limited && m.cost.RequeueCounts:
-			row = append(row, fmt.Sprintf("%d/%d", t.DeliveryCount, m.cost.Limit))
-		case m.cost.Limited:
-			row = append(row, strconv.FormatInt(m.cost.PeeksLeft(t.DeliveryCount), 10))
-		}
-		rows[i] = row
+	m.table.SetSource(len(m.group.Members), func(i int) []string { return m.row(i, now) })
+}
+
+// row is the cells of the group's i-th message.
+func (m *Messages) row(i int, now time.Time) []string {
+	t := m.insp.Messages[m.group.Members[i]]
+	mark := ""
+	if _, ok := m.marks[t.ID]; ok {
+		mark = "*"
 	}
-	m.table.SetRows(rows)
+	row := []string{
+		mark,
+		sanitize.Line(t.ID),
+		orDash(sanitize.Line(t.Envelope.EventType)),
+		AttemptsText(t),
+		ageSince(now, t.DiedAt),
+		minute(t.DiedAt),
+		orDash(sanitize.Line(t.ReasonCode)),
+		orDash(tagList(m.tags[t.ID])),
+	}
+	switch {
+	case m.cost.Limited && m.cost.RequeueCounts:
+		row = append(row, fmt.Sprintf("%d/%d", t.DeliveryCount, m.cost.Limit))
+	case m.cost.Limited:
+		row = append(row, strconv.FormatInt(m.cost.PeeksLeft(t.DeliveryCount), 10))
+	}
+	return row
 }
 
 // minute is an absolute time to the minute, in UTC: enough to line a list
@@ -155,58 +153,60 @@ func tagList(tags []string) string { return strings.Join(sanitize.Lines(tags), "
 // ToggleMark marks or unmarks the message under the cursor and moves down,
 // so a run of messages is marked by pressing the key repeatedly.
 func (m *Messages) ToggleMark() {
-	t, ok := m.Selected()
-	if !ok {
+	row, ok := m.table.Selected()
+	if !ok || m.insp == nil {
 		return
 	}
+	id := m.insp.Messages[m.group.Members[row]].ID
 	if m.marks == nil {
-		m.marks = map[string]bool{}
+		m.marks = map[string]int{}
 	}
-	if m.marks[t.ID] {
-		delete(m.marks, t.ID)
+	if _, ok := m.marks[id]; ok {
+		delete(m.marks, id)
 	} else {
-		m.marks[t.ID] = true
+		m.marks[id] = row
 	}
-	m.render()
 	m.table.move(1)
 }
 
 // Marked are the marked message ids the filter shows, in queue order: an
-// action applies only to what the user sees.
+// action applies only to what the user sees. It reads the marks, not the
+// group, so a large group costs nothing here.
 func (m *Messages) Marked() []string {
 	if m.insp == nil || len(m.marks) == 0 {
 		return nil
 	}
-	var ids []string
-	for row, idx := range m.group.Members {
-		if id := m.insp.Messages[idx].ID; m.marks[id] && m.table.Shown(row) {
-			ids = append(ids, id)
+	rows := make([]int, 0, len(m.marks))
+	for _, row := range m.marks {
+		if m.table.Shown(row) {
+			rows = append(rows, row)
 		}
+	}
+	slices.Sort(rows)
+	ids := make([]string, len(rows))
+	for i, row := range rows {
+		ids[i] = m.insp.Messages[m.group.Members[row]].ID
 	}
 	return ids
 }
 
 // ClearMarks unmarks everything (after an action on the marked set).
-func (m *Messages) ClearMarks() {
-	m.marks = nil
-	m.render()
-}
+func (m *Messages) ClearMarks() { m.marks = nil }
 
-// dropGoneMarks forgets marks of messages a refresh no longer shows: an
-// action only ever applies to messages the user can see.
+// dropGoneMarks forgets marks of messages a refresh no longer shows (an
+// action only ever applies to messages the user can see), and finds the
+// row of those still there.
 func (m *Messages) dropGoneMarks() {
 	if len(m.marks) == 0 {
 		return
 	}
-	here := map[string]bool{}
-	for _, idx := range m.group.Members {
-		here[m.insp.Messages[idx].ID] = true
-	}
-	for id := range m.marks {
-		if !here[id] {
-			delete(m.marks, id)
+	kept := map[string]int{}
+	for row, idx := range m.group.Members {
+		if _, ok := m.marks[m.insp.Messages[idx].ID]; ok {
+			kept[m.insp.Messages[idx].ID] = row
 		}
 	}
+	m.marks = kept
 }
 
 // Group is the group shown.
@@ -253,6 +253,9 @@ func (m *Messages) View() string {
 		}
 		if n := len(m.Marked()); n > 0 {
 			title += fmt.Sprintf(" — %d marked", n)
+		}
+		if m.readAt != nil {
+			title += m.ctx.readAgo(m.readAt())
 		}
 	}
 	second := ""

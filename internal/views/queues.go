@@ -33,6 +33,8 @@ type Queues struct {
 	raised   map[string]raise     // states held until the queue is dealt with
 	reads    map[string]readNote  // what the last browse of a queue found
 	changed  map[string]time.Time // when an action last changed a queue
+	listedAt time.Time            // when the list shown was read
+	broker   triage.Broker        // what the list was read from: a quorum queue's delivery cost
 }
 
 // statsLag is how long the management API's queue depths may trail the
@@ -156,10 +158,22 @@ func (q *Queues) SetLoading(on bool) { q.loading = on }
 // SetFailed records that the last read failed; an old list stays on screen.
 func (q *Queues) SetFailed() { q.loading, q.failed = false, true }
 
+// SetBroker names the broker the list is read from, for what a read of a
+// queue would cost (a quorum queue's delivery limit). Call it before
+// SetQueues.
+func (q *Queues) SetBroker(b triage.Broker) { q.broker = b }
+
 // SetQueues shows a freshly read list with what the root measured of each
 // queue across polls (trends by queue name; a queue without one shows its
 // publish rate). Every broker string is sanitised here.
 func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
+	q.listedAt = q.ctx.now()
+	q.show(qs, trends)
+}
+
+// show renders qs: SetQueues for a new read, redraw for what was learnt
+// since (a browse, an action), which leaves the list's age as it was.
+func (q *Queues) show(qs []triage.ParkingQueue, trends map[string]Trend) {
 	prev, had := q.Selected()
 	now := q.ctx.now()
 	q.trends = trends
@@ -183,7 +197,7 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 			q.depthCell(p, now),
 			rate(in),
 			trendLine(q.trends[p.Name].History, trendWidth),
-			ageSince(now, oldest),
+			q.oldestCell(p, oldest, now),
 			strconv.Itoa(p.Consumers),
 			orDash(source),
 		}
@@ -199,10 +213,6 @@ func (q *Queues) SetQueues(qs []triage.ParkingQueue, trends map[string]Trend) {
 			return q.ctx.Styles.Warn, true
 		}
 		return lipgloss.Style{}, false
-	}
-	q.table.cols[2].Width = 6
-	for _, r := range rows { // a depth that says its age needs the room
-		q.table.cols[2].Width = max(q.table.cols[2].Width, ansi.StringWidth(r[2]))
 	}
 	q.table.SetRows(rows)
 	if had { // follow the queue, not the row number, across a refresh
@@ -238,7 +248,7 @@ func (q *Queues) NoteRead(name string, insp *triage.Inspection) {
 // between two reads of it.
 func (q *Queues) redraw() {
 	if q.loaded {
-		q.SetQueues(q.queues, q.trends)
+		q.show(q.queues, q.trends)
 	}
 }
 
@@ -271,6 +281,43 @@ func (q *Queues) oldest(p triage.ParkingQueue) (time.Time, string) {
 		at, from = r.oldest, r.from
 	}
 	return at, from
+}
+
+// oldestCell is the age of p's oldest message, or why there is none:
+// "unread" for a queue not browsed this session whose broker keeps no head
+// timestamp (its dead letters' times are only known by reading them, and
+// a read is never free), "-" for an empty queue.
+func (q *Queues) oldestCell(p triage.ParkingQueue, oldest, now time.Time) string {
+	_, read := q.reads[p.Name]
+	switch {
+	case !oldest.IsZero():
+		return Age(now.Sub(oldest))
+	case p.Messages == 0:
+		return "-"
+	case !read:
+		return "unread"
+	}
+	return "?"
+}
+
+// oldestDetail says the age of p's oldest message and where it comes
+// from, or what it would take to know it: a queue not read yet says enter
+// reads it, and whether that read counts as a delivery.
+func (q *Queues) oldestDetail(p triage.ParkingQueue, now time.Time) string {
+	if at, from := q.oldest(p); !at.IsZero() {
+		return "oldest " + Age(now.Sub(at)) + " (" + from + ")"
+	}
+	if p.Messages == 0 {
+		return ""
+	}
+	if _, read := q.reads[p.Name]; read {
+		return "oldest unknown (no message carries a time)"
+	}
+	open := q.ctx.Keys.Open.Help().Key
+	if triage.DeliveryCostOf(p.Queue, q.broker).AsksFirst() {
+		return "oldest not read yet (each read counts a delivery here; " + open + " asks first)"
+	}
+	return "oldest not read yet (" + open + " to browse)"
 }
 
 // hold keeps a raised state until the queue is dealt with: a burst's
@@ -312,13 +359,13 @@ func (q *Queues) Detail() string {
 	}
 	parts := []string{sanitize.Line(p.Name) + ": last dead letter " + ago(now, last)}
 	if last.IsZero() {
-		parts[0] = sanitize.Line(p.Name) + ": no dead letter seen arrive yet"
+		parts[0] = sanitize.Line(p.Name) + ": no arrival seen yet"
+	}
+	if o := q.oldestDetail(p, now); o != "" {
+		parts = append(parts, o)
 	}
 	if tr.GrowthOver > 0 {
 		parts = append(parts, fmt.Sprintf("%+d in the last %s", tr.Growth, Age(min(tr.GrowthOver, GrowthSpan))))
-	}
-	if at, from := q.oldest(p); !at.IsZero() {
-		parts = append(parts, "oldest "+Age(now.Sub(at))+" ("+from+")")
 	}
 	if r, ok := q.raised[p.Name]; ok && r.holding {
 		parts = append(parts, fmt.Sprintf("%s held until the depth is back to %d", r.level, r.baseline))
@@ -403,9 +450,10 @@ func (q *Queues) SelectName(name string) {
 func (q *Queues) View() string {
 	st := q.ctx.Styles
 	var head string
-	listed := Plural(len(q.queues), "parking queue")
+	// the list's age goes right after the count, where it is not cut
+	plural, order := Plural(len(q.queues), "parking queue"), ""
 	if len(q.queues) > 1 {
-		listed += ": fastest-growing, then oldest, then deepest first"
+		order = ": fastest-growing, then oldest, then deepest first"
 	}
 	refresh := q.ctx.Keys.Refresh.Help().Key
 	switch {
@@ -414,11 +462,11 @@ func (q *Queues) View() string {
 	case !q.loaded:
 		head = "reading the topology…"
 	case q.failed:
-		head = listed + " (the last refresh failed; " + refresh + " tries again)"
+		head = plural + q.ctx.readAgo(q.listedAt) + " (the last refresh failed; " + refresh + " tries again)"
 	case q.loading:
-		head = listed + " (refreshing…)"
+		head = plural + q.ctx.readAgo(q.listedAt) + " (refreshing…)"
 	default:
-		head = listed
+		head = plural + q.ctx.readAgo(q.listedAt) + order
 	}
 
 	if q.loaded && len(q.queues) == 0 {

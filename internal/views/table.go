@@ -1,12 +1,14 @@
 package views
 
 import (
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Column describes one table column. Width is the fixed width, or the
@@ -16,9 +18,15 @@ type Column struct {
 	Title string
 	Width int
 	Flex  int
-	Right bool // numbers
+	// Right marks numbers: right-aligned, widened to the widest number
+	// drawn so a count is never cut, and written short ("1.2M") only when
+	// the line has no room for it whole.
+	Right bool
 	// Middle cuts a long cell in its middle, keeping the tail (ids).
 	Middle bool
+	// Max, when above Width, lets the column widen to its widest cell
+	// drawn, up to Max (ids: told apart without starving the others).
+	Max int
 	// Shed is the order in which columns give way when the minimum widths
 	// do not fit: the highest goes first; 0 never goes.
 	Shed int
@@ -28,13 +36,21 @@ type Column struct {
 // ours rather than bubbles/table because the selection must show without
 // colour (a "›" marker), cells must truncate with "…", and the filter must
 // keep indexes into the caller's rows.
+//
+// It is virtual: the screen gives a row count and a function that formats
+// one row, and a frame formats only the rows it draws, so a million
+// messages cost what twenty do. Only a substring filter reads every row.
 type Table struct {
-	ctx     *Context
-	cols    []Column
-	rows    [][]string // cells, already sanitised by the screen
-	visible []int      // indexes into rows that pass the filter
-	cursor  int        // index into visible
-	offset  int        // first visible row drawn
+	ctx   *Context
+	cols  []Column
+	n     int                  // rows before filtering
+	rowAt func(i int) []string // cells of row i, already sanitised by the screen
+	// visible are the indexes into the rows that pass the filter, in
+	// order; nil while no filter is in force: every row, without a slice
+	// of a million indexes.
+	visible []int
+	cursor  int // index into the visible rows
+	offset  int // first visible row drawn
 	width   int
 	height  int
 
@@ -88,12 +104,31 @@ func (t *Table) FilterError() string { return t.filterErr }
 
 // Shown reports whether the underlying row i passes the filter.
 func (t *Table) Shown(i int) bool {
-	for _, r := range t.visible {
-		if r == i {
-			return true
-		}
+	_, ok := t.position(i)
+	return ok
+}
+
+// position is where the underlying row i is among the visible rows.
+func (t *Table) position(i int) (int, bool) {
+	if i < 0 || i >= t.n {
+		return 0, false
 	}
-	return false
+	if !t.filtered() {
+		return i, true
+	}
+	c, ok := slices.BinarySearch(t.visible, i)
+	return c, ok
+}
+
+// filtered reports whether a filter narrows the rows.
+func (t *Table) filtered() bool { return t.matcher != nil || t.query != "" }
+
+// visibleRow is the underlying index of the c-th visible row.
+func (t *Table) visibleRow(c int) int {
+	if !t.filtered() {
+		return c
+	}
+	return t.visible[c]
 }
 
 // SetColumns replaces the columns (a quorum queue adds one).
@@ -102,34 +137,45 @@ func (t *Table) SetColumns(cols []Column) { t.cols = cols }
 // SetRows replaces the rows, keeping the selection on the same underlying
 // row when it is still there.
 func (t *Table) SetRows(rows [][]string) {
+	t.SetSource(len(rows), func(i int) []string { return rows[i] })
+}
+
+// SetSource replaces the rows with n rows that row formats on demand,
+// keeping the selection on the same underlying row when it is still there.
+func (t *Table) SetSource(n int, row func(i int) []string) {
 	sel, ok := t.Selected()
-	t.rows = rows
+	t.n, t.rowAt = n, row
 	t.applyFilter()
 	if ok {
 		t.Select(sel)
 	}
 }
 
+// row is the cells of underlying row i.
+func (t *Table) row(i int) []string { return t.rowAt(i) }
+
 // Len is the number of rows shown after filtering, and Total before.
-func (t *Table) Len() int   { return len(t.visible) }
-func (t *Table) Total() int { return len(t.rows) }
+func (t *Table) Len() int {
+	if !t.filtered() {
+		return t.n
+	}
+	return len(t.visible)
+}
+func (t *Table) Total() int { return t.n }
 
 // Selected is the index (into the rows given to SetRows) under the cursor.
 func (t *Table) Selected() (int, bool) {
-	if t.cursor < 0 || t.cursor >= len(t.visible) {
+	if t.cursor < 0 || t.cursor >= t.Len() {
 		return 0, false
 	}
-	return t.visible[t.cursor], true
+	return t.visibleRow(t.cursor), true
 }
 
 // Select moves the cursor to the underlying row i when it is visible.
 func (t *Table) Select(i int) {
-	for c, r := range t.visible {
-		if r == i {
-			t.cursor = c
-			t.scroll()
-			return
-		}
+	if c, ok := t.position(i); ok {
+		t.cursor = c
+		t.scroll()
 	}
 }
 
@@ -201,15 +247,15 @@ func (t *Table) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(k, keys.PageDown):
 		t.move(t.bodyHeight())
 	case key.Matches(k, keys.Top):
-		t.move(-len(t.visible))
+		t.move(-t.Len())
 	case key.Matches(k, keys.Bottom):
-		t.move(len(t.visible))
+		t.move(t.Len())
 	}
 	return nil
 }
 
 func (t *Table) move(n int) {
-	t.cursor = min(max(t.cursor+n, 0), max(len(t.visible)-1, 0))
+	t.cursor = min(max(t.cursor+n, 0), max(t.Len()-1, 0))
 	t.scroll()
 }
 
@@ -222,22 +268,24 @@ func (t *Table) scroll() {
 	if h > 0 && t.cursor >= t.offset+h {
 		t.offset = t.cursor - h + 1
 	}
-	t.offset = min(t.offset, max(len(t.visible)-h, 0))
+	t.offset = min(t.offset, max(t.Len()-h, 0))
 	t.offset = max(t.offset, 0)
 }
 
 func (t *Table) applyFilter() {
-	q := strings.ToLower(t.query)
 	t.visible = t.visible[:0]
-	for i, r := range t.rows {
-		if t.matcher != nil && !t.matcher(i) {
-			continue
-		}
-		if q == "" || strings.Contains(strings.ToLower(strings.Join(r, " ")), q) {
-			t.visible = append(t.visible, i)
+	if t.filtered() {
+		q := strings.ToLower(t.query)
+		for i := range t.n {
+			if t.matcher != nil && !t.matcher(i) {
+				continue
+			}
+			if q == "" || strings.Contains(strings.ToLower(strings.Join(t.row(i), " ")), q) {
+				t.visible = append(t.visible, i)
+			}
 		}
 	}
-	t.cursor = min(t.cursor, max(len(t.visible)-1, 0))
+	t.cursor = min(t.cursor, max(t.Len()-1, 0))
 	t.scroll()
 }
 
@@ -255,18 +303,63 @@ func (t *Table) bodyHeight() int {
 	return max(h, 0)
 }
 
+// drawn is the cells of the rows this frame draws, each formatted once.
+func (t *Table) drawn() [][]string {
+	end := min(t.offset+t.bodyHeight(), t.Len())
+	out := make([][]string, 0, max(end-t.offset, 0))
+	for c := t.offset; c < end; c++ {
+		out = append(out, t.row(t.visibleRow(c)))
+	}
+	return out
+}
+
 // widths lays the columns out in the table width: two cells for the
-// selection marker, one space between columns. When the minimum widths do
-// not fit, columns give way by Shed (width 0: not drawn), so what matters
-// most keeps its width rather than every column being cut.
-func (t *Table) widths() []int {
+// selection marker, one space between columns. Numbers take the width of
+// the widest drawn. When the widths do not fit, columns give way by Shed
+// (width 0: not drawn), so what matters most keeps its width rather than
+// every column being cut; then numbers are written short.
+func (t *Table) widths(drawn [][]string) []int {
+	ws := t.natural(drawn)
+	free := t.width - 2 - (len(t.cols) - 1)
+	for _, w := range ws {
+		free -= w
+	}
+	free = t.shed(ws, free)
+	if free < 0 {
+		free = t.shorten(ws, drawn, free)
+	}
+	t.spread(ws, free)
+	return ws
+}
+
+// natural is each column's width before the line's width is considered:
+// its minimum, widened for the numbers (and, up to Max, the cells) drawn.
+func (t *Table) natural(drawn [][]string) []int {
 	ws := make([]int, len(t.cols))
-	shown := len(t.cols)
-	free := t.width - 2 - (shown - 1)
 	for i, c := range t.cols {
 		ws[i] = c.Width
-		free -= c.Width
+		if !c.Right && c.Max <= c.Width {
+			continue
+		}
+		widest := 0
+		for _, r := range drawn {
+			if i < len(r) {
+				widest = max(widest, ansi.StringWidth(r[i]))
+			}
+		}
+		if c.Right {
+			ws[i] = max(ws[i], widest, ansi.StringWidth(c.Title))
+		}
+		if c.Max > c.Width {
+			ws[i] = max(ws[i], min(widest, c.Max))
+		}
 	}
+	return ws
+}
+
+// shed drops columns by Shed, highest first, while free is negative, and
+// returns what is free after.
+func (t *Table) shed(ws []int, free int) int {
 	for free < 0 {
 		drop := -1
 		for i, c := range t.cols {
@@ -280,33 +373,64 @@ func (t *Table) widths() []int {
 		free += ws[drop] + 1
 		ws[drop] = 0
 	}
+	return free
+}
+
+// shorten narrows number columns to their short form ("1.2M") while free
+// is negative, and returns what is free after.
+func (t *Table) shorten(ws []int, drawn [][]string, free int) int {
+	for i, c := range t.cols {
+		if free >= 0 {
+			break
+		}
+		if !c.Right || ws[i] == 0 {
+			continue
+		}
+		short := max(c.Width, ansi.StringWidth(c.Title))
+		for _, r := range drawn {
+			if i < len(r) {
+				short = max(short, ansi.StringWidth(ShortNumber(r[i])))
+			}
+		}
+		if short < ws[i] {
+			free += ws[i] - short
+			ws[i] = short
+		}
+	}
+	return free
+}
+
+// spread shares what is free among the flexible columns.
+func (t *Table) spread(ws []int, free int) {
 	flex := 0
 	for i, c := range t.cols {
 		if ws[i] > 0 {
 			flex += c.Flex
 		}
 	}
-	if free > 0 && flex > 0 {
-		left := free
-		last := -1
-		for i, c := range t.cols {
-			if c.Flex == 0 || ws[i] == 0 {
-				continue
-			}
-			add := free * c.Flex / flex
-			ws[i] += add
-			left -= add
-			last = i
-		}
-		ws[last] += left
+	if free <= 0 || flex == 0 {
+		return
 	}
-	return ws
+	left := free
+	last := -1
+	for i, c := range t.cols {
+		if c.Flex == 0 || ws[i] == 0 {
+			continue
+		}
+		add := free * c.Flex / flex
+		ws[i] += add
+		left -= add
+		last = i
+	}
+	ws[last] += left
 }
 
-// View draws exactly height lines of at most width cells.
+// View draws exactly height lines of at most width cells; it formats
+// only the rows it draws.
 func (t *Table) View() string {
 	st := t.ctx.Styles
-	ws := t.widths()
+	drawn := t.drawn()
+	ws := t.widths(drawn)
 	var b strings.Builder
 	cells := make([]string, len(t.cols))
 	for i, c := range t.cols {
@@ -320,27 +444,13 @@ func (t *Table) View() string {
 	h := t.bodyHeight()
 	for n := 0; n < h; n++ {
 		b.WriteByte('\n')
-		vi := t.offset + n
-		if vi >= len(t.visible) {
+		if n >= len(drawn) {
 			continue
 		}
-		row := t.rows[t.visible[vi]]
-		for i, c := range t.cols {
-			v := ""
-			if i < len(row) {
-				v = row[i]
-			}
-			switch {
-			case c.Right:
-				cells[i] = fitRight(v, ws[i])
-			case c.Middle:
-				cells[i] = Fit(ElideMiddle(v, ws[i]), ws[i])
-			default:
-				cells[i] = Fit(v, ws[i])
-			}
-		}
+		vi := t.offset + n
+		t.cells(cells, drawn[n], ws)
 		line := joinShown(cells, ws)
-		switch own, ok := t.rowStyle(t.visible[vi]); {
+		switch own, ok := t.rowStyle(t.visibleRow(vi)); {
 		case vi == t.cursor:
 			b.WriteString(st.Selected.Render(Fit("› "+line, t.width)))
 		case ok:
@@ -350,19 +460,43 @@ func (t *Table) View() string {
 		}
 	}
 	if t.showFilterLine() {
-		b.WriteByte('\n')
-		line := t.filter.View()
-		if !t.filtering {
-			line = "/ " + t.filter.Value()
-		}
-		line += st.Dim.Render("  (" + Count(len(t.visible)) + " of " + Count(len(t.rows)) + ")")
-		b.WriteString(fitLines(line, t.width, 1))
-		if t.filterErr != "" {
-			b.WriteByte('\n')
-			b.WriteString(st.Error.Render(fitLines("  bad filter, the last good one stays: "+t.filterErr, t.width, 1)))
-		}
+		t.filterLine(&b)
 	}
 	return b.String()
+}
+
+// cells fits one row's values into their columns' widths.
+func (t *Table) cells(cells, row []string, ws []int) {
+	for i, c := range t.cols {
+		v := ""
+		if i < len(row) {
+			v = row[i]
+		}
+		switch {
+		case c.Right:
+			cells[i] = fitNumber(v, ws[i])
+		case c.Middle:
+			cells[i] = Fit(ElideMiddle(v, ws[i]), ws[i])
+		default:
+			cells[i] = Fit(v, ws[i])
+		}
+	}
+}
+
+// filterLine writes the filter bar, its count, and the parser's error.
+func (t *Table) filterLine(b *strings.Builder) {
+	st := t.ctx.Styles
+	b.WriteByte('\n')
+	line := t.filter.View()
+	if !t.filtering {
+		line = "/ " + t.filter.Value()
+	}
+	line += st.Dim.Render("  (" + Count(t.Len()) + " of " + Count(t.n) + ")")
+	b.WriteString(fitLines(line, t.width, 1))
+	if t.filterErr != "" {
+		b.WriteByte('\n')
+		b.WriteString(st.Error.Render(fitLines("  bad filter, the last good one stays: "+t.filterErr, t.width, 1)))
+	}
 }
 
 // joinShown joins the cells of the columns that have a width.

@@ -120,6 +120,7 @@ type fakePort struct {
 	clock        *fakeClock
 	ackErr       error           // every Ack fails with it: the hold channel is gone
 	onPublish    []Signal        // sent on Signals with the first publish
+	onHold       []Signal        // sent on Signals while holding
 	closeSignals bool            // then Signals closes, as amqp091-go closes its notify channels
 	gone         map[string]bool // Hold does not find these
 	depthErr     error
@@ -135,6 +136,9 @@ func newFakePort() *fakePort {
 }
 
 func (p *fakePort) Hold(_ context.Context, _ string, ids []string, _ string) ([]HeldMessage, error) {
+	for _, s := range p.onHold {
+		p.signals <- s
+	}
 	var out []HeldMessage
 	for _, id := range ids {
 		if p.gone[id] {

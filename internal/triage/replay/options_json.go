@@ -15,7 +15,8 @@ func (o Options) MarshalJSON() ([]byte, error) {
 		fields
 		Observe        string `json:"observe"`
 		ConfirmTimeout string `json:"confirm_timeout"`
-	}{fields(o), o.Observe.String(), o.ConfirmTimeout.String()})
+		Baseline       string `json:"baseline,omitempty"`
+	}{fields(o), o.Observe.String(), o.ConfirmTimeout.String(), durationOrEmpty(o.Baseline)})
 }
 
 // UnmarshalJSON reads the durations as strings, or as the nanoseconds the
@@ -26,13 +27,23 @@ func (o *Options) UnmarshalJSON(data []byte) error {
 		fields
 		Observe        jsonDuration `json:"observe"`
 		ConfirmTimeout jsonDuration `json:"confirm_timeout"`
+		Baseline       jsonDuration `json:"baseline"`
 	}
 	if err := json.Unmarshal(data, &in); err != nil {
 		return err
 	}
 	*o = Options(in.fields)
 	o.Observe, o.ConfirmTimeout = time.Duration(in.Observe), time.Duration(in.ConfirmTimeout)
+	o.Baseline = time.Duration(in.Baseline)
 	return nil
+}
+
+// durationOrEmpty is d as a string, or "" (omitted) for none.
+func durationOrEmpty(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }
 
 // jsonDuration is a duration written "10s" or, as before, in nanoseconds.

@@ -206,6 +206,9 @@ func (o Options) validate() error {
 	if o.MaxBacklog < 0 {
 		return fmt.Errorf("max backlog must not be negative, got %d", o.MaxBacklog)
 	}
+	if o.Baseline < 0 {
+		return fmt.Errorf("baseline must not be negative, got %s", o.Baseline)
+	}
 	_, err := Allowed(triage.Route{}, o.Allow) // a bad pattern is said at plan time
 	return err
 }

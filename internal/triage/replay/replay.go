@@ -26,6 +26,10 @@ const (
 	DefaultCanaryRate     = 1.0 // msg/s, capped by the ceiling
 	DefaultObserve        = 30 * time.Second
 	DefaultConfirmTimeout = 30 * time.Second
+	// DefaultBaseline is what the command line counts the destination's
+	// own dead letters for before the canary (Options.Baseline's zero
+	// value counts only during the hold).
+	DefaultBaseline = 5 * time.Second
 )
 
 // Options steer one replay. Zero values take the defaults above.
@@ -41,6 +45,12 @@ type Options struct {
 	// Rate. Without it the replay waits for RampUp in PhaseAwaitingRamp.
 	AutoRamp       bool          `json:"auto_ramp,omitempty"`
 	ConfirmTimeout time.Duration `json:"confirm_timeout"` // a publish unconfirmed this long counts as returned
+	// Baseline is how long the run counts the destination's own dead
+	// letters before its canary (besides the hold): during a live incident
+	// a destination keeps dead-lettering messages of its own, and only
+	// what comes above that rate is the replay's collateral. 0: the hold
+	// alone is the baseline.
+	Baseline time.Duration `json:"baseline,omitempty"`
 }
 
 // Item is one message of a plan and where it goes.
@@ -120,6 +130,7 @@ type Phase string
 
 const (
 	PhaseHolding      Phase = "holding"       // taking the selected messages
+	PhaseBaseline     Phase = "baseline"      // counting the destination's own dead letters
 	PhaseCanary       Phase = "canary"        // publishing the canary slowly
 	PhaseObserving    Phase = "observing"     // watching the canary's fate
 	PhaseAwaitingRamp Phase = "awaiting-ramp" // canary passed: ramp up or abort
@@ -185,6 +196,10 @@ type Result struct {
 	// Gone lists messages a resumed replay found confirmed before the
 	// interruption but no longer in the queue: acked then, or taken since.
 	Gone []string
+	// AckedAgain lists messages a run before the interruption had resolved
+	// that the resume found back in the queue (the broker lost their acks
+	// with a node): acked again, not published again.
+	AckedAgain []string
 	// Unconfirmed lists messages published whose confirm never came (they
 	// count as returned, the source is kept): the destination may have the
 	// copy, so a later replay may deliver them twice.
@@ -192,6 +207,12 @@ type Result struct {
 	// Collateral lists messages that were not replayed but were dead
 	// lettered from a destination into a watched parking queue meanwhile.
 	Collateral []string
+	// DeadLettersAtBaseline counts messages dead-lettered from a
+	// destination while the replay ran that stayed within the rate counted
+	// before the canary (BaselineRate, per second): the destination's own
+	// failures, not collateral.
+	DeadLettersAtBaseline int
+	BaselineRate          float64
 	// Resumable is set when the replay stopped without a finish entry, so
 	// that `--resume` can settle what it left (Unacked).
 	Resumable bool

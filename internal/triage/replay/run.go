@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -89,10 +90,15 @@ type run struct {
 	unacked     map[string]bool   // confirmed, but the source could not be acked
 	unconfirmed []string          // published, no confirm came: may be delivered twice
 	gone        []string          // confirmed before an interruption, source gone since
+	ackedAgain  []string          // resolved before an interruption, yet back in the queue: acked again
 	collateral  map[string]string // not replayed, dead-lettered from a destination: id -> queue
-	warnings    []string          // what went wrong without stopping the run
-	depthErr    string
-	resumable   bool
+	// collateralOrder is collateral's ids as they came; they are journaled
+	// only once they exceed the baseline.
+	collateralOrder []string
+	base            baseline
+	warnings        []string // what went wrong without stopping the run
+	depthErr        string
+	resumable       bool
 
 	// Journalled at the next flush: confirmed before the ack, the others as they come.
 	toConfirm, toFail, toReturn, toCollateral []string
@@ -162,15 +168,21 @@ func (r *run) begin(ctx context.Context) error {
 	}
 	r.started = true
 	r.emit()
-	var want []string
+	var want, resolved []string
 	for _, it := range r.plan.Items {
 		if o, done := prior.Settled[it.ID]; done {
 			r.outcome[it.ID] = o
+			if o == OutcomeResolved {
+				resolved = append(resolved, it.ID)
+			}
 			continue
 		}
 		want = append(want, it.ID)
 	}
-	if err := r.hold(ctx, want); err != nil {
+	if err := r.hold(ctx, append(slices.Clone(want), resolved...)); err != nil {
+		return err
+	}
+	if err := r.ackAgain(ctx, resolved); err != nil {
 		return err
 	}
 	if err := r.settlePrior(ctx, want, prior.Confirmed); err != nil {
@@ -181,13 +193,7 @@ func (r *run) begin(ctx context.Context) error {
 		r.noteDepth(depthReading{d, err})
 		r.baseDepth = r.depth
 	}
-	if prior.CanaryPassed {
-		r.afterObservation()
-	} else {
-		r.canaryLeft = min(r.opts.Canary, len(r.queue))
-		r.setRate(r.opts.CanaryRate)
-		r.phase = PhaseCanary
-	}
+	r.startBaseline(prior.CanaryPassed)
 	return nil
 }
 
@@ -269,6 +275,38 @@ func (r *run) ackPrior(ctx context.Context, ids []string) error {
 		r.confirmed++
 	}
 	return r.record(triage.ActionReplayOutcome, string(OutcomeResolved), ids, map[string]any{"acked": true, "why": "confirmed before the interruption, acked on resume"})
+}
+
+// whyAckedAgain is what the journal says of a source acked again.
+const whyAckedAgain = "resolved before the interruption, yet back in the queue (the broker never applied its ack): its copy was confirmed, so it is acked again"
+
+// ackAgain acks the sources a run before the interruption had resolved
+// that the hold found back in the queue: their acks were sent, but the
+// broker lost them with the connection (a node killed before it applied
+// them). Their copies were confirmed, so they are taken now, not
+// published again; left there, each would be delivered twice.
+func (r *run) ackAgain(ctx context.Context, resolved []string) error {
+	var back []string
+	for _, id := range resolved {
+		if _, held := r.held[id]; held {
+			back = append(back, id)
+		}
+	}
+	if len(back) == 0 {
+		return nil
+	}
+	if err := r.port.Ack(ctx, back); err != nil {
+		for _, id := range back {
+			r.unacked[id] = true // the replay stays resumable: the next resume tries again
+		}
+		return fmt.Errorf("replay %s: ack the %d sources resolved before the interruption that are back in the queue: %w", r.plan.ID, len(back), err)
+	}
+	for _, id := range back {
+		delete(r.held, id)
+		r.why[id] = whyAckedAgain
+	}
+	r.ackedAgain = append(r.ackedAgain, back...)
+	return r.record(triage.ActionReplayOutcome, string(OutcomeResolved), back, map[string]any{"acked": true, "acked_again": true, "why": whyAckedAgain})
 }
 
 // goneConfirmed settles confirmed messages whose sources are no longer in

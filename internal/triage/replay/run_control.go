@@ -37,17 +37,26 @@ func (r *run) signal(s Signal) {
 }
 
 // deadLetter counts a message that is not one of the replay's but was
-// dead-lettered from one of its destination queues while it ran: the
-// replay pushed it out (a full bounded queue drops its head).
+// dead-lettered from one of its destination queues: before the canary it
+// is the destination's own baseline; after, the replay may have pushed it
+// out (a full bounded queue drops its head), which judgeCollateral decides
+// against the baseline.
 func (r *run) deadLetter(s Signal) {
 	if _, ours := r.items[s.ID]; ours || !slices.Contains(r.plan.DestinationQueues, s.Queue) {
+		return
+	}
+	if r.base.from.IsZero() { // holding or counting the baseline
+		r.base.counted++
 		return
 	}
 	if _, seen := r.collateral[s.ID]; seen {
 		return
 	}
 	r.collateral[s.ID] = s.Queue
-	r.toCollateral = append(r.toCollateral, s.ID)
+	r.collateralOrder = append(r.collateralOrder, s.ID)
+	if r.base.over {
+		r.toCollateral = append(r.toCollateral, s.ID)
+	}
 }
 
 func (r *run) command(c Command) error {
@@ -104,6 +113,10 @@ func (r *run) advance() error {
 		return nil
 	}
 	switch r.phase {
+	case PhaseBaseline:
+		if !r.clock.Now().Before(r.base.until) {
+			r.endBaseline()
+		}
 	case PhaseCanary:
 		if r.canaryLeft == 0 && r.inFlight == 0 && len(r.toConfirm) == 0 {
 			r.phase = PhaseObserving
@@ -138,7 +151,11 @@ func (r *run) afterObservation() {
 
 // trip stops the replay when a threshold is crossed.
 func (r *run) trip() {
-	if r.ended() || (r.failedAgain == 0 && r.returned == 0 && len(r.collateral) == 0 && r.opts.MaxBacklog == 0) {
+	if r.ended() {
+		return
+	}
+	r.judgeCollateral()
+	if r.failedAgain == 0 && r.returned == 0 && !r.base.over && r.opts.MaxBacklog == 0 {
 		return
 	}
 	if why := Threshold(r.opts, r.tally()); why != "" {
@@ -152,14 +169,19 @@ type Tally struct {
 	FailedIDs             []string
 	ReturnWhy             string
 	// Collateral are messages not replayed but dead-lettered from a
-	// destination queue meanwhile, by id -> the queue they died in.
-	Collateral       map[string]string
-	DestinationDepth int // -1 unknown
-	BaseDepth        int // depth when the replay started; -1 unknown
+	// destination queue meanwhile, by id -> the queue they died in;
+	// CollateralAllowed of them the destination's own rate before the
+	// replay (BaselineRate a second) accounts for.
+	Collateral        map[string]string
+	CollateralAllowed int
+	BaselineRate      float64
+	DestinationDepth  int // -1 unknown
+	BaseDepth         int // depth when the replay started; -1 unknown
 }
 
 func (r *run) tally() Tally {
-	t := Tally{FailedAgain: r.failedAgain, Returned: r.returned, DestinationDepth: r.depth, BaseDepth: r.baseDepth, Collateral: r.collateral}
+	t := Tally{FailedAgain: r.failedAgain, Returned: r.returned, DestinationDepth: r.depth, BaseDepth: r.baseDepth,
+		Collateral: r.collateral, CollateralAllowed: r.collateralAllowed(), BaselineRate: r.base.rate}
 	for _, id := range r.plan.IDs() {
 		switch r.outcome[id] {
 		case OutcomeFailedAgain:
@@ -180,7 +202,7 @@ func Threshold(opts Options, t Tally) string {
 	switch {
 	case t.FailedAgain > 0:
 		return fmt.Sprintf("%d replayed message(s) failed again and are back in a parking queue (%s)", t.FailedAgain, joinFirst(t.FailedIDs, 5))
-	case len(t.Collateral) > 0:
+	case len(t.Collateral) > t.CollateralAllowed:
 		ids := make([]string, 0, len(t.Collateral))
 		queues := map[string]bool{}
 		for id, q := range t.Collateral {
@@ -193,8 +215,12 @@ func Threshold(opts Options, t Tally) string {
 			names = append(names, q)
 		}
 		sort.Strings(names)
-		return fmt.Sprintf("%d message(s) that were not replayed were dead-lettered from destination %s into a parking queue meanwhile (%s): the replay is pushing others out, e.g. of a full bounded queue",
-			len(ids), joinFirst(names, 3), joinFirst(ids, 5))
+		above := ""
+		if t.BaselineRate > 0 {
+			above = fmt.Sprintf(", more than the %d its rate of %.2f/s before the replay accounts for", t.CollateralAllowed, t.BaselineRate)
+		}
+		return fmt.Sprintf("%d message(s) that were not replayed were dead-lettered from destination %s into a parking queue meanwhile (%s%s): the replay is pushing others out, e.g. of a full bounded queue",
+			len(ids), joinFirst(names, 3), joinFirst(ids, 5), above)
 	case t.Returned > 0:
 		return fmt.Sprintf("the broker did not take %d message(s) (%s); they stay in the parking queue", t.Returned, t.ReturnWhy)
 	case opts.MaxBacklog > 0 && t.DestinationDepth >= 0 && t.BaseDepth >= 0 && t.DestinationDepth-t.BaseDepth > opts.MaxBacklog:

@@ -317,3 +317,40 @@ func TestAResumeWhoseAcksFailStaysResumable(t *testing.T) {
 		t.Errorf("published %v", published)
 	}
 }
+
+// A node killed before it applied the acks of resolved sources puts them
+// back in the queue while the journal says resolved: the resume finds them
+// there and acks them again (their copies were confirmed), never publishes
+// them again, and the journal says so. A resolved source that is gone is
+// left alone.
+func TestAResumeAcksAgainAResolvedSourceThatIsBack(t *testing.T) {
+	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
+	plan.Prior = &Prior{Settled: map[string]Outcome{"a": OutcomeResolved, "b": OutcomeResolved}, CanaryPassed: true}
+	port := newFakePort()
+	port.gone = map[string]bool{"b": true}
+	r := drive(t, plan, port, nil, nil)
+	published, acked, _ := port.snapshot()
+	if r.err != nil || !slices.Equal(r.res.AckedAgain, []string{"a"}) || !slices.Equal(published, []string{"c"}) || !slices.Equal(acked, []string{"a", "c"}) {
+		t.Fatalf("result %+v, %v; published %v, acked %v", r.res, r.err, published, acked)
+	}
+	if r.res.Resolved != 3 || !strings.Contains(r.res.Why["a"], "never applied its ack") {
+		t.Errorf("resolved %d, why %q", r.res.Resolved, r.res.Why["a"])
+	}
+	var again []string
+	for _, rec := range r.spy.records {
+		if rec.Details["acked_again"] == true {
+			again = append(again, rec.MessageIDs...)
+		}
+	}
+	if !slices.Equal(again, []string{"a"}) {
+		t.Errorf("journalled as acked again: %v", again)
+	}
+
+	// The ack fails again: the replay stays resumable.
+	port = newFakePort()
+	port.ackErr = errors.New("channel/connection is not open")
+	r = drive(t, plan, port, nil, nil)
+	if r.err == nil || !r.res.Resumable || slices.Contains(r.spy.actions(), "replay-finish") {
+		t.Errorf("result %+v, %v; journal %v", r.res, r.err, r.spy.actions())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -196,9 +197,14 @@ func (r *run) wrapUp(ctx context.Context, cause error, results <-chan confirmRes
 		reason = "aborted"
 	}
 	res := r.result()
-	errs = append(errs, r.record(action, reason, nil, map[string]any{
+	details := map[string]any{
 		"resolved": res.Resolved, "failed_again": res.FailedAgain, "returned": res.Returned, "untouched": res.Untouched, "published": r.published,
-	}))
+	}
+	if r.base.counted > 0 || res.DeadLettersAtBaseline > 0 {
+		details["baseline_dead_letters_per_s"] = res.BaselineRate
+		details["dead_letters_at_baseline"] = res.DeadLettersAtBaseline
+	}
+	errs = append(errs, r.record(action, reason, nil, details))
 	r.emit()
 	return joinFirstCause(errs)
 }
@@ -275,17 +281,19 @@ func (r *run) settleAll(ctx context.Context, why string) error {
 func (r *run) result() Result {
 	res := Result{ID: r.plan.ID, Outcomes: map[string]Outcome{}, Why: map[string]string{},
 		Published: r.published, StoppedBecause: r.stopped, Aborted: r.aborted && r.stopped == "",
-		PacedPublished: r.pacedCount, Unconfirmed: slices.Clone(r.unconfirmed), Resumable: r.resumable, Gone: slices.Clone(r.gone),
+		PacedPublished: r.pacedCount, Unconfirmed: slices.Clone(r.unconfirmed), Resumable: r.resumable, Gone: slices.Clone(r.gone), AckedAgain: slices.Clone(r.ackedAgain),
 		Warnings: slices.Clone(r.warnings)}
 	if r.pacedCount > 1 {
 		// n publishes paced at rate span n-1 intervals from the first; one
 		// interval before it is when the phase's first token was due.
 		res.PacedElapsed = r.pacedLast.Sub(r.pacedFrom) + time.Duration(float64(time.Second)/r.target)
 	}
-	for id := range r.collateral {
-		res.Collateral = append(res.Collateral, id)
+	if r.base.over {
+		res.Collateral = slices.Sorted(maps.Keys(r.collateral))
+	} else {
+		res.DeadLettersAtBaseline = len(r.collateral)
 	}
-	slices.Sort(res.Collateral)
+	res.BaselineRate = r.base.rate
 	for _, it := range r.plan.Items {
 		o, ok := r.outcome[it.ID]
 		if !ok {

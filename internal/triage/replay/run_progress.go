@@ -31,7 +31,7 @@ func (r *run) snapshot() Progress {
 		Total: len(r.plan.Items), Published: r.published, Confirmed: r.confirmed, Returned: r.returned,
 		FailedAgain: r.failedAgain, Remaining: len(r.queue), InFlight: r.inFlight,
 		DestinationDepth: r.depth, History: slices.Clone(r.history[:]), Blocked: r.blocked,
-		StoppedBecause: r.stopped, Elapsed: now.Sub(r.start), DepthError: r.depthErr, Collateral: len(r.collateral),
+		StoppedBecause: r.stopped, Elapsed: now.Sub(r.start), DepthError: r.depthErr, Collateral: r.reportedCollateral(),
 	}
 	switch {
 	case r.stopped != "":
@@ -61,4 +61,13 @@ func (r *run) snapshot() Progress {
 		}
 	}
 	return p
+}
+
+// reportedCollateral is how many collateral dead letters the gauge shows:
+// none while they stay within the destination's baseline.
+func (r *run) reportedCollateral() int {
+	if !r.base.over {
+		return 0
+	}
+	return len(r.collateral)
 }

@@ -163,3 +163,13 @@ func (c *Cluster) StartNode(i int) {
 	}
 	c.waitMembers(len(c.Nodes))
 }
+
+// Report is what node i lists with rabbitmqctl (e.g. "list_consumers" or
+// "list_connections"), for a test's log; an error is reported in the text.
+func (c *Cluster) Report(i int, args ...string) string {
+	out, err := c.Nodes[i].ctlOutput(args...)
+	if err != nil {
+		return err.Error()
+	}
+	return out
+}

@@ -235,15 +235,22 @@ func (n *Node) NewVhost(prefix string) broker.Config {
 
 // ctl runs rabbitmqctl against this node.
 func (n *Node) ctl(args ...string) error {
+	_, err := n.ctlOutput(args...)
+	return err
+}
+
+// ctlOutput runs rabbitmqctl against this node and returns what it printed.
+func (n *Node) ctlOutput(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, tool("rabbitmqctl"), append([]string{"-n", n.Name}, args...)...)
 	cmd.Env = n.env
 	cmd.Dir = n.dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("rabbitmqctl %s: %v: %s", strings.Join(args, " "), err, out)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("rabbitmqctl %s: %v: %s", strings.Join(args, " "), err, out)
 	}
-	return nil
+	return string(out), nil
 }
 
 // Ctl runs rabbitmqctl against this node and fails the test on error.

@@ -1,0 +1,80 @@
+package broker_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// streamedIDs browses queue handing every message to Each and returns their
+// ids in the order they came, checking positions as it goes.
+func streamedIDs(t *testing.T, f *fixture, queue string, budget int64) ([]string, triage.Batch) {
+	t.Helper()
+	var ids []string
+	b, err := f.live().Browse(context.Background(), queue, triage.BrowseOptions{
+		Limit:        0, // the whole queue, as the broker's memory allows
+		MemoryBudget: budget,
+		Each: func(m triage.Message) error {
+			if m.Position != len(ids) {
+				t.Errorf("message %s at position %d, want %d", m.Properties.MessageID, m.Position, len(ids))
+			}
+			ids = append(ids, m.Properties.MessageID)
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatalf("Browse: %v", err)
+	}
+	if len(b.Messages) != 0 || b.Read != len(ids) {
+		t.Fatalf("a streamed batch kept %d messages and counts %d, handed over %d", len(b.Messages), b.Read, len(ids))
+	}
+	return ids, b
+}
+
+// A streamed browse with a window far smaller than the queue reads through
+// many consumers on one channel: every message comes once, in queue order,
+// and the queue is left with the same depth and the same ids in the same
+// order.
+func TestBrowseStreamedInWindowsKeepsOrderAndLeavesTheQueue(t *testing.T) {
+	f := newFixture(t, "window")
+	f.declare("orders.dlq", nil)
+	want := f.publish("orders.dlq", 3000, 100)
+
+	ids, b := streamedIDs(t, f, "orders.dlq", 1) // the smallest window: 256
+	if !slices.Equal(ids, want) {
+		t.Fatalf("streamed %d ids, first differing from the %d published", len(ids), len(want))
+	}
+	if b.Depth != 3000 || b.Truncated() {
+		t.Errorf("depth %d, truncated %v", b.Depth, b.Truncated())
+	}
+	f.waitDepth("orders.dlq", 3000)
+	again, err := f.live().Browse(context.Background(), "orders.dlq", triage.BrowseOptions{Limit: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := messageIDs(again.Messages); !slices.Equal(got, want) {
+		t.Fatalf("after the streamed browse the queue holds %d ids, not the %d published in order", len(got), len(want))
+	}
+	f.waitDepth("orders.dlq", 3000)
+}
+
+// More than 65,535 messages (the largest prefetch basic.qos takes) are held
+// without an unlimited prefetch, and released in place.
+func TestBrowseStreamedPastTheLargestPrefetch(t *testing.T) {
+	f := newFixture(t, "window-big")
+	f.declare("big.dlq", nil)
+	want := f.publish("big.dlq", 70000, 0)
+
+	ids, _ := streamedIDs(t, f, "big.dlq", 0)
+	if !slices.Equal(ids, want) {
+		t.Fatalf("streamed %d ids, not the %d published in order", len(ids), len(want))
+	}
+	f.waitDepth("big.dlq", 70000)
+	again, _ := streamedIDs(t, f, "big.dlq", 0)
+	if !slices.Equal(again, want) {
+		t.Fatalf("the second browse read %d ids, not the %d published in order", len(again), len(want))
+	}
+	f.waitDepth("big.dlq", 70000)
+}

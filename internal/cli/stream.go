@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
+)
+
+// The headless groups and messages read a queue streamed
+// (triage.InspectEach): each message is triaged as it arrives, counted into
+// its group or written out, and dropped, so a queue of a million messages
+// costs what a window of them does.
+
+// inspectEach parses --where first (a typo fails before the broker is
+// touched), then streams the queue through each, counting what f matches
+// into the groups.
+func (a *app) inspectEach(ctx context.Context, queue string, f filter.Filter, each func(t *triage.Triaged) error) (triage.Streamed, error) {
+	r, done, err := a.openReader(ctx)
+	if err != nil {
+		return triage.Streamed{}, err
+	}
+	defer done()
+	opts := a.browseOptions()
+	if !a.limitSet {
+		opts.Limit = 0 // the whole queue, bounded by the broker's safety
+	}
+	opts.Progress = progressTo(a.stderr, "reading "+queue)
+	s, err := triage.InspectEach(ctx, r, queue, opts, triage.StreamOptions{
+		Redactor: a.redactor(),
+		Payloads: each != nil, // groups need none
+		Each: func(t *triage.Triaged) (bool, error) {
+			if !f.Match(*t) {
+				return false, nil
+			}
+			if each != nil {
+				return true, each(t)
+			}
+			return true, nil
+		},
+	})
+	if err != nil {
+		if dc, ok := err.(*triage.DeliveryCostError); ok {
+			return s, fmt.Errorf("%v; pass --accept-delivery-cost to browse anyway", dc)
+		}
+		return s, err
+	}
+	a.noteTenant(f)
+	if s.Batch.Unreadable != nil { // see cmd_quarantine.go
+		fmt.Fprintf(a.stderr, "dlqt: %s\n", unreadableNotice(s.Batch))
+	} else {
+		noteBound(a.stderr, s.Batch)
+	}
+	return s, nil
+}
+
+func (a *app) streamGroups(ctx context.Context, w io.Writer, queue string, where []string, asJSON bool) error {
+	f, err := a.parseWhere(where)
+	if err != nil {
+		return err
+	}
+	s, err := a.inspectEach(ctx, queue, f, nil)
+	if err != nil {
+		return err
+	}
+	rows := groupRows(queue, s.Groups, a.owners)
+	if asJSON {
+		return writeJSON(w, rows)
+	}
+	return printGroups(w, s.Batch, s.Matched, f, rows, len(a.owners) > 0)
+}
+
+// messageSink writes message rows as they are read, looking a chunk at a
+// time up in the journal's discard index (discardedIn, as the unstreamed
+// path does for the whole batch).
+type messageSink struct {
+	a     *app
+	w     io.Writer
+	batch triage.Batch
+	top   triage.Topology
+	chunk []triage.Triaged
+}
+
+const sinkChunk = 4096
+
+func (s *messageSink) add(t *triage.Triaged) error {
+	s.chunk = append(s.chunk, *t)
+	if len(s.chunk) == sinkChunk {
+		return s.flush()
+	}
+	return nil
+}
+
+func (s *messageSink) flush() error {
+	in := triage.Inspection{Batch: s.batch, Topology: s.top, Messages: s.chunk}
+	err := writeMessageLines(s.w, s.chunk, s.a.redactor(), s.a.discardedIn(in))
+	clear(s.chunk) // let the bodies go
+	s.chunk = s.chunk[:0]
+	return err
+}
+
+func (a *app) streamMessages(ctx context.Context, w io.Writer, queue string, where []string) error {
+	f, err := a.parseWhere(where)
+	if err != nil {
+		return err
+	}
+	sink := &messageSink{a: a, w: w, batch: triage.Batch{Vhost: a.vhost, Queue: queue}, top: triage.Topology{Vhost: a.vhost}}
+	s, err := a.inspectEach(ctx, queue, f, sink.add)
+	if err != nil {
+		return err
+	}
+	if err := sink.flush(); err != nil || s.Batch.Unreadable == nil {
+		return err
+	}
+	return json.NewEncoder(w).Encode(unreadableRow(s.Batch.Unreadable))
+}
+
+// noteBound says on stderr when a read did not cover the queue, and why.
+func noteBound(w io.Writer, b triage.Batch) {
+	switch {
+	case !b.Truncated():
+	case b.Bound != "":
+		fmt.Fprintf(w, "dlqt: held %d of %d messages of %s: %s\n", b.Count(), b.Depth, sanitize.Line(b.Queue), b.Bound)
+	default:
+		fmt.Fprintf(w, "dlqt: read the first %d of %d messages of %s (--limit)\n", b.Count(), b.Depth, sanitize.Line(b.Queue))
+	}
+}
