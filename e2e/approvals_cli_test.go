@@ -215,3 +215,36 @@ func TestExpiredProposalIsRefused(t *testing.T) {
 		t.Errorf("parking holds %d, want 2: nothing may move", n)
 	}
 }
+
+// TestRejectedProposalNeverRuns: a rejection needs a reason and the
+// approver's key; after it the proposal is rejected for good.
+func TestRejectedProposalNeverRuns(t *testing.T) {
+	b, p := approvalBed(t, "approve-reject", "")
+	ids := b.park(1)
+	res := runDlqt(t, p.as(b.env, "alice"), "replay", bedParking, "--id", ids[0], "--yes", "--json")
+	var prop proposalOut
+	if err := json.Unmarshal([]byte(res.stdout), &prop); err != nil || res.code != 3 {
+		t.Fatalf("replay exited %d: %v\n%s%s", res.code, err, res.stdout, res.stderr)
+	}
+	if res := runDlqt(t, p.as(b.env, "carol"), "reject", prop.Proposal); res.code != 2 || !strings.Contains(res.stderr, "--reason") {
+		t.Errorf("a reject without a reason exited %d: %s", res.code, res.stderr)
+	}
+	if res := runDlqt(t, p.as(b.env, "carol"), "reject", prop.Proposal, "--reason", "the consumer is still broken"); res.code != 0 || !strings.Contains(res.stdout, "rejected by carol") {
+		t.Fatalf("reject exited %d: %s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, who := range []string{"carol", "alice"} {
+		if res := runDlqt(t, p.as(b.env, who), "approve", prop.Proposal); res.code == 0 || !strings.Contains(res.stderr, "is rejected") {
+			t.Errorf("%s approved a rejected proposal (exit %d): %s", who, res.code, res.stderr)
+		}
+	}
+	if res := runDlqt(t, p.as(b.env, "alice"), "run", prop.Proposal, "--yes"); res.code == 0 || !strings.Contains(res.stderr, "is rejected") {
+		t.Errorf("a rejected proposal ran (exit %d): %s", res.code, res.stderr)
+	}
+	if n := b.depth(bedParking); n != 1 {
+		t.Errorf("parking holds %d, want 1", n)
+	}
+	res = runDlqt(t, b.env, "proposals")
+	if !strings.Contains(res.stdout, "rejected by carol: the consumer is still broken") {
+		t.Errorf("proposals: %s", res.stdout)
+	}
+}
