@@ -92,7 +92,9 @@ func TestApprovedReplayMovesExactlyTheProposedIDs(t *testing.T) {
 	for _, id := range chosen {
 		args = append(args, "--id", id)
 	}
+	began := time.Now()
 	res := runDlqt(t, p.as(b.env, "alice"), args...)
+	t.Logf("propose (browse, sign, journal): %s", time.Since(began).Round(time.Millisecond))
 	if res.code != 3 {
 		t.Fatalf("a replay that needs approval exited %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -132,7 +134,9 @@ func TestApprovedReplayMovesExactlyTheProposedIDs(t *testing.T) {
 	if err := os.WriteFile(sigFile, sig, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	began = time.Now()
 	res = runDlqt(t, b.env, "approve", prop.Proposal, "--signature", sigFile, "--reason", "orders consumer fixed in 4.2.1")
+	t.Logf("approve (verify the ssh-keygen signature, journal): %s", time.Since(began).Round(time.Millisecond))
 	if res.code != 0 || !strings.Contains(res.stdout, "approved by carol") {
 		t.Fatalf("carol's approval exited %d: %s%s", res.code, res.stdout, res.stderr)
 	}

@@ -209,7 +209,7 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 // approvalPlan is what a replay proposal will run with: the options given.
 func (f replayFlags) approvalPlan(sel triage.Selection) approval.Plan {
 	return approval.Plan{Selection: sel.String(), To: f.to, Rate: f.rate, Canary: f.canary,
-		Observe: f.observe.String(), MaxBacklog: f.maxBacklog, OrderBy: f.orderBy, InOrder: f.inOrder}
+		Observe: f.observe.String(), Baseline: f.baseline.String(), MaxBacklog: f.maxBacklog, OrderBy: f.orderBy, InOrder: f.inOrder}
 }
 
 // planMessages are the inspected messages a plan replays, in plan order.
