@@ -106,6 +106,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Contexts:    a.contextChoices(),
 		Owners:      a.owners,
 		Approvals:   a.tuiApprovals(),
+		Revise:      a.tuiRevise(actions != nil),
 	}, closeReader, nil
 }
 

@@ -66,6 +66,35 @@ func (a *app) runFromTUI(ctx context.Context, id string) (string, error) {
 	return lines[len(lines)-1], err
 }
 
+// tuiRevise is the TUI's edit in $EDITOR: only on a live broker with
+// actions, and never in a dlqt serve session, where the editor would run
+// on the server.
+func (a *app) tuiRevise(live bool) func(context.Context, string, triage.Triaged, []byte, string) (string, error) {
+	if !live || a.session != nil {
+		return nil
+	}
+	return a.reviseFromTUI
+}
+
+// reviseFromTUI journals the TUI's $EDITOR edit of msg as a revision, or
+// as its proposal when the policy gates edits, as dlqt edit does.
+func (a *app) reviseFromTUI(_ context.Context, queue string, msg triage.Triaged, body []byte, reason string) (string, error) {
+	changes := approval.Diff(msg.Message.Body, body)
+	rev := approval.NewRevision(a.vhost, queue, msg, body, changes, a.actor, reason, time.Now())
+	if a.gated(approval.GateEdit, 1) {
+		err := a.proposeEdit(io.Discard, rev, msg, approval.Plan{Reason: reason, Selection: "revision " + rev.ID}, false)
+		var pm proposalMade
+		if errors.As(err, &pm) {
+			return fmt.Sprintf("revision %s needs a second person: proposal %s journaled (dlqt approve %s); the original is untouched", rev.ID, pm.id, pm.id), nil
+		}
+		return "", err
+	}
+	if err := a.recordRevision(rev, a.actor); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("revision %s of %s journaled (%d field(s) changed); the original is untouched, a replay publishes the revision", rev.ID, msg.ID, len(changes)), nil
+}
+
 // revealFromTUI lets a gated reveal go ahead once: it finds this user's
 // approved reveal proposal of msg and journals its run, or names the one
 // still pending, or proposes one.

@@ -52,6 +52,7 @@ var actions = []action{
 	{"replay", false, func(k *KeyMap) *key.Binding { return &k.Replay }},
 	{"resume_replay", false, func(k *KeyMap) *key.Binding { return &k.ResumeReplay }},
 	{"reveal", false, func(k *KeyMap) *key.Binding { return &k.Reveal }},
+	{"edit_payload", false, func(k *KeyMap) *key.Binding { return &k.EditPayload }},
 	{"destination", false, func(k *KeyMap) *key.Binding { return &k.Destination }},
 	{"canary", false, func(k *KeyMap) *key.Binding { return &k.Canary }},
 	{"observe", false, func(k *KeyMap) *key.Binding { return &k.Observe }},

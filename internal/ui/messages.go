@@ -74,6 +74,9 @@ func (s *messageScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		s.onRevealGate(r)
 		return s, nil
 	}
+	if cmd, ok := s.editUpdate(msg); ok {
+		return s, cmd
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return s, nil

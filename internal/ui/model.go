@@ -212,6 +212,8 @@ func (m *Model) command(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return m.openContexts(), true
 	case key.Matches(k, keys.Reveal):
 		return m.message.startReveal(), true
+	case key.Matches(k, keys.EditPayload):
+		return m.message.startEdit(), true
 	case key.Matches(k, keys.ResumeReplay):
 		m.replay.resume()
 		return nil, true

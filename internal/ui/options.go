@@ -63,6 +63,11 @@ type Options struct {
 	// Approvals is the four-eyes workflow; nil when the config asks no
 	// second person for anything.
 	Approvals *Approvals
+	// Revise journals an edit of msg's body as a revision (or, when the
+	// policy gates edits, its proposal) and says what it did; nil turns
+	// the edit_payload key off (a snapshot, or over SSH, where $EDITOR
+	// would run on the server).
+	Revise func(ctx context.Context, queue string, msg triage.Triaged, body []byte, reason string) (string, error)
 }
 
 // Approvals is what the TUI needs of the approval workflow (internal/cli

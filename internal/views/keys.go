@@ -37,6 +37,7 @@ type KeyMap struct {
 	Replay       key.Binding
 	ResumeReplay key.Binding
 	Reveal       key.Binding // the unredacted payload, journalled
+	EditPayload  key.Binding // a revision of the payload in $EDITOR
 
 	// The replay screen.
 	Destination key.Binding
