@@ -38,6 +38,26 @@ func TestTUIEditsAPayloadInTheEditorAsARevision(t *testing.T) {
 	if got := b.read(bedParking); string(got[0].Body) != original {
 		t.Errorf("the queue's message changed: %s", got[0].Body)
 	}
+
+	// R on the message replays it: the copy carries the revision.
+	stop := b.consume(bedOrders)
+	s.keys("R")
+	s.waitFor("replay")
+	s.keys("o")
+	s.waitFor("observe for:")
+	s.keys("C-u")
+	s.typeText("1s")
+	s.keys("Enter")
+	s.keys("Enter")
+	s.waitFor("Start the replay?")
+	s.keys("y")
+	s.waitFor("FINISHED", "resolved     1")
+	b.waitDepth(bedParking, 1)
+	got := stop()
+	if len(got) != 1 || string(got[0].d.Body) != `{"message_id":"order-00000","event_type":"order.created","amount":4200}` ||
+		got[0].d.MessageId != ids[0] || got[0].d.Headers["x-dlqt-revision"] == nil {
+		t.Errorf("the TUI replay published %d message(s): %+v", len(got), got)
+	}
 	rs, err := b.verifyJournal().Records()
 	if err != nil {
 		t.Fatal(err)

@@ -107,6 +107,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Owners:      a.owners,
 		Approvals:   a.tuiApprovals(),
 		Revise:      a.tuiRevise(actions != nil),
+		Revisions:   a.useRevisions,
 	}, closeReader, nil
 }
 

@@ -68,6 +68,9 @@ type Options struct {
 	// the edit_payload key off (a snapshot, or over SSH, where $EDITOR
 	// would run on the server).
 	Revise func(ctx context.Context, queue string, msg triage.Triaged, body []byte, reason string) (string, error)
+	// Revisions makes a replay publish the latest approved revision of
+	// each edited message of its plan, as the headless replay does.
+	Revisions func(plan *replay.Plan) error
 }
 
 // Approvals is what the TUI needs of the approval workflow (internal/cli
