@@ -169,13 +169,7 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
 	if f.yes && !f.dryRun && !f.approved && a.gated(approval.GateReplay, len(plan.Items)) {
-		if !f.asJSON {
-			printPlan(out, plan, in)
-		}
-		if err := plan.Runnable(); err != nil {
-			return err
-		}
-		return a.propose(out, approval.GateReplay, queue, planMessages(plan, in), f.approvalPlan(sel), f.asJSON)
+		return a.proposeReplay(out, plan, in, f, sel)
 	}
 	if f.asJSON && f.yes && !f.dryRun {
 		return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
@@ -204,6 +198,18 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 		return a.runInOrder(ctx, cmd, plan, aggs)
 	}
 	return a.runReplay(ctx, cmd, plan)
+}
+
+// proposeReplay turns a replay the policy gates into a proposal of
+// exactly the plan's messages (exit 3), once the plan may run.
+func (a *app) proposeReplay(out io.Writer, plan replay.Plan, in triage.Inspection, f replayFlags, sel triage.Selection) error {
+	if !f.asJSON {
+		printPlan(out, plan, in)
+	}
+	if err := plan.Runnable(); err != nil {
+		return err
+	}
+	return a.propose(out, approval.GateReplay, plan.Queue, planMessages(plan, in), f.approvalPlan(sel), f.asJSON)
 }
 
 // approvalPlan is what a replay proposal will run with: the options given.
