@@ -92,7 +92,9 @@ func TestApprovedReplayMovesExactlyTheProposedIDs(t *testing.T) {
 	for _, id := range chosen {
 		args = append(args, "--id", id)
 	}
+	began := time.Now()
 	res := runDlqt(t, p.as(b.env, "alice"), args...)
+	t.Logf("propose (browse, sign, journal): %s", time.Since(began).Round(time.Millisecond))
 	if res.code != 3 {
 		t.Fatalf("a replay that needs approval exited %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
@@ -132,7 +134,9 @@ func TestApprovedReplayMovesExactlyTheProposedIDs(t *testing.T) {
 	if err := os.WriteFile(sigFile, sig, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	began = time.Now()
 	res = runDlqt(t, b.env, "approve", prop.Proposal, "--signature", sigFile, "--reason", "orders consumer fixed in 4.2.1")
+	t.Logf("approve (verify the ssh-keygen signature, journal): %s", time.Since(began).Round(time.Millisecond))
 	if res.code != 0 || !strings.Contains(res.stdout, "approved by carol") {
 		t.Fatalf("carol's approval exited %d: %s%s", res.code, res.stdout, res.stderr)
 	}
@@ -213,5 +217,38 @@ func TestExpiredProposalIsRefused(t *testing.T) {
 	}
 	if n := b.depth(bedParking); n != 2 {
 		t.Errorf("parking holds %d, want 2: nothing may move", n)
+	}
+}
+
+// TestRejectedProposalNeverRuns: a rejection needs a reason and the
+// approver's key; after it the proposal is rejected for good.
+func TestRejectedProposalNeverRuns(t *testing.T) {
+	b, p := approvalBed(t, "approve-reject", "")
+	ids := b.park(1)
+	res := runDlqt(t, p.as(b.env, "alice"), "replay", bedParking, "--id", ids[0], "--yes", "--json")
+	var prop proposalOut
+	if err := json.Unmarshal([]byte(res.stdout), &prop); err != nil || res.code != 3 {
+		t.Fatalf("replay exited %d: %v\n%s%s", res.code, err, res.stdout, res.stderr)
+	}
+	if res := runDlqt(t, p.as(b.env, "carol"), "reject", prop.Proposal); res.code != 2 || !strings.Contains(res.stderr, "--reason") {
+		t.Errorf("a reject without a reason exited %d: %s", res.code, res.stderr)
+	}
+	if res := runDlqt(t, p.as(b.env, "carol"), "reject", prop.Proposal, "--reason", "the consumer is still broken"); res.code != 0 || !strings.Contains(res.stdout, "rejected by carol") {
+		t.Fatalf("reject exited %d: %s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, who := range []string{"carol", "alice"} {
+		if res := runDlqt(t, p.as(b.env, who), "approve", prop.Proposal); res.code == 0 || !strings.Contains(res.stderr, "is rejected") {
+			t.Errorf("%s approved a rejected proposal (exit %d): %s", who, res.code, res.stderr)
+		}
+	}
+	if res := runDlqt(t, p.as(b.env, "alice"), "run", prop.Proposal, "--yes"); res.code == 0 || !strings.Contains(res.stderr, "is rejected") {
+		t.Errorf("a rejected proposal ran (exit %d): %s", res.code, res.stderr)
+	}
+	if n := b.depth(bedParking); n != 1 {
+		t.Errorf("parking holds %d, want 1", n)
+	}
+	res = runDlqt(t, b.env, "proposals")
+	if !strings.Contains(res.stdout, "rejected by carol: the consumer is still broken") {
+		t.Errorf("proposals: %s", res.stdout)
 	}
 }

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -95,5 +97,33 @@ func TestEditIsARevisionAndReplayPublishesIt(t *testing.T) {
 	}
 	if !slices.Equal(trail, []string{"edit", "confirmed", "resolved"}) {
 		t.Errorf("journal trail %v, want the edit, then confirmed, then resolved (acked after the confirm)", trail)
+	}
+}
+
+// TestGatedEditCountsOnceApproved: under approvals.edit an edit is a
+// proposal (exit 3) and a replay plan ignores its revision until another
+// person approves it.
+func TestGatedEditCountsOnceApproved(t *testing.T) {
+	b := newReplayBed(t, "edit-gated")
+	ids := b.park(1)
+	p := newPeople(t)
+	cfg := filepath.Join(p.dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("approvals:\n  edit: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.env = append(b.env, "DLQT_CONFIG="+cfg, "DLQT_USERS_FILE="+p.users)
+	res := runDlqt(t, p.as(b.env, "alice"), "edit", bedParking, "--id", ids[0], "--set", "amount=7", "--reason", "INC-88", "--json")
+	var prop proposalOut
+	if err := json.Unmarshal([]byte(res.stdout), &prop); err != nil || res.code != 3 || prop.Action != "edit" || prop.Proposer != "alice" {
+		t.Fatalf("a gated edit exited %d: %v %+v\n%s", res.code, err, prop, res.stderr)
+	}
+	if res := runDlqt(t, b.env, "replay", bedParking, "--id", ids[0]); res.code != 0 || strings.Contains(res.stdout, "publishes revision") {
+		t.Errorf("a plan used an unapproved revision (exit %d):\n%s", res.code, res.stdout)
+	}
+	if res := runDlqt(t, p.as(b.env, "carol"), "approve", prop.Proposal); res.code != 0 {
+		t.Fatalf("approve exited %d: %s", res.code, res.stderr)
+	}
+	if res := runDlqt(t, b.env, "replay", bedParking, "--id", ids[0]); res.code != 0 || !strings.Contains(res.stdout, ids[0]+": publishes revision rev-") {
+		t.Errorf("the approved revision is not in the plan (exit %d):\n%s", res.code, res.stdout)
 	}
 }

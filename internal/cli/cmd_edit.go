@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -81,7 +82,7 @@ func (a *app) edit(cmd *cobra.Command, queue, id string, sets []approval.Set, re
 	if a.gated(approval.GateEdit, 1) {
 		// The revision names its proposal; the proposal signs the revision.
 		plan := approval.Plan{Reason: reason, Selection: "revision " + rev.ID}
-		return a.proposeEdit(cmd, rev, chosen, plan, asJSON)
+		return a.proposeEdit(out, rev, chosen[0], plan, asJSON)
 	}
 	if err := a.recordRevision(rev, a.actor); err != nil {
 		return err
@@ -95,9 +96,9 @@ func (a *app) edit(cmd *cobra.Command, queue, id string, sets []approval.Set, re
 
 // proposeEdit journals the revision under the proposal that must approve
 // it, then the proposal (exit 3).
-func (a *app) proposeEdit(cmd *cobra.Command, rev approval.Revision, chosen []triage.Triaged, plan approval.Plan, asJSON bool) error {
+func (a *app) proposeEdit(w io.Writer, rev approval.Revision, msg triage.Triaged, plan approval.Plan, asJSON bool) error {
 	plan.Revision = rev.ID
-	return a.propose(cmd.OutOrStdout(), approval.GateEdit, rev.Queue, chosen, plan, asJSON, func(p approval.Proposal) error {
+	return a.propose(w, approval.GateEdit, rev.Queue, []triage.Triaged{msg}, plan, asJSON, func(p approval.Proposal) error {
 		rev.Proposal, rev.Actor = p.ID, p.Proposer
 		return a.recordRevision(rev, p.Proposer)
 	})

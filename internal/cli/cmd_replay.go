@@ -169,13 +169,7 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
 	if f.yes && !f.dryRun && !f.approved && a.gated(approval.GateReplay, len(plan.Items)) {
-		if !f.asJSON {
-			printPlan(out, plan, in)
-		}
-		if err := plan.Runnable(); err != nil {
-			return err
-		}
-		return a.propose(out, approval.GateReplay, queue, planMessages(plan, in), f.approvalPlan(sel), f.asJSON)
+		return a.proposeReplay(out, plan, in, f, sel)
 	}
 	if f.asJSON && f.yes && !f.dryRun {
 		return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
@@ -206,10 +200,22 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	return a.runReplay(ctx, cmd, plan)
 }
 
+// proposeReplay turns a replay the policy gates into a proposal of
+// exactly the plan's messages (exit 3), once the plan may run.
+func (a *app) proposeReplay(out io.Writer, plan replay.Plan, in triage.Inspection, f replayFlags, sel triage.Selection) error {
+	if !f.asJSON {
+		printPlan(out, plan, in)
+	}
+	if err := plan.Runnable(); err != nil {
+		return err
+	}
+	return a.propose(out, approval.GateReplay, plan.Queue, planMessages(plan, in), f.approvalPlan(sel), f.asJSON)
+}
+
 // approvalPlan is what a replay proposal will run with: the options given.
 func (f replayFlags) approvalPlan(sel triage.Selection) approval.Plan {
 	return approval.Plan{Selection: sel.String(), To: f.to, Rate: f.rate, Canary: f.canary,
-		Observe: f.observe.String(), MaxBacklog: f.maxBacklog, OrderBy: f.orderBy, InOrder: f.inOrder}
+		Observe: f.observe.String(), Baseline: f.baseline.String(), MaxBacklog: f.maxBacklog, OrderBy: f.orderBy, InOrder: f.inOrder}
 }
 
 // planMessages are the inspected messages a plan replays, in plan order.

@@ -33,8 +33,14 @@ func orderedAggregates(w io.Writer, plan replay.Plan, in triage.Inspection, path
 // its own (canary of all, observed), and says where each aggregate ended.
 // It fails when an aggregate stopped.
 func (a *app) runInOrder(ctx context.Context, cmd *cobra.Command, plan replay.Plan, aggs []replay.Aggregate) error {
+	first := true
 	wave := func(ctx context.Context, ids []string) (map[string]replay.Outcome, error) {
-		res, err := a.replayOnce(ctx, cmd, plan.Subset(ids, time.Now()))
+		sub := plan.Subset(ids, time.Now())
+		if !first { // the destination's own dead-letter rate was counted before the first wave
+			sub.Options.Baseline = 0
+		}
+		first = false
+		res, err := a.replayOnce(ctx, cmd, sub)
 		return res.Outcomes, err
 	}
 	results, err := replay.RunInOrder(ctx, aggs, wave)

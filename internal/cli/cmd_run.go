@@ -54,6 +54,9 @@ func (a *app) runProposal(cmd *cobra.Command, id string, yes bool) error {
 	if err := approval.CanRun(s, person(who), time.Now()); err != nil {
 		return err
 	}
+	if s.Proposal.Action == approval.GateReveal {
+		return usageError{fmt.Errorf("proposal %s is a reveal: %s uses it with v on the message in the TUI, once", id, s.Proposal.Proposer)}
+	}
 	d, _ := s.Approval()
 	if err := approvalHolds(d, us); err != nil {
 		return fmt.Errorf("proposal %s: the approval by %s does not hold against %s (%v): not run", id, d.By, us.Path, err)
@@ -141,12 +144,18 @@ func (a *app) carryOut(cmd *cobra.Command, p approval.Proposal, d approval.Decis
 func replayFlagsOf(p approval.Proposal) (replayFlags, error) {
 	f := replayFlags{ids: p.MessageIDs, to: p.Plan.To, rate: p.Plan.Rate, canary: p.Plan.Canary,
 		maxBacklog: p.Plan.MaxBacklog, orderBy: p.Plan.OrderBy, inOrder: p.Plan.InOrder, yes: true, approved: true}
-	if p.Plan.Observe != "" {
-		d, err := time.ParseDuration(p.Plan.Observe)
-		if err != nil {
-			return f, fmt.Errorf("proposal %s: observe %q: %w", p.ID, p.Plan.Observe, err)
+	for _, d := range []struct {
+		name, text string
+		to         *time.Duration
+	}{{"observe", p.Plan.Observe, &f.observe}, {"baseline", p.Plan.Baseline, &f.baseline}} {
+		if d.text == "" {
+			continue
 		}
-		f.observe = d
+		v, err := time.ParseDuration(d.text)
+		if err != nil {
+			return f, fmt.Errorf("proposal %s: %s %q: %w", p.ID, d.name, d.text, err)
+		}
+		*d.to = v
 	}
 	return f, nil
 }

@@ -108,6 +108,9 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Contexts:     a.contextChoices(),
 		Owners:       a.owners,
 		FreeReads:    isSnapshot,
+		Approvals:    a.tuiApprovals(),
+		Revise:       a.tuiRevise(actions != nil),
+		Revisions:    a.useRevisions,
 	}, closeReader, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
@@ -90,6 +91,9 @@ func (d *discardFlow) run(tg target, reason string) tea.Cmd {
 	if err := c.mayAct("discard"); err != nil {
 		c.setErr(err)
 		return nil
+	}
+	if cmd, ok := c.proposeInstead(approval.GateDiscard, tg, d.flow.groups.Inspection(), approval.Plan{Reason: reason, Selection: tg.what}); ok {
+		return cmd
 	}
 	req := triage.DiscardRequest{
 		Vhost: c.vhost(d.flow.groups.Inspection()), Queue: tg.queue, Reason: reason,

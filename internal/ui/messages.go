@@ -70,6 +70,13 @@ func (s *messageScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		s.onRevealed(r)
 		return s, nil
 	}
+	if r, ok := msg.(revealGateMsg); ok {
+		s.onRevealGate(r)
+		return s, nil
+	}
+	if cmd, ok := s.editUpdate(msg); ok {
+		return s, cmd
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return s, nil

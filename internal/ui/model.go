@@ -31,16 +31,17 @@ type Model struct {
 	offKeys []key.Binding // read-only mode: the keys that only say so
 	screens []screen      // by screenID
 
-	queues   *queuesScreen
-	groups   *groupsScreen
-	messages *messagesScreen
-	message  *messageScreen
-	replay   *replayScreen
-	journal  *journalScreen
-	doctor   *doctorScreen
-	flow     *browseFlow // the drill-down from a queue to one message
-	discard  *discardFlow
-	switchTo string // the context the user chose; Run hands it back
+	queues    *queuesScreen
+	groups    *groupsScreen
+	messages  *messagesScreen
+	message   *messageScreen
+	replay    *replayScreen
+	journal   *journalScreen
+	doctor    *doctorScreen
+	proposals *proposalsScreen
+	flow      *browseFlow // the drill-down from a queue to one message
+	discard   *discardFlow
+	switchTo  string // the context the user chose; Run hands it back
 	// acting is whether a discard or replay runs, read by another goroutine
 	// (`dlqt serve`'s idle timeout).
 	acting atomic.Bool
@@ -104,10 +105,11 @@ func (m *Model) register() {
 	m.replay = &replayScreen{Replay: ref(views.NewReplay(c.Context)), c: c, flow: f, queues: m.queues}
 	m.journal = &journalScreen{Journal: ref(views.NewJournal(c.Context)), c: c}
 	m.doctor = &doctorScreen{Doctor: ref(views.NewDoctor(c.Context)), c: c}
+	m.proposals = &proposalsScreen{Proposals: ref(views.NewProposals(c.Context)), c: c}
 	c.writers = []interface{ inFlight() bool }{m.discard, m.replay}
 	m.screens = []screen{
 		screenQueues: m.queues, screenGroups: m.groups, screenMessages: m.messages, screenMessage: m.message,
-		screenReplay: m.replay, screenJournal: m.journal, screenDoctor: m.doctor,
+		screenReplay: m.replay, screenJournal: m.journal, screenDoctor: m.doctor, screenProposals: m.proposals,
 	}
 }
 
@@ -204,11 +206,14 @@ func (m *Model) command(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return m.journal.open(), true
 	case key.Matches(k, keys.Doctor):
 		return m.doctor.open(), true
+	case key.Matches(k, keys.Proposals):
+		return m.proposals.open(), true
 	case key.Matches(k, keys.SwitchContext):
 		return m.openContexts(), true
 	case key.Matches(k, keys.Reveal):
-		m.message.startReveal()
-		return nil, true
+		return m.message.startReveal(), true
+	case key.Matches(k, keys.EditPayload):
+		return m.message.startEdit(), true
 	case key.Matches(k, keys.ResumeReplay):
 		m.replay.resume()
 		return nil, true

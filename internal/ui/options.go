@@ -67,6 +67,36 @@ type Options struct {
 	// Owners give groups to teams (the config's owners section); the
 	// groups screen shows an owner column when there are any.
 	Owners approval.Owners
+	// Approvals is the four-eyes workflow; nil when the config asks no
+	// second person for anything.
+	Approvals *Approvals
+	// Revise journals an edit of msg's body as a revision (or, when the
+	// policy gates edits, its proposal) and says what it did; nil turns
+	// the edit_payload key off (a snapshot, or over SSH, where $EDITOR
+	// would run on the server).
+	Revise func(ctx context.Context, queue string, msg triage.Triaged, body []byte, reason string) (string, error)
+	// Revisions makes a replay publish the latest approved revision of
+	// each edited message of its plan, as the headless replay does.
+	Revisions func(plan *replay.Plan) error
+}
+
+// Approvals is what the TUI needs of the approval workflow (internal/cli
+// provides it, on the same code as the headless commands).
+type Approvals struct {
+	// Needs reports whether action (replay, discard) of count messages
+	// needs a second person: y then proposes instead of acting.
+	Needs func(action string, count int) bool
+	// Propose journals a proposal as the user and returns its id.
+	Propose func(ctx context.Context, action, queue string, msgs []triage.Triaged, plan approval.Plan) (string, error)
+	// Proposals reads every proposal from the journal.
+	Proposals func() ([]approval.State, error)
+	// Run carries out an approved proposal as the user, exactly as
+	// `dlqt run ID --yes`, and says how it ended.
+	Run func(ctx context.Context, id string) (string, error)
+	// Reveal uses this user's approved reveal proposal of the message
+	// (journaling its run: one approval, one reveal) and reports true;
+	// else it names the pending proposal, proposing one if none waits.
+	Reveal func(ctx context.Context, queue string, msg triage.Triaged) (proposal string, approved bool, err error)
 }
 
 // The TUI's uses of the journal, each as small as its caller needs;

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
@@ -38,6 +39,9 @@ type replayRun struct {
 	progress chan replayProgressMsg
 	done     chan replayDoneMsg
 	ended    chan struct{} // closed when RunReplay returned and the port closed
+	// revise gives the plan's edited items their latest approved
+	// revision, off the Update loop, before anything is held; nil: none.
+	revise func(*replay.Plan) error
 }
 
 func newReplayRun(parent context.Context, id int) (*replayRun, context.Context) {
@@ -75,6 +79,12 @@ func (r *replayRun) start(ctx context.Context, e engine, open func(context.Conte
 	return func() tea.Msg {
 		go func() {
 			defer close(r.ended)
+			if r.revise != nil {
+				if err := r.revise(&plan); err != nil {
+					r.done <- replayDoneMsg{id: r.id, res: replay.Result{ID: plan.ID}, err: fmt.Errorf("reading the revisions of edited messages: %w", err)}
+					return
+				}
+			}
 			port, err := open(ctx, plan.ID, plan.Queue, acceptCost)
 			if err != nil {
 				r.done <- replayDoneMsg{id: r.id, res: replay.Result{ID: plan.ID}, err: err}
@@ -129,7 +139,16 @@ func (s *replayScreen) startRun(plan replay.Plan) tea.Cmd {
 		c.setErr(errors.New("replay is off: this broker connection cannot publish"))
 		return nil
 	}
+	o := plan.Options
+	gate := approval.Plan{Selection: s.what, Rate: o.Rate, Canary: o.Canary, Observe: o.Observe.String(), Baseline: o.Baseline.String(), MaxBacklog: o.MaxBacklog}
+	if o.To != nil {
+		gate.To = o.To.String()
+	}
+	if cmd, ok := c.proposeInstead(approval.GateReplay, target{queue: plan.Queue, ids: plan.IDs(), what: s.what}, s.flow.groups.Inspection(), gate); ok {
+		return cmd
+	}
 	run, ctx := newReplayRun(c.base, c.nextID())
+	run.revise = c.opts.Revisions
 	s.run = run
 	s.Start()
 	return run.start(ctx, c.eng, c.opts.Actions.OpenReplay, plan, s.flow.acceptCost(plan.Queue), c.recorder())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -72,21 +73,72 @@ func revealCmd(j EntryRecorder, e journal.Entry) tea.Cmd {
 
 // startReveal asks for confirmation, on the message screen only, with a
 // journal to write to: no entry, no reveal.
-func (s *messageScreen) startReveal() {
+func (s *messageScreen) startReveal() tea.Cmd {
 	c := s.c
 	if c.focus != screenMessage {
 		c.hint = "reveal works on one message: open it first"
-		return
+		return nil
 	}
 	if err := c.mayAct("reveal"); err != nil {
 		c.setErr(err)
-		return
+		return nil
 	}
 	if err := c.noJournal(); err != nil {
 		c.setErr(fmt.Errorf("reveal refused: a reveal is journalled and %w", err))
-		return
+		return nil
 	}
-	c.dialog = &revealConfirm{screen: s, queue: s.flow.groups.Queue(), id: s.Shown().ID}
+	queue, id := s.flow.groups.Queue(), s.Shown().ID
+	if a := c.opts.Approvals; a != nil && a.Needs(approval.GateReveal, 1) {
+		return s.askRevealApproval(a, queue, id)
+	}
+	c.dialog = &revealConfirm{screen: s, queue: queue, id: id}
+	return nil
+}
+
+// revealGateMsg answers whether an approved reveal of the message waits
+// for this user; else the proposal that asks for one.
+type revealGateMsg struct {
+	queue, id string
+	proposal  string
+	approved  bool
+	err       error
+}
+
+func (revealGateMsg) owner() screenID { return screenMessage }
+
+// askRevealApproval looks for this user's approved reveal of the message,
+// proposing one when there is none.
+func (s *messageScreen) askRevealApproval(a *Approvals, queue, id string) tea.Cmd {
+	c := s.c
+	c.busy = "asking whether this reveal is approved…"
+	var msg triage.Triaged
+	if insp := s.flow.groups.Inspection(); insp != nil {
+		for _, t := range insp.Messages {
+			if t.ID == id {
+				msg = t
+			}
+		}
+	}
+	ctx := c.base
+	return func() tea.Msg {
+		p, ok, err := a.Reveal(ctx, queue, msg)
+		return revealGateMsg{queue: queue, id: id, proposal: p, approved: ok, err: err}
+	}
+}
+
+func (s *messageScreen) onRevealGate(msg revealGateMsg) {
+	c := s.c
+	c.busy = ""
+	switch {
+	case msg.err != nil:
+		c.setErr(fmt.Errorf("reveal refused: %w", msg.err))
+	case c.focus != screenMessage || s.Shown().ID != msg.id:
+		c.hint = "reveal: the message is no longer shown"
+	case msg.approved:
+		c.dialog = &revealConfirm{screen: s, queue: msg.queue, id: msg.id}
+	default:
+		c.done = fmt.Sprintf("reveal needs a second person (approvals.reveal): proposal %s waits for an approver (dlqt approve %s); nothing was shown", msg.proposal, msg.proposal)
+	}
 }
 
 // onRevealed shows the payload once its entry is written, and only if the

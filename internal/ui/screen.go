@@ -20,6 +20,7 @@ const (
 	screenReplay  // dry run, gauge, outcome
 	screenJournal // the journal's entries
 	screenDoctor  // the topology doctor's findings
+	screenProposals
 )
 
 // screen is one full-screen view (soft-serve's Component): it takes the keys

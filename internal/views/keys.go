@@ -26,6 +26,10 @@ type KeyMap struct {
 	Quit          key.Binding
 	// SwitchContext opens the picker of the config file's broker contexts.
 	SwitchContext key.Binding
+	// Proposals lists the approval workflow's proposals; RunProposal (on
+	// that screen) runs the approved one under the cursor.
+	Proposals   key.Binding
+	RunProposal key.Binding
 
 	// Actions on messages.
 	Mark         key.Binding
@@ -33,6 +37,7 @@ type KeyMap struct {
 	Replay       key.Binding
 	ResumeReplay key.Binding
 	Reveal       key.Binding // the unredacted payload, journalled
+	EditPayload  key.Binding // a revision of the payload in $EDITOR
 
 	// The replay screen.
 	Destination key.Binding

@@ -17,7 +17,8 @@ type Plan struct {
 	To         string  `json:"to,omitempty"`        // replay destination EXCHANGE:ROUTING_KEY
 	Rate       float64 `json:"rate,omitempty"`
 	Canary     int     `json:"canary,omitempty"`
-	Observe    string  `json:"observe,omitempty"` // a duration, as text
+	Observe    string  `json:"observe,omitempty"`  // a duration, as text
+	Baseline   string  `json:"baseline,omitempty"` // a duration, as text
 	MaxBacklog int     `json:"max_backlog,omitempty"`
 	OrderBy    string  `json:"order_by,omitempty"`
 	InOrder    bool    `json:"in_order,omitempty"`

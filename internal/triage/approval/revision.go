@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,4 +140,52 @@ func ApprovedRevisions(rs []triage.Recorded, vhost, queue string) (map[string]Re
 		}
 	}
 	return out, nil
+}
+
+// Diff lists the leaves (dot paths) that differ between two JSON bodies:
+// changed, added (Before empty) or removed (After empty), in path order.
+func Diff(before, after []byte) []FieldChange {
+	a, b := leaves(gjson.ParseBytes(before), ""), leaves(gjson.ParseBytes(after), "")
+	paths := make([]string, 0, len(a)+len(b))
+	for p := range a {
+		paths = append(paths, p)
+	}
+	for p := range b {
+		if _, ok := a[p]; !ok {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	var out []FieldChange
+	for _, p := range paths {
+		if a[p] != b[p] {
+			out = append(out, FieldChange{Path: p, Before: a[p], After: b[p]})
+		}
+	}
+	return out
+}
+
+// leaves maps each scalar (and each empty object or array) of v to its raw
+// JSON, by dot path.
+func leaves(v gjson.Result, prefix string) map[string]string {
+	out := map[string]string{}
+	var walk func(v gjson.Result, path string)
+	walk = func(v gjson.Result, path string) {
+		if !v.IsObject() && !v.IsArray() || len(v.Array()) == 0 && len(v.Map()) == 0 {
+			out[path] = v.Raw
+			return
+		}
+		i := 0
+		v.ForEach(func(k, child gjson.Result) bool {
+			name := k.String()
+			if v.IsArray() {
+				name = fmt.Sprint(i)
+			}
+			i++
+			walk(child, strings.TrimPrefix(path+"."+name, "."))
+			return true
+		})
+	}
+	walk(v, prefix)
+	return out
 }

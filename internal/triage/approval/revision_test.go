@@ -95,3 +95,26 @@ func TestApprovedRevisionsTakeTheLatestThatCounts(t *testing.T) {
 		})
 	}
 }
+
+func TestDiff(t *testing.T) {
+	before := []byte(`{"id":"o-1","amount":10,"customer":{"zip":"1011","tags":["a","b"]},"gone":true}`)
+	after := []byte(`{"id":"o-1","amount":12,"customer":{"zip":"1011","tags":["a","c"],"city":"Oslo"}}`)
+	want := []FieldChange{
+		{"amount", "10", "12"},
+		{"customer.city", "", `"Oslo"`},
+		{"customer.tags.1", `"b"`, `"c"`},
+		{"gone", "true", ""},
+	}
+	got := Diff(before, after)
+	if len(got) != len(want) {
+		t.Fatalf("diff %+v, want %+v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("change %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if d := Diff(before, before); len(d) != 0 {
+		t.Errorf("no edit, diff %+v", d)
+	}
+}

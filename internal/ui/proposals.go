@@ -1,0 +1,206 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
+	"github.com/dlqt/dlqt/internal/views"
+)
+
+// proposalsScreen lists the proposals of the journal; y runs the approved
+// one under the cursor, as `dlqt run ID --yes` does.
+type proposalsScreen struct {
+	*views.Proposals
+	returnTo
+	plainFilter
+	c       *programContext
+	req     int    // read awaited
+	running string // proposal being run, "" when none
+}
+
+// proposalsMsg answers a read of the proposals.
+type proposalsMsg struct {
+	id     int
+	states []approval.State
+	err    error
+}
+
+// proposedMsg answers a proposal made instead of an action.
+type proposedMsg struct {
+	id, action string
+	count      int
+	err        error
+}
+
+// proposalRunMsg answers a run of an approved proposal.
+type proposalRunMsg struct {
+	id, summary string
+	err         error
+}
+
+func (proposalsMsg) owner() screenID   { return screenProposals }
+func (proposedMsg) owner() screenID    { return screenProposals }
+func (proposalRunMsg) owner() screenID { return screenProposals }
+
+func (s *proposalsScreen) list() *views.Table { return s.Table() }
+
+func (s *proposalsScreen) inFlight() bool { return s.running != "" }
+
+// open shows the proposals from any screen; back returns there.
+func (s *proposalsScreen) open() tea.Cmd {
+	if s.c.opts.Approvals == nil {
+		s.c.setErr(errors.New("proposals: the config has no approvals section, so nothing waits for a second person"))
+		return nil
+	}
+	if s.c.focus == screenReplay {
+		return nil
+	}
+	s.visit(s.c, screenProposals)
+	return s.reload()
+}
+
+func (s *proposalsScreen) reload() tea.Cmd {
+	s.SetLoading()
+	s.req = s.c.nextID()
+	read, id := s.c.opts.Approvals.Proposals, s.req
+	return func() tea.Msg {
+		states, err := read()
+		return proposalsMsg{id: id, states: states, err: err}
+	}
+}
+
+func (s *proposalsScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case proposalsMsg:
+		s.onProposals(msg)
+		return s, nil
+	case proposedMsg:
+		s.onProposed(msg)
+		return s, nil
+	case proposalRunMsg:
+		return s, s.onRun(msg)
+	}
+	return s, listUpdate(s, &s.c.Keys, msg)
+}
+
+func (s *proposalsScreen) key(k tea.KeyPressMsg) tea.Cmd {
+	keys := s.c.Keys
+	switch {
+	case key.Matches(k, keys.Back):
+		s.leave(s.c)
+	case key.Matches(k, keys.Refresh):
+		return s.reload()
+	case key.Matches(k, keys.RunProposal):
+		return s.run()
+	default:
+		return s.Proposals.Update(k)
+	}
+	return nil
+}
+
+// run runs the approved proposal under the cursor in the background.
+func (s *proposalsScreen) run() tea.Cmd {
+	row, ok := s.Selected()
+	switch {
+	case !ok:
+		return nil
+	case s.running != "":
+		s.c.setErr(fmt.Errorf("proposal %s is running", s.running))
+		return nil
+	case row.Status != string(approval.StatusApproved):
+		s.c.setErr(fmt.Errorf("proposal %s is %s: only an approved proposal runs (dlqt approve %s, by someone else)", row.ID, row.Status, row.ID))
+		return nil
+	}
+	if err := s.c.mayAct("run a proposal"); err != nil {
+		s.c.setErr(err)
+		return nil
+	}
+	s.running = row.ID
+	s.SetStatus("running proposal " + row.ID + "…")
+	ctx, runFn, id := s.c.base, s.c.opts.Approvals.Run, row.ID
+	return func() tea.Msg {
+		summary, err := runFn(ctx, id)
+		return proposalRunMsg{id: id, summary: summary, err: err}
+	}
+}
+
+func (s *proposalsScreen) onRun(msg proposalRunMsg) tea.Cmd {
+	s.running = ""
+	s.SetStatus("")
+	if msg.err != nil {
+		s.c.setErr(fmt.Errorf("proposal %s: %w", msg.id, msg.err))
+	} else {
+		s.c.done = "proposal " + msg.id + " run: " + msg.summary
+	}
+	return s.reload()
+}
+
+func (s *proposalsScreen) onProposals(msg proposalsMsg) {
+	if msg.id != s.req {
+		return
+	}
+	s.req = 0
+	if msg.err != nil {
+		s.c.setErr(fmt.Errorf("reading the proposals: %w", msg.err))
+		return
+	}
+	now := s.c.now()
+	rows := make([]views.ProposalRow, len(msg.states))
+	for i, st := range msg.states {
+		p := st.Proposal
+		rows[i] = views.ProposalRow{ID: p.ID, Status: string(st.Status(now)), Action: p.Action, Count: len(p.MessageIDs),
+			Queue: p.Queue, Proposer: p.Proposer, DecidedBy: decidedBy(st), Expires: p.ExpiresAt}
+	}
+	s.SetRows(rows)
+}
+
+func decidedBy(st approval.State) string {
+	if len(st.Decisions) == 0 {
+		return ""
+	}
+	return st.Decisions[len(st.Decisions)-1].By
+}
+
+func (s *proposalsScreen) onProposed(msg proposedMsg) {
+	s.c.busy = ""
+	if msg.err != nil {
+		s.c.setErr(fmt.Errorf("%s needs a second person, and the proposal failed: %w", msg.action, msg.err))
+		return
+	}
+	s.c.done = fmt.Sprintf("%s of %s needs a second person: proposal %s journaled, nothing changed (P lists it; dlqt approve %s)",
+		msg.action, views.Plural(msg.count, "message"), msg.id, msg.id)
+}
+
+// proposeInstead is the command that proposes action on tg instead of
+// doing it, when the approvals policy asks a second person for it; ok is
+// false when the action may go ahead.
+func (c *programContext) proposeInstead(action string, tg target, insp *triage.Inspection, plan approval.Plan) (tea.Cmd, bool) {
+	a := c.opts.Approvals
+	if a == nil || !a.Needs(action, len(tg.ids)) {
+		return nil, false
+	}
+	var msgs []triage.Triaged
+	if insp != nil {
+		for _, t := range insp.Messages {
+			if slices.Contains(tg.ids, t.ID) {
+				msgs = append(msgs, t)
+			}
+		}
+	}
+	ctx, count := c.base, len(tg.ids)
+	c.busy = "proposing the " + action + "…"
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		id, err := a.Propose(ctx, action, tg.queue, msgs, plan)
+		return proposedMsg{id: id, action: action, count: count, err: err}
+	}, true
+}
