@@ -128,7 +128,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.logf("shutting down: %d sessions open", s.count())
 	ln.Close() // nobody new while the others finish
-	cancel() // every session's context: TUIs quit, headless commands stop as on SIGTERM
+	cancel()   // every session's context: TUIs quit, headless commands stop as on SIGTERM
 	wait, done := context.WithTimeout(context.Background(), s.cfg.ShutdownWait)
 	defer done()
 	finished := make(chan struct{})
