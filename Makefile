@@ -36,7 +36,7 @@ unit:
 	$(GO) test -count=1 -short $(PKGS)
 
 bench: prepare
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/ ./internal/views/
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count=1 ./internal/broker/
 
 # Each fuzz target for FUZZTIME (CI runs only their seed corpora, in `make test`).
