@@ -344,7 +344,7 @@ func (t *Table) natural(drawn [][]string) []int {
 		widest := 0
 		for _, r := range drawn {
 			if i < len(r) {
-				widest = max(widest, ansi.StringWidth(r[i]))
+				widest = max(widest, cellWidth(r[i]))
 			}
 		}
 		if c.Right {
@@ -389,7 +389,7 @@ func (t *Table) shorten(ws []int, drawn [][]string, free int) int {
 		short := max(c.Width, ansi.StringWidth(c.Title))
 		for _, r := range drawn {
 			if i < len(r) {
-				short = max(short, ansi.StringWidth(ShortNumber(r[i])))
+				short = max(short, cellWidth(ShortNumber(r[i])))
 			}
 		}
 		if short < ws[i] {
