@@ -39,7 +39,7 @@ unit:
 # the big run) x BENCH_SIZE bytes into a vhost of its own and compares
 # dlqt groups --json with a raw amqp091-go reader, BENCH_ROUNDS rounds.
 bench: prepare
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/ ./internal/views/
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count=1 ./internal/broker/
 	$(GO) build -o $(BIN) . && $(GO) build -o bin/rawread ./bench/rawread
 	$(GO) run ./bench/browse

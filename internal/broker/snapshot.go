@@ -255,7 +255,9 @@ func (s *Snapshot) Topology(ctx context.Context) (triage.Topology, error) {
 
 // Browse returns the recorded batch of queue, trimmed to opts.Limit. Depth
 // stays what the broker reported when the snapshot was taken. From a file
-// it reads that batch's first Limit messages, streaming, and stops.
+// it reads that batch's first Limit messages, streaming, and stops. With
+// opts.Each it hands each message over instead of keeping them, and
+// without a Limit reads the whole batch, as a streamed broker browse does.
 func (s *Snapshot) Browse(ctx context.Context, queue string, opts triage.BrowseOptions) (triage.Batch, error) {
 	if err := ctx.Err(); err != nil {
 		return triage.Batch{Queue: queue}, err
@@ -265,47 +267,65 @@ func (s *Snapshot) Browse(ctx context.Context, queue string, opts triage.BrowseO
 		return triage.Batch{Queue: queue}, s.notInSnapshot(queue)
 	}
 	limit := opts.Limit
-	if limit <= 0 {
+	if limit <= 0 && opts.Each == nil {
 		limit = triage.DefaultBrowseLimit
 	}
 	b := s.head.Batches[k]
-	msgs, err := s.messages(k, limit)
-	if err != nil {
-		return triage.Batch{Queue: queue}, err
+	if limit > 0 {
+		b.Limit = min(b.Limit, limit)
+		if b.Limit <= 0 {
+			b.Limit = limit
+		}
 	}
-	b.Messages = msgs
-	b.Limit = min(b.Limit, limit)
-	if b.Limit <= 0 {
-		b.Limit = limit
+	take := func(m triage.Message) error { b.Messages = append(b.Messages, m); return nil }
+	if opts.Each != nil {
+		take = func(m triage.Message) error { b.Read++; return opts.Each(m) }
+	}
+	if err := s.messages(ctx, k, limit, take); err != nil {
+		b.Err = err
+		return b, err
 	}
 	if opts.Progress != nil {
-		opts.Progress(len(b.Messages), len(b.Messages))
+		opts.Progress(b.Count(), b.Count())
 	}
 	return b, nil
 }
 
-// messages are the first limit messages of batch k.
-func (s *Snapshot) messages(k, limit int) ([]triage.Message, error) {
+// messages hands the first limit messages of batch k (all when limit <= 0)
+// to take, in order. An error of take, or of ctx, stops it and is returned
+// as it is.
+func (s *Snapshot) messages(ctx context.Context, k, limit int, take func(triage.Message) error) error {
+	taken := 0
+	var stopped error // take's or ctx's, not the file's
+	each := func(m triage.Message) error {
+		if stopped = ctx.Err(); stopped == nil {
+			stopped = take(m)
+		}
+		if stopped != nil {
+			return errEnough
+		}
+		if taken++; limit > 0 && taken >= limit {
+			return errEnough
+		}
+		return nil
+	}
 	if s.inMem != nil {
-		ms := s.inMem.Batches[k].Messages
-		return ms[:min(len(ms), limit):min(len(ms), limit)], nil
+		for _, m := range s.inMem.Batches[k].Messages {
+			if each(m) != nil {
+				break
+			}
+		}
+		return stopped
 	}
 	f, err := os.Open(s.path)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", s.path, unwrapPath(err))
+		return fmt.Errorf("snapshot %s: %w", s.path, unwrapPath(err))
 	}
 	defer f.Close()
-	var out []triage.Message
 	seen := -1
 	_, err = snapshotScan{
-		keep: func(string) bool { seen++; return seen == k },
-		message: func(_ *triage.Batch, m triage.Message) error {
-			out = append(out, m)
-			if len(out) >= limit {
-				return errEnough
-			}
-			return nil
-		},
+		keep:    func(string) bool { seen++; return seen == k },
+		message: func(_ *triage.Batch, m triage.Message) error { return each(m) },
 		batch: func(triage.Batch, int) error {
 			if seen >= k {
 				return errEnough
@@ -313,10 +333,22 @@ func (s *Snapshot) messages(k, limit int) ([]triage.Message, error) {
 			return nil
 		},
 	}.run(f)
-	if err != nil && !errors.Is(err, errEnough) {
-		return nil, fmt.Errorf("snapshot %s: %w", s.path, err)
+	if stopped != nil {
+		return stopped
 	}
-	return out, nil
+	if err = ignoreEnough(err); err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// ignoreEnough is err, or nil when it only says the scan had what it
+// came for.
+func ignoreEnough(err error) error {
+	if errors.Is(err, errEnough) {
+		return nil
+	}
+	return err
 }
 
 func (s *Snapshot) notInSnapshot(queue string) error {

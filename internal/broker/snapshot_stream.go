@@ -111,6 +111,10 @@ func (sw *SnapshotWriter) EndBatch(b triage.Batch) error {
 	sw.value(b.Limit)
 	sw.raw(`,"taken_at":`)
 	sw.value(b.TakenAt)
+	if b.Bound != "" {
+		sw.raw(`,"bound":`)
+		sw.value(b.Bound)
+	}
 	if b.Unreadable != nil {
 		sw.raw(`,"unreadable":`)
 		sw.value(b.Unreadable)
@@ -180,8 +184,9 @@ func (sc snapshotScan) run(r io.Reader) (SnapshotFile, error) {
 	dec := json.NewDecoder(in)
 	dec.UseNumber()
 	head, err := sc.object(dec)
-	if errors.Is(err, errEnough) {
-		return head, err
+	var cb callbackError
+	if errors.As(err, &cb) { // the caller's own, not the file's
+		return head, cb.err
 	}
 	if err != nil {
 		return SnapshotFile{}, fmt.Errorf("not a dlqt snapshot: %v", err)
@@ -268,6 +273,8 @@ func (sc snapshotScan) oneBatch(dec *json.Decoder) error {
 			err = dec.Decode(&b.TakenAt)
 		case "unreadable":
 			err = dec.Decode(&b.Unreadable)
+		case "bound":
+			err = dec.Decode(&b.Bound)
 		default:
 			err = skipValue(dec)
 		}
@@ -282,7 +289,9 @@ func (sc snapshotScan) oneBatch(dec *json.Decoder) error {
 		return err
 	}
 	if sc.batch != nil {
-		return sc.batch(b, count)
+		if err := sc.batch(b, count); err != nil {
+			return callbackError{err}
+		}
 	}
 	return nil
 }
@@ -307,7 +316,7 @@ func (sc snapshotScan) messages(dec *json.Decoder, b *triage.Batch) (int, error)
 		if sc.message == nil {
 			b.Messages = append(b.Messages, m)
 		} else if err := sc.message(b, m); err != nil {
-			return n, err
+			return n, callbackError{err}
 		}
 	}
 	return n, expectDelim(dec, ']')
@@ -322,6 +331,13 @@ func decodeMessage(dec *json.Decoder) (triage.Message, error) {
 	m.Headers, err = untagHeaders(m.Headers)
 	return m, err
 }
+
+// callbackError carries an error of the scan's caller (its message or
+// batch function) out of the scan unchanged.
+type callbackError struct{ err error }
+
+func (e callbackError) Error() string { return e.err.Error() }
+func (e callbackError) Unwrap() error { return e.err }
 
 // errEnough stops a scan that has what it came for.
 var errEnough = errors.New("snapshot: enough read")

@@ -141,6 +141,27 @@ func TestSnapshotStreamsToDiskAndBack(t *testing.T) {
 	if !reflect.DeepEqual(b.Messages[1], bulkMessage(1)) {
 		t.Fatalf("message 1 differs:\n%#v\n%#v", b.Messages[1], bulkMessage(1))
 	}
+	// streamed: the whole batch, each message handed over and dropped
+	seen, streamPeak := 0, uint64(0)
+	whole, err := s.Browse(context.Background(), "bulk.dlq", triage.BrowseOptions{Each: func(m triage.Message) error {
+		if m.Properties.MessageID != fmt.Sprintf("m-%06d", seen) {
+			return fmt.Errorf("message %d is %s", seen, m.Properties.MessageID)
+		}
+		if seen++; seen%25_000 == 0 {
+			streamPeak = max(streamPeak, heapNow())
+		}
+		return nil
+	}})
+	if err != nil || seen != n || whole.Read != n || len(whole.Messages) != 0 || whole.Depth != 1_200_000 {
+		t.Fatalf("streamed browse: %d seen, read %d, %d kept, %v", seen, whole.Read, len(whole.Messages), err)
+	}
+	if grew := int64(streamPeak) - int64(base); grew > 16<<20 {
+		t.Errorf("a streamed browse grew the heap by %d MiB", grew>>20)
+	}
+	stop := fmt.Errorf("enough")
+	if _, err := s.Browse(context.Background(), "bulk.dlq", triage.BrowseOptions{Each: func(triage.Message) error { return stop }}); err != stop {
+		t.Errorf("the caller's error came back as %v", err)
+	}
 	small, err := s.Browse(context.Background(), "small.dlq", triage.BrowseOptions{})
 	if err != nil || len(small.Messages) != 1 || small.Messages[0].Properties.MessageID != "m-000007" {
 		t.Fatalf("the batch after the large one: %+v, %v", small.Messages, err)

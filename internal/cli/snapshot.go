@@ -46,14 +46,20 @@ func redactBatch(b triage.Batch, red *redact.Redactor) (triage.Batch, int) {
 	ms := make([]triage.Message, len(b.Messages))
 	for j, m := range b.Messages {
 		var c int
-		m.Headers, c = redact.Headers(m.Headers, red)
+		ms[j], c = redactMessage(m, red)
 		n += c
-		m.Body, c = redactBody(m.Body, m.Properties.ContentType, red)
-		n += c
-		ms[j] = m
 	}
 	b.Messages = ms
 	return b, n
+}
+
+// redactMessage is one message's headers and body through red, and how
+// many values it masked.
+func redactMessage(m triage.Message, red *redact.Redactor) (triage.Message, int) {
+	var h, b int
+	m.Headers, h = redact.Headers(m.Headers, red)
+	m.Body, b = redactBody(m.Body, m.Properties.ContentType, red)
+	return m, h + b
 }
 
 func redactBody(body []byte, contentType string, red *redact.Redactor) ([]byte, int) {
@@ -108,23 +114,18 @@ func (a *app) writeSnapshot(ctx context.Context, r triage.Reader, req snapshotRe
 	if err != nil {
 		return err
 	}
+	var red *redact.Redactor
+	if !req.raw {
+		red = a.redactor()
+	}
 	n, masked, queues := 0, 0, []string{}
 	for _, q := range req.queues {
-		b, err := r.Browse(ctx, q, opts)
-		if err == nil && !req.raw {
-			var c int
-			b, c = redactBatch(b, a.redactor())
-			masked += c
-		}
-		if err == nil {
-			err = out.Batch(b)
-		}
+		read, c, err := captureQueue(ctx, r, top.Vhost, q, opts, out, red)
 		if err != nil {
 			out.Abort()
 			return err
 		}
-		n += len(b.Messages)
-		queues = append(queues, b.Queue)
+		n, masked, queues = n+read, masked+c, append(queues, q)
 	}
 	if err := out.Commit(); err != nil {
 		return err
@@ -139,6 +140,37 @@ func (a *app) writeSnapshot(ctx context.Context, r triage.Reader, req snapshotRe
 	}
 	fmt.Fprintf(errw, "dlqt: wrote %d messages from %d queue(s) to %s, redacted (%d value(s) masked; --raw keeps them)\n", n, len(queues), req.out, masked)
 	return nil
+}
+
+// captureQueue writes one queue's batch into out as its browse hands the
+// messages over (a reader that does not stream hands them all at the end),
+// redacted through red unless it is nil, and says how many it wrote and
+// how many values it masked.
+func captureQueue(ctx context.Context, r triage.Reader, vhost, queue string, opts triage.BrowseOptions,
+	out *broker.SnapshotOnDisk, red *redact.Redactor) (written, masked int, err error) {
+	write := func(m triage.Message) error {
+		if red != nil {
+			var c int
+			m, c = redactMessage(m, red)
+			masked += c
+		}
+		written++
+		return out.Message(m)
+	}
+	if err := out.BeginBatch(vhost, queue); err != nil {
+		return 0, 0, err
+	}
+	opts.Each = write
+	b, err := r.Browse(ctx, queue, opts)
+	if err != nil {
+		return written, masked, err
+	}
+	for _, m := range b.Messages {
+		if err := write(m); err != nil {
+			return written, masked, err
+		}
+	}
+	return written, masked, out.EndBatch(b)
 }
 
 // consentRaw asks on a terminal; without one, only --yes consents.

@@ -330,21 +330,30 @@ func (j *Journal) checkChain() error {
 		return err
 	}
 	var n uint64
-	var last Entry
+	var last head
 	atHead := ""
 	var chainErr error
 	err = guard(j.path, func() error {
 		return j.db.View(func(tx *bolt.Tx) error {
-			return eachEntryAfter(tx, 0, func(e Entry) error {
-				if chainErr = verifyFrom([]Entry{e}, n+1, last.Hash); chainErr != nil {
-					return errStop
+			c := tx.Bucket(bucketEntries).Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				e, fast := sealedAsStored(v, n+1, last.Hash)
+				if !fast { // not as seal writes it, or broken: check it the long way, which names why
+					var full Entry
+					if err := json.Unmarshal(v, &full); err != nil {
+						return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
+					}
+					if chainErr = verifyFrom([]Entry{full}, n+1, last.Hash); chainErr != nil {
+						return errStop
+					}
+					e = head{Entries: full.Seq, Hash: full.Hash}
 				}
 				n, last = n+1, e
-				if ok && e.Seq == h.Entries {
+				if ok && e.Entries == h.Entries {
 					atHead = e.Hash
 				}
-				return nil
-			})
+			}
+			return nil
 		})
 	})
 	if chainErr != nil {
@@ -357,7 +366,7 @@ func (j *Journal) checkChain() error {
 		return err
 	}
 	if n > 0 && (!ok || h.Entries < n) {
-		j.noteHead(last)
+		j.noteHead(Entry{Seq: last.Entries, Hash: last.Hash})
 	}
 	return nil
 }

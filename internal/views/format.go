@@ -24,8 +24,10 @@ func fitAligned(s string, w int, right bool) string {
 	if w <= 0 {
 		return ""
 	}
-	s = ansi.Truncate(s, w, "…")
-	n := ansi.StringWidth(s)
+	if !plain(s) || len(s) > w {
+		s = ansi.Truncate(s, w, "…")
+	}
+	n := cellWidth(s)
 	if n >= w {
 		return s
 	}
@@ -35,10 +37,30 @@ func fitAligned(s string, w int, right bool) string {
 	return s + strings.Repeat(" ", w-n)
 }
 
+// plain reports text of printable ASCII only, one cell a byte: most cells
+// are, and measuring them needs no grapheme walk (a frame measures each
+// cell several times).
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// cellWidth is the cells s takes on screen.
+func cellWidth(s string) int {
+	if plain(s) {
+		return len(s)
+	}
+	return ansi.StringWidth(s)
+}
+
 // ElideMiddle fits s in w cells by cutting its middle ("msg_shipment…updated-0042"):
 // ids of one kind share their start, and the tail tells them apart.
 func ElideMiddle(s string, w int) string {
-	n := ansi.StringWidth(s)
+	n := cellWidth(s)
 	if n <= w {
 		return s
 	}
@@ -131,8 +153,8 @@ func shortCount(n int64) string {
 // fitNumber fits a number cell in w cells, right-aligned: whole when it
 // fits, else short ("1.2M"), cut with "…" only when even that does not.
 func fitNumber(s string, w int) string {
-	if ansi.StringWidth(s) > w {
-		if short := ShortNumber(s); ansi.StringWidth(short) <= w {
+	if cellWidth(s) > w {
+		if short := ShortNumber(s); cellWidth(short) <= w {
 			s = short
 		}
 	}

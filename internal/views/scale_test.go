@@ -179,3 +179,52 @@ func BenchmarkMessagesOpen1M(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// TestTypingNarrowsWithinWhatMatched: a substring that extends the last one
+// searches only the rows that matched it; one that does not (a backspace)
+// searches them all again; new rows do too.
+func TestTypingNarrowsWithinWhatMatched(t *testing.T) {
+	tb := newTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}})
+	tb.SetSize(40, 6)
+	formatted := 0
+	tb.SetSource(10_000, func(i int) []string { formatted++; return []string{fmt.Sprintf("m-%05d", i)} })
+	tb.SetSubstring("m-0")
+	if tb.Len() != 10_000 || formatted != 10_000 {
+		t.Fatalf("m-0: %d rows, %d formatted", tb.Len(), formatted)
+	}
+	formatted = 0
+	tb.SetSubstring("m-01")
+	if tb.Len() != 1000 || formatted != 10_000 {
+		t.Fatalf("m-01: %d rows, %d formatted", tb.Len(), formatted)
+	}
+	formatted = 0
+	tb.SetSubstring("m-012")
+	if tb.Len() != 100 || formatted != 1000 {
+		t.Fatalf("m-012: %d rows, %d formatted: want only the 1,000 that matched m-01", tb.Len(), formatted)
+	}
+	tb.SetSubstring("m-01") // a backspace
+	if tb.Len() != 1000 {
+		t.Fatalf("after a backspace: %d rows", tb.Len())
+	}
+	tb.SetSubstring("m-01")
+	tb.SetSource(20_000, func(i int) []string { return []string{fmt.Sprintf("x-%05d", i)} })
+	tb.SetSubstring("x-01") // extends nothing the new rows were searched for
+	if tb.Len() != 1000 {
+		t.Fatalf("new rows: %d, want the 1,000 x-01xxx", tb.Len())
+	}
+}
+
+// BenchmarkTypingOverAMillionRows is the filter after each key of "m-0999"
+// over 1,000,000 rows.
+func BenchmarkTypingOverAMillionRows(b *testing.B) {
+	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}, {Title: "n", Width: 3, Right: true}})
+	tb.SetSize(120, 40)
+	tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i), Count(i)} })
+	b.ResetTimer()
+	for b.Loop() {
+		for _, q := range []string{"m", "m-", "m-0", "m-09", "m-099", "m-0999"} {
+			tb.SetSubstring(q)
+		}
+		tb.SetSubstring("")
+	}
+}

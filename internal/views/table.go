@@ -66,6 +66,10 @@ type Table struct {
 	// filter stays in force meanwhile.
 	filterErr string
 	styleOf   func(row int) (lipgloss.Style, bool) // a row's own colour, if any
+	// narrowed is the substring that visible was last computed for over
+	// the same rows: a query that extends it (the user typing on) need
+	// only search visible, not format every row again.
+	narrowed string
 }
 
 func newTable(ctx *Context, cols []Column) Table {
@@ -144,7 +148,7 @@ func (t *Table) SetRows(rows [][]string) {
 // keeping the selection on the same underlying row when it is still there.
 func (t *Table) SetSource(n int, row func(i int) []string) {
 	sel, ok := t.Selected()
-	t.n, t.rowAt = n, row
+	t.n, t.rowAt, t.narrowed = n, row, ""
 	t.applyFilter()
 	if ok {
 		t.Select(sel)
@@ -273,17 +277,30 @@ func (t *Table) scroll() {
 }
 
 func (t *Table) applyFilter() {
-	t.visible = t.visible[:0]
-	if t.filtered() {
-		q := strings.ToLower(t.query)
-		for i := range t.n {
-			if t.matcher != nil && !t.matcher(i) {
-				continue
-			}
-			if q == "" || strings.Contains(strings.ToLower(strings.Join(t.row(i), " ")), q) {
-				t.visible = append(t.visible, i)
+	q := strings.ToLower(t.query)
+	within := t.matcher == nil && t.narrowed != "" && strings.HasPrefix(q, t.narrowed)
+	if !within {
+		t.visible = t.visible[:0]
+		if t.filtered() {
+			for i := range t.n {
+				if t.matcher == nil || t.matcher(i) {
+					t.visible = append(t.visible, i)
+				}
 			}
 		}
+	}
+	if q != "" {
+		kept := t.visible[:0]
+		for _, i := range t.visible {
+			if strings.Contains(strings.ToLower(strings.Join(t.row(i), " ")), q) {
+				kept = append(kept, i)
+			}
+		}
+		t.visible = kept
+	}
+	t.narrowed = ""
+	if t.matcher == nil {
+		t.narrowed = q
 	}
 	t.cursor = min(t.cursor, max(t.Len()-1, 0))
 	t.scroll()
@@ -344,7 +361,7 @@ func (t *Table) natural(drawn [][]string) []int {
 		widest := 0
 		for _, r := range drawn {
 			if i < len(r) {
-				widest = max(widest, ansi.StringWidth(r[i]))
+				widest = max(widest, cellWidth(r[i]))
 			}
 		}
 		if c.Right {
@@ -389,7 +406,7 @@ func (t *Table) shorten(ws []int, drawn [][]string, free int) int {
 		short := max(c.Width, ansi.StringWidth(c.Title))
 		for _, r := range drawn {
 			if i < len(r) {
-				short = max(short, ansi.StringWidth(ShortNumber(r[i])))
+				short = max(short, cellWidth(ShortNumber(r[i])))
 			}
 		}
 		if short < ws[i] {
