@@ -146,11 +146,11 @@ func TestTUIWalkAOneMiBPayloadWrapsWithoutStrayLines(t *testing.T) {
 	s.waitFor("blob-1")
 	s.keys("Enter")
 	s.waitFor("message blob-1")
-	scr := s.scrollTo("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+	s.scrollTo("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
 	for range 3 {
 		s.keys("PageDown")
 		time.Sleep(200 * time.Millisecond)
-		scr = s.screen()
+		scr := s.screen()
 		for _, l := range strings.Split(scr, "\n") {
 			trimmed := strings.TrimSpace(l)
 			if strings.Trim(trimmed, "x") == "" && trimmed != "" && len(trimmed) < 40 {

@@ -177,10 +177,9 @@ func (d *SnapshotOnDisk) Abort() {
 // the topology and what each batch holds, not the messages: a browse reads
 // the file again, streaming, up to its bound.
 type Snapshot struct {
-	path   string
-	head   SnapshotFile  // batches without their messages
-	counts []int         // messages in each batch of head
-	inMem  *SnapshotFile // the whole snapshot, when it came from memory
+	path  string
+	head  SnapshotFile  // batches without their messages
+	inMem *SnapshotFile // the whole snapshot, when it came from memory
 }
 
 var _ triage.Reader = (*Snapshot)(nil)
