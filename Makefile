@@ -35,9 +35,14 @@ test-compat: prepare
 unit:
 	$(GO) test -count=1 -short $(PKGS)
 
+# The broker benchmark (bench/browse) loads BENCH_N (100,000; 1000000 for
+# the big run) x BENCH_SIZE bytes into a vhost of its own and compares
+# dlqt groups --json with a raw amqp091-go reader, BENCH_ROUNDS rounds.
 bench: prepare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count=1 ./internal/broker/
+	$(GO) build -o $(BIN) . && $(GO) build -o bin/rawread ./bench/rawread
+	$(GO) run ./bench/browse
 
 # Each fuzz target for FUZZTIME (CI runs only their seed corpora, in `make test`).
 FUZZTIME ?= 30s

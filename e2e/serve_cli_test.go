@@ -164,14 +164,16 @@ func assertLeaseFreedByKill(t *testing.T, b *serveBed, bed *replayBed) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
+	killed := time.Now()
+	deadline := killed.Add(10 * time.Second)
 	for leaseExists(t, bed, "dlqt.lease."+bedParking) {
 		if time.Now().After(deadline) {
 			t.Fatal("the lease outlived its killed holder by 10 s")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	r = b.ssh("carol", "replay", bedParking, "--group", "rejected", "--rate", "50", "--yes")
+	t.Logf("the lease went %s after kill -9 of its holder", time.Since(killed).Round(time.Millisecond))
+	r = b.ssh("carol", "replay", bedParking, "--group", "rejected", "--rate", "50", "--canary", "2", "--observe", "200ms", "--yes")
 	if r.code != 0 {
 		t.Fatalf("carol after the holder died: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

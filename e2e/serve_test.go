@@ -28,6 +28,7 @@ type serveBed struct {
 	port  string
 	dir   string
 	log   string
+	users string
 	cmd   *exec.Cmd
 	peers map[string]servePeer
 	env   []string
@@ -75,6 +76,7 @@ func startServe(t *testing.T, env []string, extra ...string) *serveBed {
 		fmt.Fprintf(&users, "  - name: %s\n    role: %s\n    keys: [%q]\n", p[0], p[1], strings.TrimSpace(string(pub)))
 	}
 	usersPath := filepath.Join(dir, "users.yaml")
+	b.users = usersPath
 	if err := os.WriteFile(usersPath, []byte(users.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}

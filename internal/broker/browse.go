@@ -78,6 +78,11 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 	if b.Depth, err = passiveDepth(conn, queue, l.cfg.Vhost); err != nil {
 		return b, err
 	}
+	// The passive declare counts the ready messages now; the management API
+	// counts all of them and the unacked ones, seconds ago. Both bound what
+	// another reader holds (a replay holds its sources with no consumer
+	// left, so the consumer count cannot tell).
+	b.HeldElsewhere = max(0, min(q.Unacked, q.Messages-b.Depth))
 	if cost.AsksFirst() && !opts.AcceptDeliveryCost {
 		return b, triage.NewDeliveryCostError(queue, cost, b.Depth)
 	}
@@ -118,7 +123,7 @@ func windowFor(opts triage.BrowseOptions, q triage.Queue) int {
 		avg = q.Bytes / int64(q.Messages)
 	}
 	const overhead = 1024 // headers, properties and the client's bookkeeping
-	return int(max(256, min(budget/4/(avg+overhead), math.MaxUint16)))
+	return int(max(1, min(budget/4/(avg+overhead), math.MaxUint16)))
 }
 
 func finish(b triage.Batch, err error) (triage.Batch, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +55,18 @@ func clusterReplay(t *testing.T, c *privnode.Cluster) {
 	confirmed := resumeOnCluster(t, cfg, j, plan.ID)
 	src, dst := checkNothingLost(t, check, all, "parked", "ledger.entries")
 	checkDuplicatesReported(t, j, plan.ID, src, dst, confirmed)
+	eventually(t, "every dlqt replay connection closed on the survivors", func() string {
+		names, err := c.ConnectionNames(survivor)
+		if err != nil {
+			return err.Error()
+		}
+		for _, name := range names {
+			if strings.HasPrefix(name, "dlqt replay") {
+				return "still open: " + name
+			}
+		}
+		return ""
+	})
 }
 
 func clusterReplayPlan(t *testing.T, cfg broker.Config) replay.Plan {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,14 +82,15 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
 	}
 	quorum := q.Type == triage.QueueQuorum
-	ds, deliveries, err := r.consumeAll(ctx, ch, queue, want, !quorum)
+	pass := newPassing(queue, ids, replayID)
+	ds, deliveries, err := r.consumeAll(ctx, ch, queue, want, !quorum, pass.keep)
 	if err != nil {
 		releaseAll(ch, r.consumerTag())
 		ch.Close()
 		return nil, err
 	}
 
-	out, put := r.sortHeld(ds, queue, ids, replayID)
+	out, put := r.sortHeld(ds, pass.bases, queue, ids, replayID)
 	if quorum {
 		r.keepConsuming(put, deliveries)
 		return out, nil
@@ -115,31 +118,27 @@ func holdPrefetch(want int) int {
 
 // sortHeld splits what a hold read into the messages to keep (the selected
 // ids, recorded in r.held, and this replay's own copies, reported as such)
-// and the delivery tags to put back.
-func (r *Replay) sortHeld(ds []amqp.Delivery, queue string, ids []string, replayID string) (out []replay.HeldMessage, put []uint64) {
+// and the delivery tags to put back. bases are the base identities of ds
+// (passing.keep), "" for the copies.
+func (r *Replay) sortHeld(ds []amqp.Delivery, bases []string, queue string, ids []string, replayID string) (out []replay.HeldMessage, put []uint64) {
 	var own []amqp.Delivery // not copies of this replay
-	for _, d := range ds {
+	var ownBases []string
+	for i, d := range ds {
 		if id, _ := d.Headers[triage.HeaderReplayID].(string); id == replayID {
 			put = append(put, d.DeliveryTag)
 			item, _ := d.Headers[triage.HeaderReplayItem].(string)
 			out = append(out, replay.HeldMessage{ID: item, Message: toMessage(d, queue, -1), Copy: true})
 			continue
 		}
-		own = append(own, d)
-	}
-	msgs := make([]triage.Message, len(own))
-	envs := make([]triage.Envelope, len(own))
-	for i, d := range own {
-		msgs[i] = toMessage(d, queue, i)
-		envs[i] = triage.DecodeEnvelope(d.Body)
+		own, ownBases = append(own, d), append(ownBases, bases[i])
 	}
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
 	}
-	for i, id := range triage.Identify(msgs, envs) {
+	for i, id := range triage.SuffixIDs(ownBases) {
 		if want[id] {
-			out = append(out, replay.HeldMessage{ID: id, Message: msgs[i]})
+			out = append(out, replay.HeldMessage{ID: id, Message: toMessage(own[i], queue, i)})
 			r.held.tags[id] = own[i].DeliveryTag
 			r.held.tables[id] = own[i].Headers
 			continue
@@ -147,6 +146,44 @@ func (r *Replay) sortHeld(ds []amqp.Delivery, queue string, ids []string, replay
 		put = append(put, own[i].DeliveryTag)
 	}
 	return out, put
+}
+
+// passing keeps of each delivery a hold reads only what the replay may
+// need: the whole delivery when it is a copy of this replay or its
+// identity may be one of the selected, else its tag and base identity
+// alone. A hold of a large queue so keeps the bodies of what it replays,
+// not of the whole queue.
+type passing struct {
+	queue, replayID string
+	maybe           map[string]bool // base ids a selected id may have
+	bases           []string        // base id of each delivery kept, "" for a copy
+}
+
+func newPassing(queue string, ids []string, replayID string) *passing {
+	p := &passing{queue: queue, replayID: replayID, maybe: make(map[string]bool, len(ids))}
+	for _, id := range ids {
+		p.maybe[id] = true
+		if i := strings.LastIndexByte(id, '#'); i > 0 {
+			if _, err := strconv.Atoi(id[i+1:]); err == nil {
+				p.maybe[id[:i]] = true // an occurrence suffix (SuffixIDs)
+			}
+		}
+	}
+	return p
+}
+
+func (p *passing) keep(d amqp.Delivery) amqp.Delivery {
+	if id, _ := d.Headers[triage.HeaderReplayID].(string); id == p.replayID {
+		p.bases = append(p.bases, "")
+		return d
+	}
+	m := toMessage(d, p.queue, 0)
+	base := triage.BaseIDs([]triage.Message{m}, []triage.Envelope{triage.DecodeEnvelope(d.Body)})[0]
+	p.bases = append(p.bases, base)
+	if !p.maybe[base] {
+		d.Body, d.Headers = nil, nil // never selected: the tag is all it needs
+	}
+	return d
 }
 
 // deliveredTable is the header table to publish for held item id: each
@@ -173,7 +210,7 @@ func (r *Replay) deliveredTable(id string, h triage.Headers) amqp.Table {
 // consumeAll takes up to depth deliveries, then, with cancel, cancels the
 // consumer and takes in what the broker pushed before the cancel-ok;
 // without, it leaves the consumer up and returns its deliveries.
-func (r *Replay) consumeAll(ctx context.Context, ch *amqp.Channel, queue string, depth int, cancel bool) ([]amqp.Delivery, <-chan amqp.Delivery, error) {
+func (r *Replay) consumeAll(ctx context.Context, ch *amqp.Channel, queue string, depth int, cancel bool, keep func(amqp.Delivery) amqp.Delivery) ([]amqp.Delivery, <-chan amqp.Delivery, error) {
 	tag := r.consumerTag()
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
@@ -193,7 +230,7 @@ read:
 				// connection: name it (see quarantine.go).
 				return nil, nil, nameUnreadable(fmt.Errorf("replay: hold %q: the channel closed: %w", queue, closeCause(closed)), queue)
 			}
-			ds = append(ds, d)
+			ds = append(ds, keep(d))
 			timer.Reset(idleGap)
 			lastHeard = time.Now()
 		case <-timer.C:
@@ -215,7 +252,10 @@ read:
 	if err := ch.Cancel(tag, false); err != nil {
 		return nil, nil, fmt.Errorf("replay: hold %q: cancel: %w", queue, err)
 	}
-	return append(ds, drainDeliveries(deliveries)...), nil, nil
+	for _, d := range drainDeliveries(deliveries) {
+		ds = append(ds, keep(d))
+	}
+	return ds, nil, nil
 }
 
 // drainDeliveries takes in what a cancelled consumer's broker pushed

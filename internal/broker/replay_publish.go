@@ -156,6 +156,11 @@ func (p *pendingConfirm) Wait(ctx context.Context) replay.PublishResult {
 			if lost, ok := p.r.publishingLost(); ok {
 				return lostConfirm(lost)
 			}
+			if p.r.pubCh.IsClosed() {
+				// amqp091-go nacks every pending confirm as the channel
+				// dies, before its close listeners hear of it.
+				return lostConfirm("channel closed")
+			}
 			return replay.PublishResult{Why: "nacked by the broker"}
 		case <-p.r.pubLost:
 			return lostConfirm(p.r.pubLostWhy)
@@ -166,7 +171,7 @@ func (p *pendingConfirm) Wait(ctx context.Context) replay.PublishResult {
 }
 
 func lostConfirm(why string) replay.PublishResult {
-	return replay.PublishResult{Why: "the publishing channel closed before the broker confirmed (" + why + "): it may or may not have the copy"}
+	return replay.PublishResult{Why: "the publishing channel closed before the broker confirmed (" + why + "): it may or may not have the copy", Unknown: true}
 }
 
 // publishingLost reports whether the publishing channel died, and why.

@@ -24,6 +24,7 @@ type queueJSON struct {
 	Type                 string          `json:"type"`
 	Messages             int             `json:"messages"`
 	Consumers            int             `json:"consumers"`
+	MessagesUnacked      int             `json:"messages_unacknowledged"`
 	Arguments            map[string]any  `json:"arguments"`
 	Policy               string          `json:"policy"`
 	EffectivePolicy      map[string]any  `json:"effective_policy_definition"`
@@ -58,7 +59,7 @@ func (m *messageStats) UnmarshalJSON(data []byte) error {
 // statistics are not in yet, or a version without it) and reads as zero.
 // Mirroring fields (slave_nodes, ha-* policy keys) are never asked for:
 // 4.0 removed classic mirroring.
-const queueColumns = "?columns=name,type,messages,consumers,arguments,policy,effective_policy_definition," +
+const queueColumns = "?columns=name,type,messages,messages_unacknowledged,consumers,arguments,policy,effective_policy_definition," +
 	"head_message_timestamp,messages_dlx,message_stats.publish_details.rate,message_bytes"
 
 // Topology reads the vhost's exchanges, bindings and queues.
@@ -213,6 +214,7 @@ func (q queueJSON) domain(v triage.BrokerVersion) triage.Queue {
 		Messages:    q.Messages,
 		Bytes:       q.MessageBytes,
 		Consumers:   q.Consumers,
+		Unacked:     q.MessagesUnacked,
 		Arguments:   args,
 		Policy:      q.Policy,
 		PublishRate: q.MessageStats.PublishDetails.Rate,

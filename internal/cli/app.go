@@ -36,13 +36,14 @@ type app struct {
 	context                  string                   // --context, DLQT_CONTEXT or current_context; "" is none
 	contexts                 map[string]brokerContext // the config file's, for the TUI's switcher
 
-	snapshotPath string // --snapshot: read a snapshot file instead of a broker
-	demo         bool   // --demo: the bundled demo snapshot
-	demoFallback bool   // --demo-fallback: the demo when no broker answers (make run)
-	queue        string // --queue: open the TUI on this queue's groups
-	limit        int    // --limit: browse bound
-	limitSet     bool   // --limit or browse_limit given: streamed reads stop there too
-	acceptCost   bool   // --accept-delivery-cost
+	snapshotPath string   // --snapshot: read a snapshot file instead of a broker
+	demo         bool     // --demo: the bundled demo snapshot
+	demoFallback bool     // --demo-fallback: the demo when no broker answers (make run)
+	queue        string   // --queue: open the TUI on this queue's groups
+	limit        int      // --limit: browse bound
+	limitSet     bool     // --limit or browse_limit given: streamed reads stop there too
+	acceptCost   bool     // --accept-delivery-cost
+	memBudget    byteSize // --memory-budget
 
 	patterns    []string
 	replayAllow []string // replay.allow from the config file
@@ -77,6 +78,8 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
 	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
+	a.memBudget = byteSize(triage.DefaultMemoryBudget)
+	f.Var(&a.memBudget, "memory-budget", "memory a read may spend on messages (e.g. 64MiB, 1GiB): what the broker may push ahead of a streamed read, and how many messages the TUI keeps; a read it cuts short says so")
 	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts)")
 	f.StringVar(&a.usersFile, "users-file", "", "users file naming people, roles, keys and the teams they approve for (env DLQT_USERS_FILE; config users_file)")
 	f.StringVar(&a.keyFile, "key", "", "SSH private key (unencrypted) that signs proposals, approvals and rejections (env DLQT_KEY; config key)")
@@ -165,7 +168,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 // Journal export and verify only read, so read-only mode allows them.
 func changesQueues(cmd *cobra.Command) bool {
 	switch cmd.CommandPath() {
-	case "dlqt discard", "dlqt replay", "dlqt quarantine", "dlqt run":
+	case "dlqt discard", "dlqt replay", "dlqt quarantine", "dlqt run", "dlqt fullscan":
 		return true
 	}
 	return false
@@ -253,7 +256,7 @@ func (a *app) openReader(ctx context.Context) (r triage.Reader, close func(), er
 
 // browseOptions are the bound and the delivery-cost consent from the flags.
 func (a *app) browseOptions() triage.BrowseOptions {
-	return triage.BrowseOptions{Limit: a.limit, AcceptDeliveryCost: a.acceptCost}
+	return triage.BrowseOptions{Limit: a.limit, AcceptDeliveryCost: a.acceptCost, MemoryBudget: int64(a.memBudget)}
 }
 
 // openJournal opens the journal; the TUI still runs without one and says why.

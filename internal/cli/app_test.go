@@ -79,6 +79,7 @@ func TestMainReportsUsageErrorsOnOneLineWithExit2(t *testing.T) {
 		{"--demo", "--snapshot", "x.json", "queues"},
 		{"discard", "park", "--reason", "dup"},
 		{"replay", "park", "--rate", "0", "--group", "expired"},
+		{"replay", "park", "--baseline", "-1s", "--group", "expired"},
 		{"journal"},
 		{"bogus"},            // an unknown command is a command line dlqt cannot understand
 		{"journal", "bogus"}, // and so is an unknown subcommand

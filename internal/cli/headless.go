@@ -15,6 +15,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // The headless commands call the same triage use cases as the TUI and print
@@ -306,6 +307,13 @@ func filterText(matched int, f filter.Filter) string {
 
 // boundText says how much of the queue a batch covers.
 func boundText(b triage.Batch) string {
+	if b.HeldElsewhere > 0 {
+		return boundRead(b) + "; " + views.HeldElsewhere(b)
+	}
+	return boundRead(b)
+}
+
+func boundRead(b triage.Batch) string {
 	if b.Truncated() && b.Bound != "" {
 		return fmt.Sprintf("held %d of %d messages: %s", b.Count(), b.Depth, b.Bound)
 	}

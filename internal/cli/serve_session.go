@@ -83,14 +83,18 @@ func (a *app) resolveSession(cmd *cobra.Command) error {
 			return usageError{fmt.Errorf("--%s is not available over SSH: the server chooses it", name)}
 		}
 	}
-	s, limit, acceptCost := a.session, a.limit, a.acceptCost
+	s, limit, acceptCost, readOnly := a.session, a.limit, a.acceptCost, a.readOnly
 	*a = *s.server.sessionApp(s, a.stderr)
 	if cmd.Flags().Changed("limit") {
 		a.limit = limit
 	}
 	a.acceptCost = a.acceptCost || acceptCost
-	if changesQueues(cmd) && s.User.Role != access.Operator {
+	a.readOnly = a.readOnly || readOnly // --read-only may only restrict
+	switch {
+	case changesQueues(cmd) && s.User.Role != access.Operator:
 		return usageError{fmt.Errorf("%s refused: %s is a %s; discard and replay need an operator; nothing was touched", cmd.Name(), s.User.Name, s.User.Role)}
+	case changesQueues(cmd) && a.readOnly:
+		return usageError{fmt.Errorf("%s refused: read-only mode (of the server, or --read-only) allows no change to a queue; nothing was touched", cmd.Name())}
 	}
 	return nil
 }
@@ -135,16 +139,13 @@ func (r *serveRunner) Exec(ctx context.Context, s serve.Session, stdout, stderr 
 }
 
 // Journal records a session's start or end under its user's name.
-func (r *serveRunner) Journal(s serve.Session, start bool, note string) error {
+func (r *serveRunner) Journal(s serve.Session, start bool) error {
 	action, reason := triage.ActionSessionEnd, "disconnected"
 	if start {
 		action, reason = triage.ActionSessionStart, "connected"
 		if len(s.Command) > 0 {
 			reason = "connected to run a command"
 		}
-	}
-	if note != "" {
-		reason = note
 	}
 	d := s.Details()
 	d["role"] = string(s.User.Role)

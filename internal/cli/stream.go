@@ -9,6 +9,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // The headless groups and messages read a queue streamed
@@ -121,6 +122,9 @@ func (a *app) streamMessages(ctx context.Context, w io.Writer, queue string, whe
 
 // noteBound says on stderr when a read did not cover the queue, and why.
 func noteBound(w io.Writer, b triage.Batch) {
+	if b.HeldElsewhere > 0 { // another session or consumer holds them: not in this read
+		fmt.Fprintf(w, "dlqt: %s: %s\n", sanitize.Line(b.Queue), views.HeldElsewhere(b))
+	}
 	switch {
 	case !b.Truncated():
 	case b.Bound != "":

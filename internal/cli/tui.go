@@ -71,7 +71,8 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 	}
 
 	vhost := a.vhost
-	if s, ok := r.(*broker.Snapshot); ok {
+	s, isSnapshot := r.(*broker.Snapshot)
+	if isSnapshot {
 		vhost = s.Head().Topology.Vhost // the snapshot's, not the flag's
 	}
 	var actions *ui.Actions // a snapshot is read-only: no write side
@@ -85,29 +86,31 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 
 	j, jerr := a.openJournal()
 	return ui.Options{
-		Reader:      r,
-		Vhost:       vhost,
-		Actor:       a.actor,
-		Host:        a.host,
-		Journal:     j,
-		JournalErr:  jerr,
-		Patterns:    a.patterns,
-		Redactor:    a.redactor(),
-		BrowseLimit: a.limit,
-		StartQueue:  a.queue,
-		KeyMap:      keys,
-		Notice:      notice,
-		Actions:     actions,
-		ActionsOff:  actionsOff,
-		ReadOnly:    a.readOnly,
-		Filter:      a.filterOptions(),
-		Health:      a.health,
-		Context:     a.context,
-		Contexts:    a.contextChoices(),
-		Owners:      a.owners,
-		Approvals:   a.tuiApprovals(),
-		Revise:      a.tuiRevise(actions != nil),
-		Revisions:   a.useRevisions,
+		Reader:       r,
+		Vhost:        vhost,
+		Actor:        a.actor,
+		Host:         a.host,
+		Journal:      j,
+		JournalErr:   jerr,
+		Patterns:     a.patterns,
+		Redactor:     a.redactor(),
+		BrowseLimit:  a.limit,
+		MemoryBudget: int64(a.memBudget),
+		StartQueue:   a.queue,
+		KeyMap:       keys,
+		Notice:       notice,
+		Actions:      actions,
+		ActionsOff:   actionsOff,
+		ReadOnly:     a.readOnly,
+		Filter:       a.filterOptions(),
+		Health:       a.health,
+		Context:      a.context,
+		Contexts:     a.contextChoices(),
+		Owners:       a.owners,
+		FreeReads:    isSnapshot,
+		Approvals:    a.tuiApprovals(),
+		Revise:       a.tuiRevise(actions != nil),
+		Revisions:    a.useRevisions,
 	}, closeReader, nil
 }
 

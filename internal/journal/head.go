@@ -71,14 +71,23 @@ func checkEmpty(path string, h head, ok bool, what string) error {
 // head behind the file is a crash between an append and its head write,
 // and is fine when the file's entry at the head matches it.
 func checkHead(path string, es []Entry, h head, ok bool) error {
+	atHead := ""
+	if ok && h.Entries > 0 && h.Entries <= uint64(len(es)) {
+		atHead = es[h.Entries-1].Hash
+	}
+	return checkHeadAt(path, uint64(len(es)), atHead, h, ok)
+}
+
+// checkHeadAt is checkHead for a journal of n entries whose entry
+// h.Entries has the hash atHead.
+func checkHeadAt(path string, n uint64, atHead string, h head, ok bool) error {
 	if !ok || h.Entries == 0 {
 		return nil
 	}
-	n := uint64(len(es))
 	if n < h.Entries {
 		return damaged(path, "it holds %d entries but %d were written to it (head file %s): entries were removed or the file was replaced", n, h.Entries, headPath(path))
 	}
-	if es[h.Entries-1].Hash != h.Hash {
+	if atHead != h.Hash {
 		return damaged(path, "its entry %d is not the one written (head file %s records another hash): the file was replaced", h.Entries, headPath(path))
 	}
 	return nil

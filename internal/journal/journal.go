@@ -93,7 +93,7 @@ func openTrusting(path string, timeout time.Duration, trusted head) (*Journal, e
 					return err
 				}
 			}
-			return nil
+			return catchUpIndex(tx) // a journal from before the index, or one that lags
 		})
 	})
 	if err == nil {
@@ -322,24 +322,42 @@ func openFile(path string, timeout time.Duration, readOnly, checkAllPages bool) 
 
 // checkChain verifies the whole hash chain and the head file, and brings a
 // head file that lags (or is missing, for a journal from before it) up to
-// date.
+// date. It walks the entries one at a time: a journal of a million entries
+// is checked without being held.
 func (j *Journal) checkChain() error {
-	es, err := j.Entries()
-	if err != nil {
-		return err
-	}
-	if err := VerifyChain(es); err != nil {
-		return damaged(j.path, "%v", err)
-	}
 	h, ok, err := readHead(j.path)
 	if err != nil {
 		return err
 	}
-	if err := checkHead(j.path, es, h, ok); err != nil {
+	var n uint64
+	var last Entry
+	atHead := ""
+	var chainErr error
+	err = guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			return eachEntryAfter(tx, 0, func(e Entry) error {
+				if chainErr = verifyFrom([]Entry{e}, n+1, last.Hash); chainErr != nil {
+					return errStop
+				}
+				n, last = n+1, e
+				if ok && e.Seq == h.Entries {
+					atHead = e.Hash
+				}
+				return nil
+			})
+		})
+	})
+	if chainErr != nil {
+		return damaged(j.path, "%v", chainErr)
+	}
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	if err := checkHeadAt(j.path, n, atHead, h, ok); err != nil {
 		return err
 	}
-	if n := len(es); n > 0 && (!ok || h.Entries < uint64(n)) {
-		j.noteHead(es[n-1])
+	if n > 0 && (!ok || h.Entries < n) {
+		j.noteHead(last)
 	}
 	return nil
 }
@@ -381,25 +399,9 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 		e.Time = time.Now()
 	}
 	err := guard(j.path, func() error {
-		return j.db.Update(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketEntries)
-			e.Seq, e.PrevHash = 1, ""
-			if k, v := b.Cursor().Last(); k != nil {
-				var last Entry
-				if err := json.Unmarshal(v, &last); err != nil {
-					return fmt.Errorf("last entry is unreadable: %w", err)
-				}
-				e.Seq, e.PrevHash = last.Seq+1, last.Hash
-			}
-			sealed, data, err := seal(e)
-			if err != nil {
-				return err
-			}
-			e = sealed
-			if err := b.Put(seqKey(e.Seq), data); err != nil {
-				return err
-			}
-			return applyTags(tx.Bucket(bucketTags), e)
+		return j.db.Update(func(tx *bolt.Tx) (err error) {
+			e, err = appendTx(tx, e)
+			return err
 		})
 	})
 	if err != nil {
@@ -407,6 +409,31 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 	}
 	j.noteHead(e)
 	return e, nil
+}
+
+// appendTx chains and writes e in tx, with its tags and its index.
+func appendTx(tx *bolt.Tx, e Entry) (Entry, error) {
+	b := tx.Bucket(bucketEntries)
+	e.Seq, e.PrevHash = 1, ""
+	if k, v := b.Cursor().Last(); k != nil {
+		var last Entry
+		if err := json.Unmarshal(v, &last); err != nil {
+			return e, fmt.Errorf("last entry is unreadable: %w", err)
+		}
+		e.Seq, e.PrevHash = last.Seq+1, last.Hash
+	}
+	sealed, data, err := seal(e)
+	if err != nil {
+		return e, err
+	}
+	e = sealed
+	if err := b.Put(seqKey(e.Seq), data); err != nil {
+		return e, err
+	}
+	if err := catchUpIndex(tx); err != nil { // indexes e too, in this transaction
+		return e, err
+	}
+	return e, applyTags(tx.Bucket(bucketTags), e)
 }
 
 // Entries returns every entry in order.
@@ -443,9 +470,7 @@ func (j *Journal) Records() ([]triage.Recorded, error) {
 	}
 	out := make([]triage.Recorded, len(es))
 	for i, e := range es {
-		out[i] = triage.Recorded{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Host: e.Host, Record: triage.Record{
-			Action: e.Action, Vhost: e.Vhost, Queue: e.Queue, MessageIDs: e.MessageIDs, Reason: e.Reason, Details: e.Details,
-		}}
+		out[i] = recorded(e)
 	}
 	return out, nil
 }

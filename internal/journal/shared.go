@@ -151,6 +151,35 @@ func (s *Shared) Records() (rs []triage.Recorded, err error) {
 	return rs, err
 }
 
+// OpenReplays are the replays started and never finished, through the
+// index (see Journal.OpenReplays).
+func (s *Shared) OpenReplays() (ids []string, err error) {
+	err = s.read(func(j *Journal) error {
+		ids, err = j.OpenReplays()
+		return err
+	})
+	return ids, err
+}
+
+// ReplayRecords are the records of one replay (see Journal.ReplayRecords).
+func (s *Shared) ReplayRecords(id string) (rs []triage.Recorded, err error) {
+	err = s.read(func(j *Journal) error {
+		rs, err = j.ReplayRecords(id)
+		return err
+	})
+	return rs, err
+}
+
+// QueueHistory is what was done to one queue, newest first (see
+// Journal.QueueHistory).
+func (s *Shared) QueueHistory(vhost, queue string, limit int) (es []Entry, err error) {
+	err = s.read(func(j *Journal) error {
+		es, err = j.QueueHistory(vhost, queue, limit)
+		return err
+	})
+	return es, err
+}
+
 // Tags returns the current tags of each message id asked for.
 func (s *Shared) Tags(vhost, queue string, ids []string) (tags map[string][]string, err error) {
 	err = s.read(func(j *Journal) error {

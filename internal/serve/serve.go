@@ -62,7 +62,7 @@ type Runner interface {
 	// Exec runs a headless command and returns its exit code.
 	Exec(ctx context.Context, s Session, stdout, stderr io.Writer) int
 	// Journal records the session's start and end.
-	Journal(s Session, start bool, note string) error
+	Journal(s Session, start bool) error
 }
 
 // Server is a running `dlqt serve`.
@@ -127,7 +127,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.logf("shutting down: %d sessions open", s.count())
-	cancel() // every session's context: TUIs quit, headless commands stop as on SIGTERM
+	ln.Close() // nobody new while the others finish
+	cancel()   // every session's context: TUIs quit, headless commands stop as on SIGTERM
 	wait, done := context.WithTimeout(context.Background(), s.cfg.ShutdownWait)
 	defer done()
 	finished := make(chan struct{})

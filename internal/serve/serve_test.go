@@ -50,7 +50,7 @@ func (r *fakeRunner) Exec(_ context.Context, s Session, stdout, _ io.Writer) int
 	return 3
 }
 
-func (r *fakeRunner) Journal(s Session, start bool, _ string) error {
+func (r *fakeRunner) Journal(s Session, start bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, fmt.Sprintf("%v %s %s", start, s.User.Name, s.Details()["ssh_fingerprint"]))

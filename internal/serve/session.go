@@ -61,7 +61,7 @@ func (s *Server) admit(sess ssh.Session) (*Session, error) {
 	}
 	s.open[se.ID] = se
 	s.mu.Unlock()
-	if err := s.run.Journal(*se, true, ""); err != nil {
+	if err := s.run.Journal(*se, true); err != nil {
 		s.forget(se)
 		return nil, fmt.Errorf("the session could not be journaled: %w", err)
 	}
@@ -77,7 +77,7 @@ func (s *Server) forget(se *Session) {
 
 func (s *Server) leave(se *Session) {
 	s.forget(se)
-	if err := s.run.Journal(*se, false, ""); err != nil {
+	if err := s.run.Journal(*se, false); err != nil {
 		s.logf("session %s: session_end not journaled: %v", se.ID, err)
 	}
 	s.logf("session %s: %s left", se.ID, se.User.Name)
@@ -100,8 +100,11 @@ func (s *Server) runTUI(ctx context.Context, cancel context.CancelFunc, se *Sess
 		go s.watchIdle(ctx, cancel, in, t.Acting, idle)
 	}
 	ph := func(ssh.Session) *tea.Program {
-		opts := append(teaOptions(sess), tea.WithInput(in), tea.WithContext(ctx))
-		return tea.NewProgram(t.Model, opts...)
+		p := tea.NewProgram(t.Model, append(teaOptions(sess), tea.WithInput(in))...)
+		// quit, not kill, when the server stops or the session idles: the
+		// program restores the terminal and Stop then ends the work in order
+		context.AfterFunc(ctx, p.Quit)
+		return p
 	}
 	s.teaHandler(ph)(sess)
 	select {

@@ -36,6 +36,11 @@ const ActionDiscard Action = "discard"
 // the removal.
 const ActionQuarantine Action = "quarantine"
 
+// ActionFullScan names full scan records (every message moved to the tail
+// of its queue to read it whole): the decision, written before the first
+// message moves, and the outcome.
+const ActionFullScan Action = "full-scan"
+
 // Actions of a replay. Outcome entries carry the outcome in Reason and the
 // message ids; "confirmed" is written before the sources are acked.
 const (

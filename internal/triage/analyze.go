@@ -25,21 +25,17 @@ func Analyze(b Batch, top Topology, red *redact.Redactor) []Triaged {
 	out := make([]Triaged, len(b.Messages))
 	inParallel(len(b.Messages), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			out[i] = triageOne(r, b.Messages[i], envs[i], ids[i], red, true)
+			out[i] = analyzeOne(r, b.Messages[i], envs[i], ids[i], red)
 		}
 	})
 	return out
 }
 
-// triageOne derives what dlqt shows of one message whose envelope and
-// identity are known; the payload only when asked.
-func triageOne(r *router, m Message, env Envelope, id string, red *redact.Redactor, payload bool) Triaged {
+// analyzeOne is one message understood, given its envelope and identity.
+func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redactor) Triaged {
 	deaths := ParseDeaths(m.Headers)
 	raw := parseDeaths(m.Headers, func(s string) string { return s })
-	var p Payload
-	if payload {
-		p = RenderPayload(m.Body, m.Properties.ContentType, red)
-	}
+	p := RenderPayload(m.Body, m.Properties.ContentType, red)
 	delivery, _ := headerInt(m.Headers, "x-delivery-count")
 	reason := reasonOf(r, m, raw, deaths)
 	died := latestDeath(m.Headers, env, deaths)

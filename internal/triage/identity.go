@@ -55,13 +55,19 @@ func volatileHeader(name string) bool {
 // "#2", "#3"... The result depends only on the input, so browsing the same
 // queue twice gives the same ids.
 func Identify(ms []Message, envs []Envelope) []string {
-	base := BaseIDs(ms, envs)
-	taken := make(map[string]bool, len(ms))
+	return SuffixIDs(BaseIDs(ms, envs))
+}
+
+// SuffixIDs gives base identities (BaseIDs) their occurrence suffixes in
+// order, as Identify does: a reader that kept only the base ids of what it
+// read numbers them exactly alike.
+func SuffixIDs(base []string) []string {
+	taken := make(map[string]bool, len(base))
 	for _, id := range base {
 		taken[id] = true
 	}
-	ids := make([]string, len(ms))
-	seen := make(map[string]int, len(ms))
+	ids := make([]string, len(base))
+	seen := make(map[string]int, len(base))
 	for i, id := range base {
 		seen[id]++
 		n := seen[id]

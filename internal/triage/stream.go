@@ -19,8 +19,17 @@ import (
 // the caller. Nothing of a message is kept after that but its group's
 // counts: memory is a few chunks, not the queue.
 
-// chunkSize is how many messages a worker triages at a time.
+// chunkSize is how many messages a worker triages at a time, once the
+// read is under way; the first chunks are smaller (chunkLen), so the first
+// message is grouped as soon as it is read, not once 256 are.
 const chunkSize = 256
+
+// chunkBytes closes a chunk of large messages early: the pipeline holds a
+// few chunks at a time, so its memory is bounded in bytes, not only in
+// messages.
+const chunkBytes = 1 << 20
+
+func chunkLen(seq int) int { return min(chunkSize, 1<<(2*min(seq, 4))) }
 
 // EachFunc takes one triaged message, in queue order. It returns whether
 // the message counts in the groups (a filter matched it), or an error that
@@ -75,9 +84,10 @@ func InspectEach(ctx context.Context, r Reader, queue string, opts BrowseOptions
 }
 
 type chunk struct {
-	seq  int
-	msgs []Message
-	out  []Triaged
+	seq   int
+	bytes int // of the bodies
+	msgs  []Message
+	out   []Triaged
 }
 
 // pipeline is the machinery of InspectEach.
@@ -104,7 +114,7 @@ func newPipeline(top Topology, so StreamOptions, stop context.CancelFunc) *pipel
 	n := max(1, runtime.GOMAXPROCS(0))
 	p := &pipeline{
 		r: newRouter(top), so: so, stop: stop,
-		work: make(chan *chunk, n), done: make(chan *chunk, n), sunk: make(chan struct{}),
+		work: make(chan *chunk), done: make(chan *chunk), sunk: make(chan struct{}),
 		ids: newIDSuffixer(), groups: NewGrouper(false),
 	}
 	for range n {
@@ -118,11 +128,12 @@ func newPipeline(top Topology, so StreamOptions, stop context.CancelFunc) *pipel
 // take is BrowseOptions.Each: it runs on the reading goroutine.
 func (p *pipeline) take(m Message) error {
 	if p.filling == nil {
-		p.filling = &chunk{seq: p.seq, msgs: make([]Message, 0, chunkSize)}
+		p.filling = &chunk{seq: p.seq, msgs: make([]Message, 0, chunkLen(p.seq))}
 		p.seq++
 	}
 	p.filling.msgs = append(p.filling.msgs, m)
-	if len(p.filling.msgs) == chunkSize {
+	p.filling.bytes += len(m.Body)
+	if len(p.filling.msgs) == cap(p.filling.msgs) || p.filling.bytes >= chunkBytes {
 		p.work <- p.filling
 		p.filling = nil
 	}
@@ -135,7 +146,17 @@ func (p *pipeline) worker() {
 		c.out = make([]Triaged, len(c.msgs))
 		for i, m := range c.msgs {
 			env := DecodeEnvelope(m.Body)
-			c.out[i] = triageOne(p.r, m, env, BaseIDs(c.msgs[i:i+1], []Envelope{env})[0], p.so.Redactor, p.so.Payloads)
+			id := BaseIDs(c.msgs[i:i+1], []Envelope{env})[0]
+			if p.so.Payloads {
+				c.out[i] = analyzeOne(p.r, m, env, id, p.so.Redactor)
+				continue
+			}
+			// Without its body analyzeOne renders no payload, the costliest
+			// part of triage: nothing else it derives reads the body.
+			lean := m
+			lean.Body = nil
+			c.out[i] = analyzeOne(p.r, lean, env, id, p.so.Redactor)
+			c.out[i].Message, c.out[i].PayloadBytes = m, len(m.Body)
 		}
 		c.msgs = nil
 		p.done <- c

@@ -175,11 +175,14 @@ type Binding struct {
 // Queue is one queue of a vhost with the effective settings dlqt reasons
 // about: each Effective* value is the queue argument, else the policy's.
 type Queue struct {
-	Name      string  `json:"name"`
-	Type      string  `json:"type"`
-	Messages  int     `json:"messages"`
-	Bytes     int64   `json:"bytes,omitempty"` // message bodies held, when the management API says
-	Consumers int     `json:"consumers"`
+	Name      string `json:"name"`
+	Type      string `json:"type"`
+	Messages  int    `json:"messages"`
+	Bytes     int64  `json:"bytes,omitempty"` // message bodies held, when the management API says
+	Consumers int    `json:"consumers"`
+	// Unacked is how many of Messages consumers hold unacked (management
+	// statistics, a few seconds old).
+	Unacked   int     `json:"unacked,omitempty"`
 	Arguments Headers `json:"arguments,omitempty"`
 	Policy    string  `json:"policy,omitempty"`
 
@@ -241,6 +244,10 @@ type Batch struct {
 	// Unreadable is the message the browse could not read past, if any;
 	// Messages holds the ones before it.
 	Unreadable *Unreadable `json:"unreadable,omitempty"`
+	// HeldElsewhere is how many messages another reader (a consumer, or
+	// another dlqt session's browse) held unacked when this browse began:
+	// they are in the queue but not in this batch.
+	HeldElsewhere int `json:"held_elsewhere,omitempty"`
 }
 
 // Truncated reports whether the batch holds fewer messages than the queue had.

@@ -71,7 +71,7 @@ func (f *browseFlow) start(queue string, acceptCost bool) tea.Cmd {
 	b, ctx := newBrowse(f.c.base, f.c.nextID(), queue)
 	f.browse = b
 	spin := f.groups.StartLoading()
-	opts := triage.BrowseOptions{Limit: f.c.opts.BrowseLimit, AcceptDeliveryCost: acceptCost}
+	opts := triage.BrowseOptions{Limit: f.c.opts.BrowseLimit, AcceptDeliveryCost: acceptCost, MemoryBudget: f.c.opts.MemoryBudget}
 	return tea.Batch(spin, b.start(ctx, f.c.eng, f.c.opts.Reader, opts, f.c.opts.Redactor))
 }
 
@@ -105,6 +105,9 @@ func (f *browseFlow) onProgress(msg browseProgressMsg) tea.Cmd {
 		return nil // a browse the user walked away from
 	}
 	f.groups.SetProgress(msg.read, msg.expected)
+	if msg.live != nil {
+		f.groups.SetLive(msg.live)
+	}
 	return f.browse.next()
 }
 
@@ -149,8 +152,8 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 // reselect keeps the user where they were after a refresh: same group, same
 // message, or the nearest screen up that still exists.
 func (f *browseFlow) reselect(insp *triage.Inspection) {
-	if f.c.focus == screenGroups || f.c.focus == screenQueues {
-		return
+	if f.c.focus != screenMessages && f.c.focus != screenMessage {
+		return // a side screen (journal, doctor, replay) opened meanwhile stays
 	}
 	old := f.messages.Group()
 	f.groups.SelectGroup(old.Reason, old.ReasonCode)

@@ -2,7 +2,9 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -25,12 +27,13 @@ import (
 type engine struct {
 	listParking func(context.Context, triage.Reader, []string) ([]triage.ParkingQueue, triage.Topology, error)
 	inspect     func(context.Context, triage.Reader, string, triage.BrowseOptions, *redact.Redactor) (triage.Inspection, error)
+	inspectEach func(context.Context, triage.Reader, string, triage.BrowseOptions, triage.StreamOptions) (triage.Streamed, error)
 	discard     func(context.Context, triage.Sweeper, triage.Topology, triage.Recorder, triage.DiscardRequest) (triage.DiscardResult, error)
 	runReplay   func(context.Context, replay.Plan, replay.Port, triage.Recorder, <-chan replay.Command, func(replay.Progress)) (replay.Result, error)
 }
 
 func triageEngine() engine {
-	return engine{listParking: triage.ListParking, inspect: triage.Inspect, discard: triage.Discard, runReplay: replay.Run}
+	return engine{listParking: triage.ListParking, inspect: triage.Inspect, inspectEach: triage.InspectEach, discard: triage.Discard, runReplay: replay.Run}
 }
 
 // parkingMsg answers a queue list request.
@@ -59,6 +62,9 @@ func listCmd(ctx context.Context, e engine, r triage.Reader, patterns []string, 
 type browseProgressMsg struct {
 	id             int
 	read, expected int
+	// live, when set, is the groups of what was read so far (no messages):
+	// the groups screen fills in while the browse goes on.
+	live *triage.Inspection
 }
 
 type inspectedMsg struct {
@@ -77,6 +83,7 @@ type browse struct {
 	cancel   context.CancelFunc
 	progress chan browseProgressMsg
 	done     chan inspectedMsg
+	expected atomic.Int64 // the last total the reader reported
 }
 
 func newBrowse(parent context.Context, id int, queue string) (*browse, context.Context) {
@@ -90,7 +97,11 @@ func newBrowse(parent context.Context, id int, queue string) (*browse, context.C
 
 // report publishes the latest progress without ever blocking the reader.
 func (b *browse) report(read, expected int) {
-	p := browseProgressMsg{id: b.id, read: read, expected: expected}
+	b.expected.Store(int64(expected))
+	b.publish(browseProgressMsg{id: b.id, read: read, expected: expected})
+}
+
+func (b *browse) publish(p browseProgressMsg) {
 	select {
 	case b.progress <- p:
 		return
@@ -111,10 +122,87 @@ func (b *browse) start(ctx context.Context, e engine, r triage.Reader, opts tria
 	return func() tea.Msg {
 		go func() {
 			opts.Progress = b.report
-			insp, err := e.inspect(ctx, r, b.queue, opts, red)
+			var insp triage.Inspection
+			var err error
+			if e.inspectEach != nil {
+				insp, err = b.stream(ctx, e, r, opts, red)
+			} else {
+				insp, err = e.inspect(ctx, r, b.queue, opts, red)
+			}
 			b.done <- inspectedMsg{id: b.id, queue: b.queue, insp: insp, err: err}
 		}()
 		return b.wait()
+	}
+}
+
+// liveEvery is how often a browse shows the groups of what it read so far.
+const liveEvery = 200 * time.Millisecond
+
+// stream inspects the queue streamed (triage.InspectEach), publishing the
+// groups of what was read so far with the progress: the first groups are on
+// screen as soon as the first messages are read, not after the last.
+func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor) (triage.Inspection, error) {
+	var kept []triage.Triaged
+	live := triage.NewGrouper(false)
+	var shown time.Time
+	budget := keepBudget{limit: opts.MemoryBudget}
+	s, err := e.inspectEach(ctx, r, b.queue, opts, triage.StreamOptions{Redactor: red, Payloads: true,
+		Each: func(t *triage.Triaged) (bool, error) {
+			if !budget.take(t) {
+				return false, errBudget
+			}
+			kept = append(kept, *t)
+			live.Add(t, len(kept)-1)
+			if time.Since(shown) >= liveEvery {
+				shown = time.Now()
+				partial := triage.Inspection{Batch: triage.Batch{Queue: b.queue, Read: len(kept)}, Groups: live.Groups()}
+				b.publish(browseProgressMsg{id: b.id, read: len(kept), expected: int(b.expected.Load()), live: &partial})
+			}
+			return true, nil
+		}})
+	if errors.Is(err, errBudget) { // a bound, not a failure: say which
+		err, s.Batch.Err, s.Batch.Read = nil, nil, len(kept)
+		s.Batch.Bound = budget.String()
+	}
+	insp := triage.Inspection{Batch: s.Batch, Topology: s.Topology, Messages: kept, Groups: triage.GroupMessages(kept)}
+	return insp, err
+}
+
+var errBudget = errors.New("the memory budget is spent")
+
+// keepBudget bounds what a browse keeps for the screens by bytes: each
+// message costs about its body twice (as read, and in the views and the
+// search cache), its rendered payload and a kilobyte of the rest.
+type keepBudget struct {
+	limit, spent int64
+}
+
+func (k *keepBudget) take(t *triage.Triaged) bool {
+	if k.limit <= 0 {
+		k.limit = triage.DefaultMemoryBudget
+	}
+	cost := 2*int64(len(t.Message.Body)) + int64(len(t.Payload)) + 1024
+	if k.spent+cost > k.limit && k.spent > 0 {
+		return false
+	}
+	k.spent += cost
+	return true
+}
+
+func (k *keepBudget) String() string {
+	return fmt.Sprintf("dlqt memory budget (%s; --memory-budget)", humanBytes(k.limit))
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%d B", n)
 	}
 }
 
@@ -170,6 +258,29 @@ func markDiscarded(j TagStore, vhost, queue string, ids []string, tags map[strin
 	}
 	for id, seq := range found {
 		tags[id] = append(tags[id], fmt.Sprintf("discarded in journal #%d, back", seq))
+	}
+	return markInterrupted(j, vhost, queue, ids, tags)
+}
+
+// InterruptedIndex says which messages a discard selected that never
+// journaled its outcome (dlqt was killed during it); *journal.Journal is one.
+type InterruptedIndex interface {
+	DiscardsInterrupted(vhost, queue string, ids []string) (map[string]uint64, error)
+}
+
+// markInterrupted shows that a discard selected the message and was
+// interrupted: it is still here, not discarded.
+func markInterrupted(j TagStore, vhost, queue string, ids []string, tags map[string][]string) error {
+	d, ok := j.(InterruptedIndex)
+	if !ok {
+		return nil
+	}
+	found, err := d.DiscardsInterrupted(vhost, queue, ids)
+	if err != nil {
+		return err
+	}
+	for id, seq := range found {
+		tags[id] = append(tags[id], fmt.Sprintf("selected by discard #%d, interrupted: still here", seq))
 	}
 	return nil
 }

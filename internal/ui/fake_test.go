@@ -61,11 +61,21 @@ func (f *fakeReader) Browse(ctx context.Context, queue string, opts triage.Brows
 	}
 	all := f.messages[queue]
 	b := triage.Batch{Vhost: f.top.Vhost, Queue: queue, Depth: q.Messages, Limit: limit, TakenAt: fixedNow}
+	if opts.Progress != nil { // the broker reports what it expects first
+		opts.Progress(0, min(len(all), limit))
+	}
 	for i, m := range all {
 		if i >= limit {
 			break
 		}
-		b.Messages = append(b.Messages, m)
+		if opts.Each != nil { // streamed, as the broker does
+			if err := opts.Each(m); err != nil {
+				return b, err
+			}
+			b.Read++
+		} else {
+			b.Messages = append(b.Messages, m)
+		}
 		if opts.Progress != nil {
 			opts.Progress(i+1, min(len(all), limit))
 		}

@@ -212,6 +212,7 @@ func TestBrowseProgressReachesTheScreenThenTheBound(t *testing.T) {
 	if next == nil {
 		t.Fatal("no progress came from the browse")
 	}
+	next = progressUntil(t, h, next, "1 / 3 messages")
 	h.mustShow("reading orders.dlq: 1 / 3 messages…", "reading orders.dlq…")
 	close(h.reader.pause)
 	h.run(next)
@@ -455,5 +456,72 @@ func TestLongNoticeWraps(t *testing.T) {
 	h.send(tea.WindowSizeMsg{Width: 50, Height: 14})
 	for _, word := range []string{"answered", "management", "refused)"} {
 		h.mustShow(word) // prose breaks between words
+	}
+}
+
+// The groups of a first browse fill in while it reads: the first message's
+// group is on screen before the browse ends, nothing can be opened from it
+// meanwhile, and the full read replaces it.
+func TestGroupsFillInWhileTheBrowseReads(t *testing.T) {
+	h := newHarness(t, Options{BrowseLimit: 3}, 120, 40)
+	h.reader.pause = make(chan struct{})
+	h.m.queues.SelectName("orders.dlq")
+	_, cmd := h.m.Update(keyPress("enter"))
+	var next tea.Cmd
+	var walk func(tea.Cmd)
+	walk = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		switch msg := c().(type) {
+		case tea.BatchMsg:
+			for _, c := range msg {
+				walk(c)
+			}
+		case browseProgressMsg:
+			_, next = h.m.Update(msg)
+		}
+	}
+	walk(cmd)
+	next = progressUntil(t, h, next, "read so far")
+	h.mustShow("1 of 3 messages read so far, 1 group", "rejected", "INVALID_SKU", "reading orders.dlq…")
+	if h.m.groups.Inspection() != nil {
+		t.Fatal("a group can be opened before the browse ends")
+	}
+	close(h.reader.pause)
+	for h.m.flow.browse != nil {
+		msg := next()
+		_, next = h.m.Update(msg)
+	}
+	h.mustShow("first 3 of 5 messages")
+	h.mustNotShow("read so far")
+}
+
+// progressUntil feeds a browse's progress to the model until the screen
+// shows want; the browse may be paused, so each wait has a deadline.
+func progressUntil(t *testing.T, h *harness, next tea.Cmd, want string) tea.Cmd {
+	t.Helper()
+	for !strings.Contains(h.screen(), want) {
+		got := make(chan tea.Msg, 1)
+		go func() { got <- next() }()
+		select {
+		case msg := <-got:
+			_, next = h.m.Update(msg)
+		case <-time.After(2 * time.Second):
+			t.Fatalf("the screen never showed %q:\n%s", want, h.screen())
+		}
+	}
+	return next
+}
+
+// A memory budget too small for the queue keeps what fits and says so on
+// the status line and in the header, instead of failing or hiding it.
+func TestBrowseCutByTheMemoryBudgetSaysSo(t *testing.T) {
+	h := newHarness(t, Options{MemoryBudget: 1}, 160, 40)
+	h.openQueue("orders.dlq")
+	h.mustShow("held 1 of 5 messages: dlqt memory budget (1 B; --memory-budget)")
+	insp := h.m.groups.Inspection()
+	if insp == nil || len(insp.Messages) != 1 || insp.Batch.Err != nil {
+		t.Fatalf("inspection %+v", insp)
 	}
 }

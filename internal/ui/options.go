@@ -29,9 +29,12 @@ type Options struct {
 	Patterns    []string // parking name patterns
 	Redactor    *redact.Redactor
 	BrowseLimit int
-	StartQueue  string // --queue: open straight on this queue's groups
-	KeyMap      KeyMap // from LoadKeyMap
-	Notice      string // shown under the status line, e.g. "showing the demo snapshot"
+	// MemoryBudget bounds the bytes of messages a browse keeps (0: the
+	// default); a read it cuts short says so on the status line.
+	MemoryBudget int64
+	StartQueue   string // --queue: open straight on this queue's groups
+	KeyMap       KeyMap // from LoadKeyMap
+	Notice       string // shown under the status line, e.g. "showing the demo snapshot"
 	// Actions is the live broker's write side (discard, replay); nil on a
 	// snapshot, where each action says it needs a live broker.
 	Actions *Actions
@@ -52,6 +55,10 @@ type Options struct {
 	// PollEvery is how often the queues screen re-reads the topology for
 	// rates and trends: 0 means every 5 s, negative never (tests).
 	PollEvery time.Duration
+	// FreeReads says the reader is a file (a snapshot): reading a queue
+	// costs no broker anything, so the queues screen reads each one for its
+	// oldest message's death time instead of saying it is unread.
+	FreeReads bool
 	// Context is the named broker context in use ("" none), shown first on
 	// the status line; Contexts are the config file's, offered by the
 	// switch_context key (contexts.go).
@@ -122,7 +129,12 @@ type (
 	}
 )
 
-var _ Journal = (*journal.Journal)(nil)
+var (
+	_ Journal = (*journal.Journal)(nil)
+	// the banner's replay.Interrupted reads the index, not every entry
+	_ replay.IndexedJournal = (*journal.Shared)(nil)
+	_ replay.IndexedJournal = (*journal.Journal)(nil)
+)
 
 // Actions is the live broker's write side, handed in by main. A snapshot
 // or the demo has none: every action then says it needs a live broker.

@@ -6,6 +6,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -18,6 +19,43 @@ type queuesScreen struct {
 	flow    *browseFlow
 	listReq int       // queue list awaited, 0 when none
 	health  healthLog // per-queue ingress across polls
+	read    bool      // FreeReads: every queue was read for its ages
+}
+
+// freeReadMsg is one queue of a snapshot read for its messages' times.
+type freeReadMsg struct {
+	queue string
+	insp  triage.Inspection
+}
+
+func (freeReadMsg) owner() screenID { return screenQueues }
+
+// freeReadLimit bounds the startup read of each queue of a snapshot: the
+// head of a queue holds its oldest messages, and a big file is scanned
+// once per queue.
+const freeReadLimit = 200
+
+// readAll reads the head of every queue of a snapshot once, one queue after
+// the other, for the death times the broker's head timestamp cannot give;
+// never on a live broker, where a read is never free (a quorum queue
+// counts it as a delivery).
+func (s *queuesScreen) readAll(qs []triage.ParkingQueue) tea.Cmd {
+	if !s.c.opts.FreeReads || s.read {
+		return nil
+	}
+	s.read = true
+	cmds := make([]tea.Cmd, 0, len(qs))
+	for _, q := range qs {
+		cmds = append(cmds, func() tea.Msg {
+			opts := triage.BrowseOptions{Limit: freeReadLimit}
+			insp, err := s.c.eng.inspect(s.c.base, s.c.opts.Reader, q.Name, opts, s.c.opts.Redactor)
+			if err != nil {
+				return nil // the queue says unread, as it would have
+			}
+			return freeReadMsg{queue: q.Name, insp: insp}
+		})
+	}
+	return tea.Sequence(cmds...)
 }
 
 func newQueuesScreen(c *programContext, f *browseFlow) *queuesScreen {
@@ -31,7 +69,15 @@ func (s *queuesScreen) list() *views.Table { return s.Table() }
 func (s *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case parkingMsg:
-		s.onParking(msg)
+		return s, s.onParking(msg)
+	case freeReadMsg:
+		// the reads land at startup, before anyone chose a row: the cursor
+		// stays on the top one while they reorder the list
+		i, _ := s.Table().Selected()
+		s.NoteRead(msg.queue, &msg.insp)
+		if i == 0 {
+			s.Table().Select(0)
+		}
 		return s, nil
 	case pollMsg:
 		return s, s.onPoll()
@@ -68,15 +114,15 @@ func (s *queuesScreen) refresh() tea.Cmd {
 	return listCmd(s.c.base, s.c.eng, s.c.opts.Reader, s.c.opts.Patterns, s.listReq, s.c.now)
 }
 
-func (s *queuesScreen) onParking(msg parkingMsg) {
+func (s *queuesScreen) onParking(msg parkingMsg) tea.Cmd {
 	if msg.id != s.listReq {
-		return
+		return nil
 	}
 	s.listReq = 0
 	if msg.err != nil {
 		s.SetFailed()
 		s.c.setErr(fmt.Errorf("listing parking queues: %w", msg.err))
-		return
+		return nil
 	}
 	s.c.setErr(nil) // the last error is the last operation's: this one worked
 	s.SetDoctor(msg.findings)
@@ -86,4 +132,5 @@ func (s *queuesScreen) onParking(msg parkingMsg) {
 	if s.c.focus != screenQueues {
 		s.SelectName(s.flow.groups.Queue())
 	}
+	return s.readAll(msg.queues)
 }

@@ -305,3 +305,19 @@ func TestActionsRefreshWhatTheyChangedAndStaleNumbersSayTheirAge(t *testing.T) {
 		t.Fatalf("the groups read before the replay do not say so:\n%s", v)
 	}
 }
+
+// TestARefreshLeavesASideScreenOpen: the re-read a discard starts lands
+// after the user opened the journal: the journal stays on screen (it
+// used to fall back to the groups, eating the key that opened it).
+func TestARefreshLeavesASideScreenOpen(t *testing.T) {
+	h, _ := liveHarness(t, 120, 40)
+	h.openQueue("orders.dlq")
+	h.press("journal")
+	if h.m.c.focus != screenJournal {
+		t.Fatalf("the journal did not open: focus %v", h.m.c.focus)
+	}
+	h.m.flow.reselect(h.m.groups.Inspection())
+	if h.m.c.focus != screenJournal {
+		t.Errorf("a refresh moved the focus from the journal to %v", h.m.c.focus)
+	}
+}

@@ -27,6 +27,8 @@ type Groups struct {
 	failed  bool // the last browse failed (the error line says why)
 	read    int
 	expect  int
+	started time.Time // when the browse in flight started, for its rate
+	live    bool      // all is the groups of a first browse still reading
 	spin    spinner.Model
 	readAt  time.Time // when the inspection shown was read
 	changed time.Time // when an action last changed the queue
@@ -59,6 +61,21 @@ func NewGroups(ctx *Context) Groups {
 // Bound says how much of the queue a snapshot holds, for headers and the
 // status line: "first 10,000 of 48,210 messages" or "all 37 messages".
 func Bound(b triage.Batch) string {
+	s := bound(b)
+	if b.HeldElsewhere > 0 {
+		s += "; " + HeldElsewhere(b)
+	}
+	return s
+}
+
+// HeldElsewhere says how much of the queue another reader held, so a
+// half-empty read is never taken for the whole queue.
+func HeldElsewhere(b triage.Batch) string {
+	total := b.Depth + b.HeldElsewhere
+	return fmt.Sprintf("%s of %s are held by another reader", Count(b.HeldElsewhere), Plural(total, "message"))
+}
+
+func bound(b triage.Batch) string {
 	if u := b.Unreadable; u != nil {
 		// The browse stopped at a message the AMQP client cannot decode:
 		// say where, and the command that sets it aside.
@@ -107,15 +124,43 @@ func (g *Groups) Queue() string { return g.queue }
 // StartLoading shows the progress line until SetInspection or StopLoading.
 func (g *Groups) StartLoading() tea.Cmd {
 	g.loading, g.failed, g.read, g.expect = true, false, 0, 0
+	g.started = g.ctx.now()
 	return g.spin.Tick
 }
 
 // StopLoading hides the progress line (the browse was refused).
-func (g *Groups) StopLoading() { g.loading = false }
+func (g *Groups) StopLoading() {
+	g.loading = false
+	g.dropLive()
+}
 
 // SetFailed hides the progress line and says the read failed; an older
 // inspection stays on screen.
-func (g *Groups) SetFailed() { g.loading, g.failed = false, true }
+func (g *Groups) SetFailed() {
+	g.loading, g.failed = false, true
+	g.dropLive()
+}
+
+// SetLive shows the groups of what the first browse of the queue has read
+// so far, counts growing while it reads. Nothing can be opened or acted on
+// until the browse ends (Inspection is nil meanwhile); a refresh keeps the
+// last complete read on screen instead, and so does a filter.
+func (g *Groups) SetLive(partial *triage.Inspection) {
+	g.read = max(g.read, partial.Batch.Read)
+	if !g.loading || (g.all != nil && !g.live) || !g.filter.Empty() {
+		return
+	}
+	partial.Batch.Depth = max(g.expect, partial.Batch.Read)
+	g.all, g.live = partial, true
+	g.regroup()
+}
+
+func (g *Groups) dropLive() {
+	if g.live {
+		g.all, g.insp, g.live = nil, nil, false
+		g.table.SetRows(nil)
+	}
+}
 
 // Loading reports whether a browse is in flight.
 func (g *Groups) Loading() bool { return g.loading }
@@ -136,7 +181,7 @@ func (g *Groups) UpdateSpinner(msg spinner.TickMsg) tea.Cmd {
 
 // SetInspection shows what the browse found, narrowed by the filter in force.
 func (g *Groups) SetInspection(insp *triage.Inspection) {
-	g.all, g.loading, g.failed = insp, false, false
+	g.all, g.loading, g.failed, g.live = insp, false, false, false
 	g.readAt = g.ctx.now()
 	g.regroup()
 }
@@ -183,7 +228,12 @@ func (g *Groups) regroup() {
 
 // Inspection is what is shown (narrowed by the filter), nil while the
 // first browse runs; the messages screen and every action work on it.
-func (g *Groups) Inspection() *triage.Inspection { return g.insp }
+func (g *Groups) Inspection() *triage.Inspection {
+	if g.live {
+		return nil
+	}
+	return g.insp
+}
 
 // Selected is the group under the cursor.
 func (g *Groups) Selected() (triage.Group, bool) {
@@ -237,6 +287,9 @@ func (g *Groups) header() string {
 // filter (fields or words) "3 of 20 messages, 2 groups", 0 when nothing
 // matches, so the header never claims more than the list holds.
 func (g *Groups) counts() string {
+	if g.live {
+		return fmt.Sprintf("%s of %s read so far, %s", Count(g.read), Plural(g.all.Batch.Depth, "message"), Plural(len(g.insp.Groups), "group"))
+	}
 	if g.filter.Empty() && g.table.Len() == g.table.Total() {
 		return Bound(g.all.Batch) + ", " + Plural(len(g.insp.Groups), "group")
 	}
@@ -270,6 +323,7 @@ func (g *Groups) progress() string {
 	default:
 		line += "asking the broker…"
 	}
+	line += g.rate()
 	if g.expect > 0 {
 		barW := min(g.width-ansi.StringWidth(line)-3, 40)
 		if barW >= 5 {
@@ -278,6 +332,21 @@ func (g *Groups) progress() string {
 		}
 	}
 	return line
+}
+
+// rate is the read's speed and, with a total, the time it still needs:
+// " 41,200/s, 2s left".
+func (g *Groups) rate() string {
+	elapsed := g.ctx.now().Sub(g.started)
+	if g.read == 0 || elapsed < 500*time.Millisecond {
+		return ""
+	}
+	perSec := float64(g.read) / elapsed.Seconds()
+	out := " " + Count(int(perSec)) + "/s"
+	if g.expect > g.read {
+		out += ", " + Age(time.Duration(float64(g.expect-g.read)/perSec*float64(time.Second))) + " left"
+	}
+	return out
 }
 
 // View draws the header, the progress while browsing, and the groups.

@@ -3,6 +3,7 @@ package views
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -64,5 +65,48 @@ func TestGroupsShowTheirOwner(t *testing.T) {
 	}
 	if !strings.HasSuffix(strings.TrimSpace(shipping), "shipping") || !strings.HasSuffix(strings.TrimSpace(other), "-") {
 		t.Errorf("owner cells wrong:\nshipping row %q\nother row %q", shipping, other)
+	}
+}
+
+// TestReadingSaysItsRateAndTimeLeft: past half a second the progress line
+// gives the read's speed and, with a total, how long it still needs.
+func TestReadingSaysItsRateAndTimeLeft(t *testing.T) {
+	ctx := testContext()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ctx.Now = func() time.Time { return now }
+	g := NewGroups(ctx)
+	g.SetSize(120, 10)
+	g.Open("orders.dlq")
+	g.StartLoading()
+	g.SetProgress(100, 1000)
+	if got := g.View(); strings.Contains(got, "/s") {
+		t.Errorf("a rate at once:\n%s", got)
+	}
+	now = now.Add(2 * time.Second)
+	g.SetProgress(40000, 100000)
+	if got := g.View(); !strings.Contains(got, "40,000 / 100,000 messages… 20,000/s, 3s left") {
+		t.Errorf("no rate or time left:\n%s", got)
+	}
+}
+
+// TestLiveGroupsShowWhileTheFirstReadGoesOn: the groups of what a first
+// browse read so far are listed, counted as such, and cannot be opened;
+// the full read replaces them, and a failed read drops them.
+func TestLiveGroupsShowWhileTheFirstReadGoesOn(t *testing.T) {
+	g := NewGroups(testContext())
+	g.SetSize(120, 10)
+	g.Open("orders.dlq")
+	g.StartLoading()
+	g.SetProgress(3, 10)
+	g.SetLive(&triage.Inspection{Batch: triage.Batch{Read: 3}, Groups: []triage.Group{{Reason: triage.ReasonRejected, ReasonCode: "E1", Count: 3}}})
+	if got := g.View(); !strings.Contains(got, "3 of 10 messages read so far, 1 group") || !strings.Contains(got, "E1") {
+		t.Errorf("no live groups:\n%s", got)
+	}
+	if g.Inspection() != nil {
+		t.Error("a partial read can be opened")
+	}
+	g.SetFailed()
+	if got := g.View(); strings.Contains(got, "E1") || g.Inspection() != nil {
+		t.Errorf("a failed read leaves its partial groups:\n%s", got)
 	}
 }

@@ -407,6 +407,8 @@ func attentionOrder(qs []triage.ParkingQueue, ingress func(triage.ParkingQueue) 
 		return f
 	}
 	age := func(p triage.ParkingQueue) time.Duration {
+		// the broker's head timestamp, not a browse's times: a read must
+		// not reorder the rows under the cursor
 		if p.HeadPublished.IsZero() {
 			return -1
 		}

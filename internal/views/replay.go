@@ -190,6 +190,8 @@ func PhaseText(p replay.Progress, k KeyMap) string {
 	switch p.Phase {
 	case replay.PhaseHolding:
 		return "HOLDING — taking the selected messages out of circulation"
+	case replay.PhaseBaseline:
+		return "BASELINE — counting the destination's own dead letters before the canary; nothing sent yet"
 	case replay.PhaseCanary:
 		return "CANARY — publishing the first messages slowly"
 	case replay.PhaseObserving:

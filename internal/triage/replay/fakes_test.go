@@ -118,11 +118,12 @@ type fakePort struct {
 	// on clock (set both).
 	delay        map[string]time.Duration
 	clock        *fakeClock
-	ackErr       error           // every Ack fails with it: the hold channel is gone
-	onPublish    []Signal        // sent on Signals with the first publish
-	onHold       []Signal        // sent on Signals while holding
-	closeSignals bool            // then Signals closes, as amqp091-go closes its notify channels
-	gone         map[string]bool // Hold does not find these
+	ackErr       error            // every Ack fails with it: the hold channel is gone
+	onPublish    []Signal         // sent on Signals with the first publish
+	onHold       []Signal         // sent on Signals while holding
+	publishErr   map[string]error // Publish fails for these: the copy is not sent
+	closeSignals bool             // then Signals closes, as amqp091-go closes its notify channels
+	gone         map[string]bool  // Hold does not find these
 	depthErr     error
 	published    []string
 	acked        []string
@@ -152,6 +153,9 @@ func (p *fakePort) Hold(_ context.Context, _ string, ids []string, _ string) ([]
 func (p *fakePort) Publish(_ context.Context, pub Publishing) (PendingConfirm, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.publishErr[pub.ItemID]; err != nil {
+		return nil, err
+	}
 	p.published = append(p.published, pub.ItemID)
 	answer, scripted := p.answers[pub.ItemID]
 	if !scripted {

@@ -99,6 +99,10 @@ type run struct {
 	warnings        []string // what went wrong without stopping the run
 	depthErr        string
 	resumable       bool
+	// connLost: a connection or channel died under the run. Acks it sent
+	// just before may never have been applied, so it ends resumable: a
+	// resume acks again the resolved sources it finds back.
+	connLost bool
 
 	// Journalled at the next flush: confirmed before the ack, the others as they come.
 	toConfirm, toFail, toReturn, toCollateral []string

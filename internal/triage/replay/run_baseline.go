@@ -20,6 +20,7 @@ type baseline struct {
 	until    time.Time // end of the baseline window; zero once judged
 	counted  int       // dead letters from a destination before the canary
 	rate     float64   // counted per second of the window
+	upper    float64   // a rate the destination's own surely stays under
 	from     time.Time // when publishing began: the rate runs from here
 	canaryOK bool      // a resume whose canary had passed goes on at Rate
 	over     bool      // collateral above the rate was seen: reported
@@ -59,8 +60,13 @@ func (r *run) startBaseline(canaryPassed bool) {
 // whose canary passed, the paced run).
 func (r *run) endBaseline() {
 	now := r.clock.Now()
-	window := max(now.Sub(r.start), minBaselineWindow)
-	r.base.rate = float64(r.base.counted) / window.Seconds()
+	window := max(now.Sub(r.start), minBaselineWindow).Seconds()
+	n := float64(r.base.counted)
+	r.base.rate = n / window
+	// A few seconds' count is a rough rate: judge against its upper
+	// bound (two standard deviations up), or a destination dead-lettering
+	// at its usual pace would trip a long run.
+	r.base.upper = (n + 2*math.Sqrt(n)) / window
 	r.base.from, r.base.until = now, time.Time{}
 	if r.base.canaryOK {
 		r.afterObservation()
@@ -72,15 +78,17 @@ func (r *run) endBaseline() {
 }
 
 // collateralAllowed is how many dead letters from the destination the
-// baseline rate accounts for since publishing began: the expected count
-// plus three standard deviations (dead letters arrive like a Poisson
-// process). Without a baseline it is zero: any dead letter is collateral.
+// baseline accounts for since publishing began: at its upper rate, the
+// expected count plus three standard deviations (dead letters arrive like
+// a Poisson process), plus one, so that one coming right at the start is
+// not taken for the replay's. A destination that dead-lettered nothing
+// before the canary is judged strictly: any dead letter is collateral.
 func (r *run) collateralAllowed() int {
-	if r.base.rate == 0 || r.base.from.IsZero() {
+	if r.base.counted == 0 || r.base.from.IsZero() {
 		return 0
 	}
-	expected := r.base.rate * r.clock.Now().Sub(r.base.from).Seconds()
-	return int(math.Floor(expected + 3*math.Sqrt(expected)))
+	expected := r.base.upper * r.clock.Now().Sub(r.base.from).Seconds()
+	return int(math.Floor(expected+3*math.Sqrt(expected))) + 1
 }
 
 // judgeCollateral reports the dead letters from the destination once they

@@ -28,6 +28,7 @@ func (r *run) signal(s Signal) {
 	case SignalUnblocked:
 		r.blocked = ""
 	case SignalLost:
+		r.connLost = true
 		if r.stopped == "" {
 			r.stopped = "lost the broker connection: " + s.Reason
 		}

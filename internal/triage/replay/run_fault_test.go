@@ -354,3 +354,113 @@ func TestAResumeAcksAgainAResolvedSourceThatIsBack(t *testing.T) {
 		t.Errorf("result %+v, %v; journal %v", r.res, r.err, r.spy.actions())
 	}
 }
+
+// The operator aborts while copies are in flight: nothing more is
+// published, the confirms in flight are still read (a confirmed copy's
+// source acked, a nacked one's put back), the rest is put back untouched,
+// and the journal ends with the abort and an "aborted" finish.
+func TestAnAbortWithPublishesInFlight(t *testing.T) {
+	clock := newFakeClock()
+	port := newFakePort()
+	port.clock = clock
+	ids := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	for _, id := range ids[1:] {
+		port.delay[id] = time.Second
+	}
+	port.answers["c"] = &PublishResult{Why: "nacked by the broker"}
+	ctl := make(chan Command, 1)
+	var atAbort []string
+	abortWhenThreeFly := func(p Progress) {
+		if p.InFlight >= 3 && atAbort == nil {
+			atAbort, _, _ = port.snapshot()
+			ctl <- Abort
+		}
+	}
+	plan := fakePlan(Options{Rate: 20, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, ids...)
+	r := driveWith(t, context.Background(), &journalSpy{}, plan, port, ctl, abortWhenThreeFly)
+	if r.err != nil || !r.res.Aborted || len(atAbort) < 4 || len(atAbort) == len(ids) {
+		t.Fatalf("result %+v, %v; published %v when it aborted", r.res, r.err, atAbort)
+	}
+	// The abort is taken in its turn: a token already due may go first.
+	published, acked, requeued := port.snapshot()
+	var abortAt any
+	for _, rec := range r.spy.records {
+		if rec.Action == triage.ActionReplayAbort {
+			abortAt = rec.Details["published"]
+		}
+	}
+	if abortAt != len(published) || len(published) > len(atAbort)+1 {
+		t.Errorf("published %v; %v when the abort was journalled, %v when it was asked", published, abortAt, atAbort)
+	}
+	var wantAcked, wantRequeued []string
+	for _, id := range ids {
+		want := OutcomeUntouched
+		switch {
+		case id == "c":
+			want = OutcomeReturned
+		case slices.Contains(published, id):
+			want = OutcomeResolved
+		}
+		if r.res.Outcomes[id] != want {
+			t.Errorf("%s: %s, want %s", id, r.res.Outcomes[id], want)
+		}
+		if want == OutcomeResolved {
+			wantAcked = append(wantAcked, id)
+		} else {
+			wantRequeued = append(wantRequeued, id)
+		}
+	}
+	slices.Sort(acked)
+	slices.Sort(requeued)
+	if !slices.Equal(acked, wantAcked) || !slices.Equal(requeued, wantRequeued) {
+		t.Errorf("acked %v, requeued %v; want %v and %v", acked, requeued, wantAcked, wantRequeued)
+	}
+	got := strings.Join(r.spy.actions(), " ")
+	if !strings.Contains(got, "replay-abort") || !strings.HasSuffix(got, "replay-finish") || lastRecord(r.spy).Reason != "aborted" {
+		t.Errorf("journal %s, last %+v", got, lastRecord(r.spy))
+	}
+}
+
+// A publish the client cannot send (its connection reset under it) never
+// reached the broker: its source is put back untouched, not "returned by
+// the broker", and the run stops saying why.
+func TestAPublishThatCannotBeSentLeavesItsSourceUntouched(t *testing.T) {
+	port := newFakePort()
+	port.publishErr = map[string]error{"b": errors.New("write tcp 127.0.0.1:34888->127.0.0.1:5720: write: connection reset by peer")}
+	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
+	r := drive(t, plan, port, nil, nil)
+	if r.err != nil || !strings.Contains(r.res.StoppedBecause, "publishing failed, the copy was not sent: write tcp") {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if o := outcomes(r.res, "a", "b", "c"); !slices.Equal(o, []Outcome{OutcomeResolved, OutcomeUntouched, OutcomeUntouched}) || r.res.Returned != 0 || r.res.Published != 1 {
+		t.Errorf("outcomes %v, result %+v", o, r.res)
+	}
+	if _, _, requeued := port.snapshot(); !slices.Equal(requeued, []string{"b", "c"}) {
+		t.Errorf("requeued %v", requeued)
+	}
+}
+
+// A lost connection ends the replay resumable even when every ack it sent
+// went out without an error: a node killed before it applied them puts
+// those sources back, and only a resume (which acks them again) can tell.
+func TestAConnectionLossAlwaysLeavesTheReplayResumable(t *testing.T) {
+	port := newFakePort()
+	port.onPublish = []Signal{{Kind: SignalLost, Reason: "hold connection closed by the broker"}}
+	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b")
+	r := drive(t, plan, port, nil, nil)
+	if r.err != nil || !r.res.Resumable || len(r.res.Unacked) != 0 {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if got := r.spy.actions(); slices.Contains(got, "replay-finish") || lastRecord(r.spy).Details["connection_lost"] != true {
+		t.Fatalf("journal %v, last %+v", got, lastRecord(r.spy))
+	}
+	st, err := Find(journalOf(t, r.spy), plan.ID)
+	if err != nil || !st.Interrupted() {
+		t.Fatalf("state %+v, %v: --resume would refuse", st, err)
+	}
+	// a's ack never reached the queue: the resume finds it back and acks it.
+	r2 := drive(t, st.ResumePlan(), newFakePort(), nil, nil)
+	if r2.err != nil || !slices.Equal(r2.res.AckedAgain, []string{"a"}) || r2.res.Resolved != 2 {
+		t.Errorf("resume: %+v, %v", r2.res, r2.err)
+	}
+}

@@ -181,10 +181,13 @@ func (r *run) wrapUp(ctx context.Context, cause error, results <-chan confirmRes
 	flushErr := r.flush(context.WithoutCancel(ctx))
 	r.markUnacked()
 	errs := []error{cause, flushErr, r.settleAll(ctx, "not published")}
-	if len(r.unacked) > 0 {
+	if len(r.unacked) > 0 || r.connLost {
 		r.resumable = true
-		errs = append(errs, r.record(triage.ActionReplayStop, r.stopped, nil, map[string]any{
-			"resumable": true, "unacked": r.unackedIDs(), "published": r.published}))
+		details := map[string]any{"resumable": true, "unacked": r.unackedIDs(), "published": r.published}
+		if r.connLost {
+			details["connection_lost"] = true // acks sent just before may not have been applied
+		}
+		errs = append(errs, r.record(triage.ActionReplayStop, r.stopped, nil, details))
 		r.emit()
 		return joinFirstCause(errs)
 	}

@@ -59,6 +59,10 @@ func (r *run) publishDue(ctx context.Context, pend chan<- pending) {
 		out.Headers = CopyHeaders(m, id, r.plan.ID, triage.AttemptsOf(m), r.clock.Now())
 		out = r.items[id].Revision.apply(out)
 		pc, err := r.port.Publish(ctx, Publishing{ItemID: id, Route: r.items[id].Route, Message: out})
+		if err != nil {
+			r.notPublished(ctx, id, err)
+			return
+		}
 		now := r.clock.Now()
 		r.published++
 		r.notePublish(now)
@@ -70,13 +74,23 @@ func (r *run) publishDue(ctx context.Context, pend chan<- pending) {
 			}
 			r.pacedLast, r.pacedCount = now, r.pacedCount+1
 		}
-		if err != nil {
-			r.settled(confirmResult{id, PublishResult{Why: "publish failed: " + err.Error()}})
-			continue
-		}
 		r.inFlight++
 		r.flying[id] = true
 		pend <- pending{id, pc, now}
+	}
+}
+
+// notPublished takes back a publish the client could not send (its
+// connection or channel is gone, or the broker blocked it past the
+// context): the copy never reached the broker, so its source stays held,
+// to be put back untouched (a resume publishes it), and the run stops:
+// nothing more can be sent on that channel. A publish cut short by an
+// interruption (SIGINT while the broker blocked it) is the abort's.
+func (r *run) notPublished(ctx context.Context, id string, err error) {
+	r.queue = append([]string{id}, r.queue...)
+	if r.stopped == "" && ctx.Err() == nil {
+		r.connLost = true
+		r.stopped = "publishing failed, the copy was not sent: " + err.Error()
 	}
 }
 

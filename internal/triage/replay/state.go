@@ -77,8 +77,29 @@ type Journal interface {
 	Path() string
 }
 
+// IndexedJournal finds a replay's records without reading every entry
+// (internal/journal keeps an index of them).
+type IndexedJournal interface {
+	Journal
+	// OpenReplays are the ids of the replays started and never finished,
+	// in the order they were planned.
+	OpenReplays() ([]string, error)
+	// ReplayRecords are the records of one replay, in order.
+	ReplayRecords(id string) ([]triage.Recorded, error)
+}
+
 // Find reads one replay's state; an unknown id wraps triage.ErrNotFound.
 func Find(j Journal, id string) (State, error) {
+	if ij, ok := j.(IndexedJournal); ok {
+		rs, err := ij.ReplayRecords(id)
+		if err != nil {
+			return State{}, err
+		}
+		if states, err := fold(j, rs); err != nil || len(states) == 1 {
+			return firstState(states), err
+		}
+		return State{}, fmt.Errorf("replay %q: %w in journal %s", id, triage.ErrNotFound, j.Path())
+	}
 	states, err := States(j)
 	if err != nil {
 		return State{}, err
@@ -91,10 +112,24 @@ func Find(j Journal, id string) (State, error) {
 	return State{}, fmt.Errorf("replay %q: %w in journal %s", id, triage.ErrNotFound, j.Path())
 }
 
+func firstState(states []State) State {
+	if len(states) == 0 {
+		return State{}
+	}
+	return states[0]
+}
+
 // Interrupted lists the replays that started and never finished, oldest
-// first: the TUI's banner and `dlqt replay --resume`.
+// first: the TUI's banner and `dlqt replay --resume`. Through an indexed
+// journal it reads only those replays' entries.
 func Interrupted(j Journal) ([]State, error) {
-	states, err := States(j)
+	var states []State
+	var err error
+	if ij, ok := j.(IndexedJournal); ok {
+		states, err = openStates(ij)
+	} else {
+		states, err = States(j)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +142,27 @@ func Interrupted(j Journal) ([]State, error) {
 	return out, nil
 }
 
+// openStates folds the replays the index says are open.
+func openStates(j IndexedJournal) ([]State, error) {
+	ids, err := j.OpenReplays()
+	if err != nil {
+		return nil, err
+	}
+	var out []State
+	for _, id := range ids {
+		rs, err := j.ReplayRecords(id)
+		if err != nil {
+			return nil, err
+		}
+		states, err := fold(j, rs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, states...)
+	}
+	return out, nil
+}
+
 // States folds every replay record of j into one state per replay id, in
 // the order the replays were planned.
 func States(j Journal) ([]State, error) {
@@ -114,6 +170,12 @@ func States(j Journal) ([]State, error) {
 	if err != nil {
 		return nil, err
 	}
+	return fold(j, es)
+}
+
+// fold folds records into one state per replay id, in the order the
+// replays were planned; records of no replay are passed over.
+func fold(j Journal, es []triage.Recorded) ([]State, error) {
 	byID := map[string]*State{}
 	var order []string
 	for _, e := range es {

@@ -173,3 +173,21 @@ func (c *Cluster) Report(i int, args ...string) string {
 	}
 	return out
 }
+
+// ConnectionNames are the connection_name client properties of the client
+// connections the management API of node i lists (every node's).
+func (c *Cluster) ConnectionNames(i int) ([]string, error) {
+	var conns []struct {
+		ClientProperties struct {
+			Name string `json:"connection_name"`
+		} `json:"client_properties"`
+	}
+	if err := c.Nodes[i].mgmt(http.MethodGet, "connections", &conns); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(conns))
+	for k, conn := range conns {
+		names[k] = conn.ClientProperties.Name
+	}
+	return names, nil
+}

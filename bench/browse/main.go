@@ -1,0 +1,271 @@
+// Command browse is the broker benchmark of make bench: it loads BENCH_N
+// (default 100,000) parked messages of BENCH_SIZE (1,024) bytes into a vhost
+// of its own, then, for BENCH_ROUNDS (3) rounds, alternating which goes
+// first, runs dlqt's headless `groups --json` over the whole queue and the
+// raw amqp091-go reader (bin/rawread: unlimited prefetch, hold, one
+// Nack(multiple, requeue)), each under /usr/bin/time -v. It prints every
+// round, the medians and the ratios, checks after every run that the queue
+// is back to its depth, and at the end that it holds exactly the ids loaded,
+// in order. The vhost is deleted at the end.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/bench/internal/fill"
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+const queue = "bench.dlq"
+
+type run struct {
+	wall  time.Duration
+	rssKB int64
+}
+
+func main() {
+	n, size, rounds := envInt("BENCH_N", 100000), envInt("BENCH_SIZE", 1024), envInt("BENCH_ROUNDS", 3)
+	cfg := broker.Config{AMQPURL: envStr("DLQT_TEST_AMQP_URL", broker.DefaultAMQPURL), MgmtURL: envStr("DLQT_TEST_MGMT_URL", broker.DefaultMgmtURL)}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	cfg.Vhost = "dlqt-bench-" + hex.EncodeToString(b[:])
+	err := bench(cfg, n, size, rounds)
+	if derr := cleanUp(cfg); derr != nil && err == nil {
+		err = derr
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func bench(cfg broker.Config, n, size, rounds int) error {
+	fmt.Printf("browse benchmark: %d x %d B in vhost %s, %d rounds\n", n, size, cfg.Vhost, rounds)
+	start := time.Now()
+	if err := fill.Load(cfg, queue, n, size); err != nil {
+		return err
+	}
+	fmt.Printf("loaded in %s\n", time.Since(start).Round(time.Millisecond))
+	url, err := cfg.VhostURL()
+	if err != nil {
+		return err
+	}
+	dlqt := []string{"bin/dlqt", "--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost, "groups", queue, "--json"}
+	raw := []string{"bin/rawread", "-url", url, "-queue", queue, "-n", strconv.Itoa(n)}
+	var dl, rw []run
+	fmt.Printf("%-6s %12s %12s %12s %12s\n", "round", "dlqt s", "dlqt MiB", "raw s", "raw MiB")
+	for i := range rounds {
+		order := [][]string{dlqt, raw}
+		if i%2 == 1 {
+			order = [][]string{raw, dlqt}
+		}
+		for _, argv := range order {
+			r, err := measure(argv)
+			if err != nil {
+				return err
+			}
+			if argv[0] == "bin/dlqt" {
+				dl = append(dl, r)
+			} else {
+				rw = append(rw, r)
+			}
+			if err := waitDepth(cfg, n); err != nil {
+				return fmt.Errorf("after %s: %w", argv[0], err)
+			}
+		}
+		fmt.Printf("%-6d %12.2f %12.1f %12.2f %12.1f\n", i+1, dl[i].wall.Seconds(), mib(dl[i].rssKB), rw[i].wall.Seconds(), mib(rw[i].rssKB))
+	}
+	var firsts []run
+	for range rounds {
+		d, err := firstOut(append(dlqt[:len(dlqt)-3:len(dlqt)-3], "messages", queue, "--json"))
+		if err != nil {
+			return err
+		}
+		firsts = append(firsts, run{wall: d, rssKB: 1})
+		if err := waitDepth(cfg, n); err != nil {
+			return fmt.Errorf("after an interrupted messages --json: %w", err)
+		}
+	}
+	fmt.Printf("first message out of dlqt messages --json (then interrupted): median %s\n", median(firsts).wall.Round(time.Millisecond))
+	md, mr := median(dl), median(rw)
+	fmt.Printf("%-6s %12.2f %12.1f %12.2f %12.1f\n", "median", md.wall.Seconds(), mib(md.rssKB), mr.wall.Seconds(), mib(mr.rssKB))
+	fmt.Printf("dlqt/raw: time %.2fx (speed %.2fx), peak RSS %.2fx\n",
+		md.wall.Seconds()/mr.wall.Seconds(), mr.wall.Seconds()/md.wall.Seconds(), float64(md.rssKB)/float64(mr.rssKB))
+	return checkIDs(cfg, n)
+}
+
+// measure runs argv under /usr/bin/time -v: its wall time, and its peak RSS
+// as time reports it.
+func measure(argv []string) (run, error) {
+	cmd := exec.Command("/usr/bin/time", append([]string{"-v"}, argv...)...)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = nil, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := run{wall: time.Since(start)}
+	if err != nil {
+		return r, fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, lastLines(stderr.String(), 5))
+	}
+	sc := bufio.NewScanner(&stderr)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "Maximum resident set size (kbytes): "); ok {
+			r.rssKB, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if r.rssKB == 0 {
+		return r, fmt.Errorf("%s: no peak RSS in /usr/bin/time's output", argv[0])
+	}
+	return r, nil
+}
+
+// firstOut is how long argv takes to write its first line; then it is
+// interrupted (SIGINT: dlqt releases what it holds and exits) and its
+// output drained.
+func firstOut(argv []string) (time.Duration, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	_, err = bufio.NewReader(out).ReadString('\n')
+	took := time.Since(start)
+	_ = cmd.Process.Signal(os.Interrupt)
+	_, _ = io.Copy(io.Discard, out)
+	_ = cmd.Wait()
+	if err != nil {
+		return 0, fmt.Errorf("%s wrote no line: %w", argv[0], err)
+	}
+	return took, nil
+}
+
+// waitDepth waits until the queue has n ready messages again.
+func waitDepth(cfg broker.Config, n int) error {
+	url, err := cfg.VhostURL()
+	if err != nil {
+		return err
+	}
+	conn, err := amqp.Dial(url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		depth := -1
+		ch, err := conn.Channel()
+		if err == nil {
+			var q amqp.Queue
+			if q, err = ch.QueueDeclarePassive(queue, true, false, false, false, nil); err == nil {
+				depth = q.Messages
+			}
+			ch.Close()
+		}
+		if depth == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("queue holds %d ready messages, not %d (%v)", depth, n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkIDs reads the whole queue once more, streamed, and compares its ids
+// with those loaded, in order.
+func checkIDs(cfg broker.Config, n int) error {
+	l, err := broker.Dial(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	ids := make([]string, 0, n)
+	_, err = l.Browse(context.Background(), queue, triage.BrowseOptions{Each: func(m triage.Message) error {
+		ids = append(ids, m.Properties.MessageID)
+		return nil
+	}})
+	if err != nil {
+		return err
+	}
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fill.ID(i)
+	}
+	if !slices.Equal(ids, want) {
+		return fmt.Errorf("after the rounds the queue holds %d ids, not the %d loaded in order", len(ids), n)
+	}
+	fmt.Printf("queue intact: %d ids, in the order loaded\n", n)
+	return nil
+}
+
+// cleanUp deletes the queue over AMQP first (a vhost delete of a million
+// messages outlasts the management client's timeout on a busy broker),
+// then the vhost, a few times if need be.
+func cleanUp(cfg broker.Config) error {
+	if url, err := cfg.VhostURL(); err == nil {
+		if conn, err := amqp.Dial(url); err == nil {
+			if ch, err := conn.Channel(); err == nil {
+				_, _ = ch.QueueDelete(queue, false, false, false)
+			}
+			conn.Close()
+		}
+	}
+	var err error
+	for range 5 {
+		if err = broker.DeleteVhost(cfg); err == nil {
+			return nil
+		}
+		time.Sleep(2 * time.Second)
+	}
+	return err
+}
+
+func median(rs []run) run {
+	w := make([]time.Duration, len(rs))
+	m := make([]int64, len(rs))
+	for i, r := range rs {
+		w[i], m[i] = r.wall, r.rssKB
+	}
+	slices.Sort(w)
+	slices.Sort(m)
+	return run{wall: w[len(w)/2], rssKB: m[len(m)/2]}
+}
+
+func mib(kb int64) float64 { return float64(kb) / 1024 }
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func envStr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,52 @@
+package broker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/views"
+)
+
+// Two readers of one queue: a browse beside another reader's unacked
+// messages says how many it could not see instead of showing a half-empty
+// queue as the whole.
+func TestBrowseSaysHowManyMessagesAnotherReaderHolds(t *testing.T) {
+	f := newFixture(t, "heldelsewhere")
+	f.declare("orders.dlq", nil)
+	f.publish("orders.dlq", 10, 0)
+	l := f.live()
+	other, err := f.conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.Qos(4, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Consume("orders.dlq", "other-reader", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for { // the management API's statistics lag a few seconds
+		top, err := l.Topology(context.Background())
+		if q, ok := top.Queue("orders.dlq"); err == nil && ok && q.Messages == 10 && q.Unacked == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the management API never counted 10 messages, 4 unacked")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b, err := l.Browse(context.Background(), "orders.dlq", triage.BrowseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Messages) != 6 || b.HeldElsewhere != 4 {
+		t.Fatalf("read %d, held elsewhere %d; want 6 and 4", len(b.Messages), b.HeldElsewhere)
+	}
+	if got := views.Bound(b); got != "all 6 messages; 4 of 10 messages are held by another reader" {
+		t.Errorf("bound %q", got)
+	}
+}

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
+)
+
+func (a *app) fullScanCommand() *cobra.Command {
+	var yes, asJSON bool
+	var window int
+	cmd := &cobra.Command{
+		Use:   "fullscan QUEUE --yes [--json] [--window N]",
+		Short: "Group the whole of a queue larger than a browse may hold, by moving each message to its tail",
+		Long: `fullscan reads every message of QUEUE without holding them on the broker: a
+window at a time, each message is republished to the tail of the same queue
+(the broker confirms the copy) and only then its original is acked, and the
+scan stops after the number of messages the queue held when it started. It
+then prints the groups of the whole queue, as dlqt groups does.
+
+It changes the queue, so it runs only with --yes; without it, dlqt says what
+it would do and moves nothing. The journal records the decision before the
+first message moves, and the outcome.`,
+		Args: exactArgs(1, "one QUEUE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintf(a.stderr, "dlqt: a full scan of %s:\n", args[0])
+			for _, e := range broker.FullScanEffects {
+				fmt.Fprintf(a.stderr, "  - %s\n", e)
+			}
+			if !yes {
+				fmt.Fprintln(a.stderr, "dlqt: nothing moved; --yes runs it")
+				return nil
+			}
+			in, err := a.fullScan(cmd.Context(), args[0], window)
+			if err != nil {
+				return err
+			}
+			rows := groupRows(args[0], in.Groups, a.owners)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rows)
+			}
+			return printGroups(cmd.OutOrStdout(), in.Batch, len(in.Messages), filter.Filter{}, rows, len(a.owners) > 0)
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "move the messages; without it nothing moves")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().IntVar(&window, "window", 256, "messages in flight at once")
+	return cmd
+}
+
+// fullScan journals the decision, moves the whole queue through its tail
+// and journals the outcome; the messages read are analysed as a browse's.
+func (a *app) fullScan(ctx context.Context, queue string, window int) (triage.Inspection, error) {
+	if a.demo || a.snapshotPath != "" {
+		return triage.Inspection{}, usageError{errors.New("fullscan moves messages on the broker: a snapshot is read whole by dlqt groups")}
+	}
+	rec, live, done, err := a.openForChange(ctx)
+	if err != nil {
+		return triage.Inspection{}, err
+	}
+	defer done()
+	top, err := live.Topology(ctx)
+	if err != nil {
+		return triage.Inspection{}, err
+	}
+	record := func(details map[string]any) error {
+		return rec.Record(triage.Record{Action: triage.ActionFullScan, Vhost: top.Vhost, Queue: queue, Details: details})
+	}
+	if err := record(map[string]any{"step": "decision", "window": window, "effects": broker.FullScanEffects}); err != nil {
+		return triage.Inspection{}, err
+	}
+	batch := triage.Batch{Vhost: top.Vhost, Queue: queue, TakenAt: time.Now().UTC()}
+	res, scanErr := live.FullScan(ctx, queue, broker.FullScanOptions{Window: window,
+		Visit:    func(m triage.Message) error { batch.Messages = append(batch.Messages, m); return nil },
+		Progress: progressTo(a.stderr, "moving "+queue),
+	})
+	outcome := map[string]any{"step": "outcome", "total": res.Total, "moved": res.Moved}
+	if scanErr != nil {
+		outcome["error"] = scanErr.Error()
+	}
+	if err := errors.Join(scanErr, record(outcome)); err != nil {
+		return triage.Inspection{}, err
+	}
+	reportMoved(a.stderr, queue, res)
+	batch.Depth, batch.Limit = res.Total, res.Total+1 // read to the end
+	ts := triage.Analyze(batch, top, a.redactor())
+	return triage.Inspection{Batch: batch, Topology: top, Messages: ts, Groups: triage.GroupMessages(ts)}, nil
+}
+
+func reportMoved(w io.Writer, queue string, res broker.FullScanResult) {
+	fmt.Fprintf(w, "dlqt: moved all %d messages of %s to its tail, each confirmed before its original was acked\n", res.Moved, queue)
+}

@@ -1,0 +1,92 @@
+package views
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// clockContext is testContext with a clock the test moves.
+func clockContext(now *time.Time) *Context {
+	c := testContext()
+	c.Keys.Open = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
+	c.Now = func() time.Time { return *now }
+	return c
+}
+
+// TestOldestOfAQueueNotReadSaysHowToKnowIt: no head timestamp and no read
+// is "unread" with what a read would cost; an empty queue is "-"; a read
+// with no times at all is "?"; a read's death time wins.
+func TestOldestOfAQueueNotReadSaysHowToKnowIt(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	classic := triage.ParkingQueue{Queue: triage.Queue{Name: "orders.parking", Type: "classic", Messages: 3}}
+	quorum := triage.ParkingQueue{Queue: triage.Queue{Name: "payments.parking", Type: "quorum", Messages: 2,
+		DeliveryLimit: 5, DeliveryLimitSet: true}}
+	empty := triage.ParkingQueue{Queue: triage.Queue{Name: "audit.parking", Type: "classic"}}
+	for _, c := range []struct {
+		q          triage.ParkingQueue
+		cell, said string
+	}{
+		{classic, "unread", "oldest not read yet (enter to browse)"},
+		{quorum, "unread", "oldest not read yet (each read counts a delivery here; enter asks first)"},
+		{empty, "-", ""},
+	} {
+		q := NewQueues(clockContext(&now))
+		q.SetSize(200, 10)
+		q.SetBroker(triage.NewBroker("3.10.8", nil))
+		q.SetQueues([]triage.ParkingQueue{c.q}, nil)
+		if got := q.oldestCell(c.q, time.Time{}, now); got != c.cell {
+			t.Errorf("%s: oldest cell %q, want %q", c.q.Name, got, c.cell)
+		}
+		if got := q.oldestDetail(c.q, now); got != c.said {
+			t.Errorf("%s: health says %q, want %q", c.q.Name, got, c.said)
+		}
+	}
+
+	q := NewQueues(clockContext(&now))
+	q.SetSize(200, 10)
+	q.SetQueues([]triage.ParkingQueue{classic}, nil)
+	q.NoteRead(classic.Name, &triage.Inspection{Messages: make([]triage.Triaged, 3)})
+	if got := q.oldestDetail(classic, now); got != "oldest unknown (no message carries a time)" {
+		t.Errorf("read, no times: %q", got)
+	}
+	died := make([]triage.Triaged, 3)
+	died[1].DiedAt = now.Add(-40 * time.Minute)
+	q.NoteRead(classic.Name, &triage.Inspection{Messages: died})
+	if got := q.oldestDetail(classic, now); got != "oldest 40m (death time)" {
+		t.Errorf("read with a death time: %q", got)
+	}
+}
+
+// TestNumbersSayTheirAgePastTheRefresh: one marker per screen once the
+// numbers are older than Fresh, none before.
+func TestNumbersSayTheirAgePastTheRefresh(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	ctx := clockContext(&now)
+	ctx.Fresh = 5 * time.Second
+	q := NewQueues(ctx)
+	q.SetSize(120, 10)
+	q.SetQueues([]triage.ParkingQueue{{Queue: triage.Queue{Name: "orders.parking", Messages: 3}}}, nil)
+	j := NewJournal(ctx)
+	j.SetSize(120, 10)
+	j.SetEntries([]JournalEntry{{Seq: 1, Action: "tag"}}, nil)
+	if v := ansi.Strip(q.View() + j.View()); strings.Contains(v, " · read ") {
+		t.Fatalf("fresh numbers marked:\n%s", v)
+	}
+	now = now.Add(40 * time.Second)
+	if v := ansi.Strip(q.View()); !strings.Contains(v, "1 parking queue · read 40s ago") {
+		t.Errorf("the queues screen:\n%s", v)
+	}
+	if v := ansi.Strip(j.View()); !strings.Contains(v, "— 1 entry · read 40s ago") {
+		t.Errorf("the journal screen:\n%s", v)
+	}
+	q.SetQueues([]triage.ParkingQueue{{Queue: triage.Queue{Name: "orders.parking", Messages: 4}}}, nil)
+	if v := ansi.Strip(q.View()); strings.Contains(v, " · read ") {
+		t.Errorf("a new read keeps the old age:\n%s", v)
+	}
+}
