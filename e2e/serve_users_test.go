@@ -61,3 +61,16 @@ func TestServeSIGHUPRereadsTheUsersFile(t *testing.T) {
 		t.Fatalf("bob after the reload: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// A resized terminal reaches the session's TUI: it lays itself out again
+// for the new size (wish's bubbletea middleware forwards window changes).
+func TestServeTUIFollowsAResizedTerminal(t *testing.T) {
+	b := startServe(t, isolatedEnv(t), "--demo", "--journal", filepath.Join(t.TempDir(), "j.db"))
+	s := b.tui("alice", 140, 40)
+	s.waitFor("actor alice │ operator", "billing.parking")
+	s.tmux("resize-window", "-t", s.session, "-x", "70", "-y", "20")
+	// laid out again, not cropped by tmux: the table's header keeps its
+	// depth column and the status line is still on screen, cut to fit
+	scr := s.waitFor("state queue", "depth", " snapshot demo", "q/ctrl+c quit")
+	assertFits(t, scr, 70, 20)
+}

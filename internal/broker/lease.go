@@ -143,10 +143,16 @@ func (l *Live) leaseHolder(ctx context.Context, queue, name string) error {
 	return held
 }
 
-// Release gives the lease back; closing its connection deletes the queue.
+// Release gives the lease back. The queue is deleted first, with a reply:
+// the broker removes an exclusive queue after its connection closes, but
+// not before close-ok, so the next actor could otherwise still be refused.
 func (ls *Lease) Release() error {
 	if ls == nil || ls.conn == nil {
 		return nil
+	}
+	if ch, err := ls.conn.Channel(); err == nil {
+		_, _ = ch.QueueDelete(ls.name, false, false, false) // the close removes it anyway
+		_ = ch.Close()
 	}
 	return closeConn(ls.conn)
 }

@@ -94,6 +94,7 @@ func (m *Model) register() {
 	m.flow = f
 	c.Fresh = c.opts.PollEvery            // numbers older than a poll say their age
 	f.messages.SetReadAt(f.groups.ReadAt) // a group's messages are as old as its read
+	f.message.SetReadAt(f.groups.ReadAt)
 	m.discard = &discardFlow{c: c, flow: f}
 	m.queues = newQueuesScreen(c, f)
 	m.discard.refreshList = m.queues.refresh

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/doctor"
 )
 
 // clockContext is testContext with a clock the test moves.
@@ -75,7 +76,10 @@ func TestNumbersSayTheirAgePastTheRefresh(t *testing.T) {
 	j := NewJournal(ctx)
 	j.SetSize(120, 10)
 	j.SetEntries([]JournalEntry{{Seq: 1, Action: "tag"}}, nil)
-	if v := ansi.Strip(q.View() + j.View()); strings.Contains(v, " · read ") {
+	d := NewDoctor(ctx)
+	d.SetSize(120, 20)
+	d.SetFindings("shop", []doctor.Finding{{Kind: doctor.KindUnroutable, Severity: doctor.SeverityError, Queue: "orders.q"}})
+	if v := ansi.Strip(q.View() + j.View() + d.View()); strings.Contains(v, " · read ") {
 		t.Fatalf("fresh numbers marked:\n%s", v)
 	}
 	now = now.Add(40 * time.Second)
@@ -84,6 +88,9 @@ func TestNumbersSayTheirAgePastTheRefresh(t *testing.T) {
 	}
 	if v := ansi.Strip(j.View()); !strings.Contains(v, "— 1 entry · read 40s ago") {
 		t.Errorf("the journal screen:\n%s", v)
+	}
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "1 error · read 40s ago") {
+		t.Errorf("the doctor screen:\n%s", v)
 	}
 	q.SetQueues([]triage.ParkingQueue{{Queue: triage.Queue{Name: "orders.parking", Messages: 4}}}, nil)
 	if v := ansi.Strip(q.View()); strings.Contains(v, " · read ") {

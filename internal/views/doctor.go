@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -26,10 +27,11 @@ type Doctor struct {
 	loading  bool
 	loaded   bool
 	failed   bool
-	whole    bool  // one finding on the whole screen
-	unfolded bool  // the advisories are listed one by one
-	rowOf    []int // finding index of each row; foldRow for the folded advisories
-	hscroll  int   // cells the fix commands are scrolled left: they never wrap
+	whole    bool      // one finding on the whole screen
+	unfolded bool      // the advisories are listed one by one
+	rowOf    []int     // finding index of each row; foldRow for the folded advisories
+	hscroll  int       // cells the fix commands are scrolled left: they never wrap
+	readAt   time.Time // when the topology diagnosed was read
 }
 
 // foldRow is the row that stands for the folded advisories.
@@ -61,7 +63,7 @@ func (d *Doctor) SetFindings(vhost string, fs []doctor.Finding) {
 	slices.SortStableFunc(fs, func(a, b doctor.Finding) int {
 		return cmp.Compare(severityRank(a.Severity), severityRank(b.Severity))
 	})
-	d.vhost, d.findings = vhost, fs
+	d.vhost, d.findings, d.readAt = vhost, fs, d.ctx.now()
 	d.loading, d.loaded, d.failed = false, true, false
 	d.layoutRows()
 	if len(fs) == 0 {
@@ -225,7 +227,7 @@ func (d *Doctor) View() string {
 	case d.loading:
 		head = SummaryLine(d.findings) + " (re-running…)"
 	default:
-		head = SummaryLine(d.findings) + ", most urgent first; " + refresh + " re-runs"
+		head = SummaryLine(d.findings) + d.ctx.readAgo(d.readAt) + ", most urgent first; " + refresh + " re-runs"
 	}
 	if !d.loaded {
 		return fitLines(st.Title.Render("doctor")+"\n"+head, d.width, d.height)

@@ -31,7 +31,8 @@ type Message struct {
 	// hidden; revealSeq is the journal entry that allowed it.
 	revealed  string
 	revealSeq uint64
-	payloadAt int // the payload section's first line, where a reveal scrolls to
+	payloadAt int              // the payload section's first line, where a reveal scrolls to
+	readAt    func() time.Time // when the inspection shown was read; nil: unknown
 	width     int
 	height    int
 }
@@ -118,6 +119,10 @@ func (m *Message) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// SetReadAt tells the page when the message shown was read (the groups
+// screen's read), so its numbers (attempts, deliveries left) say their age.
+func (m *Message) SetReadAt(at func() time.Time) { m.readAt = at }
+
 // View draws the title line and the viewport.
 func (m *Message) View() string {
 	st := m.ctx.Styles
@@ -127,6 +132,9 @@ func (m *Message) View() string {
 	}
 	if m.vp.TotalLineCount() > m.vp.Height() {
 		title += fmt.Sprintf(" — %d%%", int(m.vp.ScrollPercent()*100))
+	}
+	if m.readAt != nil {
+		title += m.ctx.readAgo(m.readAt())
 	}
 	return fitLines(st.Title.Render(title)+"\n"+m.vp.View(), m.width, m.height)
 }
