@@ -123,6 +123,14 @@ func TestApprovedReplayMovesExactlyTheProposedIDs(t *testing.T) {
 		t.Errorf("an unapproved proposal ran (exit %d): %s", res.code, res.stderr)
 	}
 
+	// The approver reads it whole: ids, plan, who may approve, the hash.
+	res = runDlqt(t, b.env, "proposals", prop.Proposal)
+	for _, want := range []string{"proposal " + prop.Proposal + ": replay 3 message(s)", "may approve: carol", "hash " + prop.Hash, "plan canary: 1", "plan observe: 500ms", chosen[2]} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("proposals %s lacks %q:\n%s", prop.Proposal, want, res.stdout)
+		}
+	}
+
 	// carol approves with a signature ssh-keygen made over the hash.
 	sign := exec.Command("ssh-keygen", "-Y", "sign", "-n", "dlqt-approval", "-f", p.keys["carol"])
 	sign.Stdin = strings.NewReader(prop.Hash)

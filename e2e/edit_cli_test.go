@@ -52,6 +52,14 @@ func TestEditIsARevisionAndReplayPublishesIt(t *testing.T) {
 		t.Errorf("an edit of a non-JSON body exited %d: %s", res.code, res.stderr)
 	}
 
+	res = runDlqt(t, b.env, "replay", bedParking, "--id", ids[0], "--json")
+	var plan struct {
+		Revisions map[string]string `json:"revisions"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &plan); err != nil || plan.Revisions[ids[0]] != rev.ID {
+		t.Errorf("replay --json revisions %v (%v), want %s: %s", plan.Revisions, err, rev.ID, res.stdout)
+	}
+
 	stop := b.consume(bedOrders)
 	res = runDlqt(t, b.env, "replay", bedParking, "--id", ids[0], "--canary", "1", "--observe", "500ms", "--yes")
 	if res.code != 0 || !strings.Contains(res.stdout, "publishes revision "+rev.ID) {

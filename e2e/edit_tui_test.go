@@ -42,7 +42,7 @@ func TestTUIEditsAPayloadInTheEditorAsARevision(t *testing.T) {
 	// R on the message replays it: the copy carries the revision.
 	stop := b.consume(bedOrders)
 	s.keys("R")
-	s.waitFor("replay")
+	s.waitFor("revisions", ids[0]+" -> rev-")
 	s.keys("o")
 	s.waitFor("observe for:")
 	s.keys("C-u")

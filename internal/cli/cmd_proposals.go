@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,13 +22,19 @@ import (
 func (a *app) proposalsCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "proposals [--json]",
+		Use:   "proposals [ID] [--json]",
 		Short: "List the proposals of the journal: actions that wait for, or got, a second person",
 		Long: `proposals lists every proposal in the journal, oldest first, with its status
 (pending, approved, rejected, expired, run), who proposed it, who decided, and
-its hash: the SHA-256 an approval signs.`,
-		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+its hash: the SHA-256 an approval signs. With an ID, that proposal whole:
+its message ids, its plan, who may approve it and its hash.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError{fmt.Errorf("expected at most one proposal ID, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
 			j, err := a.openJournal()
 			if err != nil {
 				return err
@@ -38,7 +48,18 @@ its hash: the SHA-256 an approval signs.`,
 			out := cmd.OutOrStdout()
 			rows := make([]ProposalJSON, 0, len(states))
 			for _, s := range states {
+				if len(args) == 1 && s.Proposal.ID != args[0] {
+					continue
+				}
 				rows = append(rows, proposalJSON(s, now, approverNames(us, s.Proposal.Teams, s.Proposal.Proposer)))
+				if len(args) == 1 && !asJSON {
+					printProposal(out, s, now, rows[0].Approvers)
+					printPlanOf(out, s.Proposal.Plan)
+					return nil
+				}
+			}
+			if len(args) == 1 && len(rows) == 0 {
+				return fmt.Errorf("proposal %q: %w in journal %s", args[0], approval.ErrUnknown, j.Path())
 			}
 			if asJSON {
 				return writeJSON(out, rows)
@@ -55,6 +76,17 @@ its hash: the SHA-256 an approval signs.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
+}
+
+// printPlanOf prints what a proposal's plan sets.
+func printPlanOf(w io.Writer, p approval.Plan) {
+	raw, _ := json.Marshal(p)
+	var fields map[string]any
+	_ = json.Unmarshal(raw, &fields)
+	keys := slices.Sorted(maps.Keys(fields))
+	for _, k := range keys {
+		fmt.Fprintf(w, "  plan %s: %v\n", k, sanitize.Line(fmt.Sprint(fields[k])))
+	}
 }
 
 // optionalUsers is the users file when one is configured, nil otherwise.

@@ -40,6 +40,9 @@ type ReplayPlanJSON struct {
 	Unroutable   []string             `json:"unroutable"` // ids with no known route (need --to)
 	Allowed      bool                 `json:"allowed"`    // every destination allowed
 	Options      replay.Options       `json:"options"`
+	// Revisions maps each edited id to the revision its copy will carry
+	// (dlqt edit); {} when none.
+	Revisions map[string]string `json:"revisions"`
 }
 
 // orEmpty keeps the contract's [] for a nil list, sanitised for a terminal.
@@ -84,5 +87,11 @@ func replayPlanJSON(plan replay.Plan, in triage.Inspection) ReplayPlanJSON {
 		p.Destinations[i] = d
 	}
 	p.Unroutable = orEmpty(plan.Unroutable)
+	p.Revisions = map[string]string{}
+	for _, it := range plan.Items {
+		if it.Revision != nil {
+			p.Revisions[sanitize.Line(it.ID)] = it.Revision.ID
+		}
+	}
 	return p
 }

@@ -58,7 +58,8 @@ func TestReplayPlanJSON(t *testing.T) {
     "max_backlog": 0,
     "observe": "30s",
     "confirm_timeout": "1m0s"
-  }
+  },
+  "revisions": {}
 }
 `
 	if got != want {

@@ -225,7 +225,7 @@ func (m *Model) command(k tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		return nil, true
 	case key.Matches(k, keys.Replay):
 		if tg, ok := m.actionTarget("replay"); ok {
-			m.replay.plan(tg)
+			return m.replay.plan(tg), true
 		}
 		return nil, true
 	}

@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"charm.land/bubbles/v2/key"
@@ -32,6 +33,59 @@ type replayScreen struct {
 
 	interrupted    []replay.State
 	interruptedReq int // interrupted replays awaited
+
+	// revs are the approved revisions of the plan's edited messages, read
+	// off the Update loop when the dry run opens, so a changed setting
+	// keeps showing them; the run reads them again before it holds.
+	revs    map[string]replay.Revision
+	revsReq int
+}
+
+// revisionsMsg answers the read of the dry run's revisions.
+type revisionsMsg struct {
+	id   int
+	revs map[string]replay.Revision
+	err  error
+}
+
+func (revisionsMsg) owner() screenID { return screenReplay }
+
+// loadRevisions reads the approved revisions of the plan's messages.
+func (s *replayScreen) loadRevisions() tea.Cmd {
+	read := s.c.opts.Revisions
+	if read == nil {
+		return nil
+	}
+	s.revsReq = s.c.nextID()
+	plan, id := s.Plan(), s.revsReq
+	plan.Items = slices.Clone(plan.Items)
+	return func() tea.Msg {
+		err := read(&plan)
+		revs := map[string]replay.Revision{}
+		for _, it := range plan.Items {
+			if it.Revision != nil {
+				revs[it.ID] = *it.Revision
+			}
+		}
+		return revisionsMsg{id: id, revs: revs, err: err}
+	}
+}
+
+func (s *replayScreen) onRevisions(msg revisionsMsg) {
+	if msg.id != s.revsReq {
+		return
+	}
+	s.revsReq = 0
+	if msg.err != nil {
+		s.c.setErr(fmt.Errorf("replay: reading the revisions of edited messages: %w", msg.err))
+		return
+	}
+	s.revs = msg.revs
+	if !s.Started() && len(s.revs) > 0 {
+		plan := s.Plan()
+		plan.UseRevisions(s.revs)
+		s.SetPlan(plan, s.what, false)
+	}
 }
 
 func (s *replayScreen) inFlight() bool { return s.run != nil }
@@ -44,6 +98,8 @@ func (s *replayScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		return s, s.onDone(msg)
 	case interruptedMsg:
 		s.onInterrupted(msg)
+	case revisionsMsg:
+		s.onRevisions(msg)
 	case tea.KeyPressMsg:
 		switch {
 		case !s.Started():
@@ -57,15 +113,18 @@ func (s *replayScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	return s, nil
 }
 
-// plan plans a replay of tg and shows the dry run.
-func (s *replayScreen) plan(tg target) {
+// plan plans a replay of tg, shows the dry run and reads the revisions
+// of its edited messages.
+func (s *replayScreen) plan(tg target) tea.Cmd {
 	s.sel, s.what = triage.Selection{IDs: tg.ids}, tg.what
 	s.opts = replay.Options{Allow: s.c.opts.Actions.Allow}
+	s.revs = nil
 	if err := s.replan(); err != nil {
 		s.c.setErr(err)
-		return
+		return nil
 	}
 	s.visit(s.c, screenReplay)
+	return s.loadRevisions()
 }
 
 // replan runs the dry run again with the current settings.
@@ -81,6 +140,7 @@ func (s *replayScreen) replan() error {
 	if s.fixedID != "" {
 		plan.ID = s.fixedID
 	}
+	plan.UseRevisions(s.revs)
 	s.SetPlan(plan, s.what, false)
 	return nil
 }

@@ -154,6 +154,15 @@ func (r *Replay) dryRun() string {
 	if len(p.Missing) > 0 {
 		r.row(&b, "not found", strings.Join(sanitize.Lines(p.Missing), ", "))
 	}
+	var revised []string
+	for _, it := range p.Items {
+		if it.Revision != nil {
+			revised = append(revised, sanitize.Line(it.ID)+" -> "+sanitize.Line(it.Revision.ID))
+		}
+	}
+	if len(revised) > 0 {
+		r.row(&b, "revisions", strings.Join(revised, ", ")+" (edited: the copy carries the revision)")
+	}
 	b.WriteString(st.Section.Render("sample (redacted)") + "\n")
 	for _, t := range p.Sample {
 		payload := strings.Join(strings.Fields(t.Payload), " ") // one line: indented JSON starts with a bare "{"
