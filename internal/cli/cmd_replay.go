@@ -416,6 +416,6 @@ func printResult(w io.Writer, r replay.Result) {
 		fmt.Fprintln(w, "warning:", sanitize.Line(warning))
 	}
 	if r.Resumable {
-		fmt.Fprintf(w, "the replay is resumable: dlqt replay --resume %s acks the confirmed sources without publishing them again\n", r.ID)
+		fmt.Fprintf(w, "the replay is resumable: dlqt replay --resume %s acks the confirmed sources without publishing them again, acks again a resolved source the broker put back, and sends what was not sent\n", r.ID)
 	}
 }
