@@ -84,6 +84,8 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 			} else {
 				rw = append(rw, r)
 			}
+			// said at once, so a later failure does not lose it
+			fmt.Fprintf(os.Stderr, "  %s: %.2f s, %.1f MiB\n", argv[0], r.wall.Seconds(), mib(r.rssKB))
 			if err := waitDepth(cfg, n); err != nil {
 				return fmt.Errorf("after %s: %w", argv[0], err)
 			}
@@ -168,7 +170,8 @@ func waitDepth(cfg broker.Config, n int) error {
 		return err
 	}
 	defer conn.Close()
-	deadline := time.Now().Add(2 * time.Minute)
+	// A busy broker requeues a million released messages in minutes.
+	deadline := time.Now().Add(2*time.Minute + time.Duration(n)*time.Millisecond)
 	for {
 		depth := -1
 		ch, err := conn.Channel()

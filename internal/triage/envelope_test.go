@@ -2,6 +2,7 @@ package triage
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -111,6 +112,9 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		env := DecodeEnvelope(body)
+		if want := decodeEnvelopeReference(body); !reflect.DeepEqual(env, want) {
+			t.Fatalf("%q: decoded %+v, encoding/json says %+v", body, env, want)
+		}
 		assertClean(t, "envelope", env)
 		if env.IsJSON && bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))[0] != '{' {
 			t.Fatalf("IsJSON for a body that is not an object: %q", body)
