@@ -22,7 +22,7 @@ demo: build prepare
 # Unit, integration (real broker, a vhost per test) and end-to-end (tmux) tests.
 test: prepare
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -timeout 12m $(PKGS)
+	$(GO) test -count=1 -timeout 14m $(PKGS)
 
 # The broker integration and end-to-end suites against RabbitMQ 3.10 (this
 # machine's node), 4.0 and 4.3 (nodes beside it from scripts/rabbitmq-node,
