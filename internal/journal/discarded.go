@@ -1,10 +1,6 @@
 package journal
 
 import (
-	"encoding/binary"
-	"encoding/json"
-	"fmt"
-
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -21,58 +17,25 @@ var (
 	keyIndexedTo    = []byte("\x00indexed-to")
 )
 
+// discardedIndex holds the latest discard outcome naming each id.
+var discardedIndex = idIndex{bucket: bucketDiscarded, what: "discarded messages", index: indexDiscardOutcome}
+
 // Discarded returns, for the ids asked for, the seq of the latest discard
 // outcome entry that names them in vhost/queue; ids never discarded are
 // absent.
 func (j *Journal) Discarded(vhost, queue string, ids []string) (map[string]uint64, error) {
-	out := map[string]uint64{}
-	err := j.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketDiscarded)
-		if err != nil {
-			return err
-		}
-		if err := catchUpDiscards(tx.Bucket(bucketEntries), b); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if v := b.Get(tagKey(vhost, queue, id)); len(v) == 8 {
-				out[id] = binary.BigEndian.Uint64(v)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("journal %s: discarded messages: %w", j.path, err)
-	}
-	return out, nil
+	return discardedIndex.lookup(j, vhost, queue, ids)
 }
 
-// catchUpDiscards indexes the discard outcomes written since the last
-// lookup.
-func catchUpDiscards(entries, idx *bolt.Bucket) error {
-	var from uint64
-	if v := idx.Get(keyIndexedTo); len(v) == 8 {
-		from = binary.BigEndian.Uint64(v)
-	}
-	c := entries.Cursor()
-	last := from
-	for k, v := c.Seek(seqKey(from + 1)); k != nil; k, v = c.Next() {
-		var e Entry
-		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
-		}
-		last = e.Seq
-		if string(e.Action) != string(triage.ActionDiscard) || e.Details["step"] != "outcome" {
-			continue
-		}
-		for _, id := range e.MessageIDs {
-			if err := idx.Put(tagKey(e.Vhost, e.Queue, id), seqKey(e.Seq)); err != nil {
-				return err
-			}
-		}
-	}
-	if last == from {
+// indexDiscardOutcome indexes the ids a discard outcome names.
+func indexDiscardOutcome(_, idx *bolt.Bucket, e Entry) error {
+	if string(e.Action) != string(triage.ActionDiscard) || e.Details["step"] != "outcome" {
 		return nil
 	}
-	return idx.Put(keyIndexedTo, seqKey(last))
+	for _, id := range e.MessageIDs {
+		if err := idx.Put(tagKey(e.Vhost, e.Queue, id), seqKey(e.Seq)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

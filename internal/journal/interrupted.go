@@ -32,65 +32,29 @@ func openKey(vhost, queue string) []byte {
 	return append([]byte("\x00open\x00"), tagKey(vhost, queue, "")...)
 }
 
+// interruptedIndex holds the ids of discard selections no outcome closed.
+var interruptedIndex = idIndex{bucket: bucketInterrupted, what: "interrupted discards", index: indexDiscardSelection}
+
 // DiscardsInterrupted returns, for the ids asked for, the seq of the
 // discard entry that selected them for a discard that never journaled its
 // outcome (dlqt was killed during it); other ids are absent.
 func (j *Journal) DiscardsInterrupted(vhost, queue string, ids []string) (map[string]uint64, error) {
-	out := map[string]uint64{}
-	err := j.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketInterrupted)
-		if err != nil {
-			return err
-		}
-		if err := catchUpInterrupted(tx.Bucket(bucketEntries), b); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if v := b.Get(tagKey(vhost, queue, id)); len(v) == 8 {
-				out[id] = binary.BigEndian.Uint64(v)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("journal %s: interrupted discards: %w", j.path, err)
-	}
-	return out, nil
+	return interruptedIndex.lookup(j, vhost, queue, ids)
 }
 
-// catchUpInterrupted opens a selection for every discard entry naming the
-// ids it means to take, and closes it at the outcome of its queue.
-func catchUpInterrupted(entries, idx *bolt.Bucket) error {
-	var from uint64
-	if v := idx.Get(keyIndexedTo); len(v) == 8 {
-		from = binary.BigEndian.Uint64(v)
-	}
-	c := entries.Cursor()
-	last := from
-	for k, v := c.Seek(seqKey(from + 1)); k != nil; k, v = c.Next() {
-		var e Entry
-		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
-		}
-		last = e.Seq
-		if string(e.Action) != string(triage.ActionDiscard) {
-			continue
-		}
-		var err error
-		switch e.Details["step"] {
-		case "decision", "selected":
-			err = openSelection(idx, e)
-		case "outcome":
-			err = closeSelection(entries, idx, e)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if last == from {
+// indexDiscardSelection opens a selection for every discard entry naming
+// the ids it means to take, and closes it at the outcome of its queue.
+func indexDiscardSelection(entries, idx *bolt.Bucket, e Entry) error {
+	if string(e.Action) != string(triage.ActionDiscard) {
 		return nil
 	}
-	return idx.Put(keyIndexedTo, seqKey(last))
+	switch e.Details["step"] {
+	case "decision", "selected":
+		return openSelection(idx, e)
+	case "outcome":
+		return closeSelection(entries, idx, e)
+	}
+	return nil
 }
 
 func openSelection(idx *bolt.Bucket, e Entry) error {
