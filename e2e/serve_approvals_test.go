@@ -21,7 +21,7 @@ import (
 // server re-read on SIGHUP. alice proposes a gated replay of two ids (exit
 // 3, nothing moves); her own approval and viewer bob's are refused, as is
 // running it before approval; carol approves; alice's run moves exactly
-// those two ids. The journal, exported over ssh, names alice and carol with
+// those two ids; her edit of a third is a revision. The journal, exported over ssh, names alice and carol with
 // their session keys' fingerprints, and verifies.
 func TestApprovalWorkflowOverSSHMovesExactlyTheProposedIDs(t *testing.T) {
 	b := newReplayBed(t, "approve-ssh")
@@ -89,6 +89,12 @@ func TestApprovalWorkflowOverSSHMovesExactlyTheProposedIDs(t *testing.T) {
 	}
 	if res := s.ssh("alice", "run", prop.Proposal, "--yes"); res.code == 0 {
 		t.Errorf("a second run of the proposal over ssh succeeded:\n%s", res.stdout)
+	}
+	// An edit over ssh is a revision journaled under the session's user;
+	// the queue keeps the original.
+	if res := s.ssh("alice", "edit", bedParking, "--id", ids[1], "--set", "amount=99", "--reason", "'typo in the amount'"); res.code != 0 ||
+		!strings.Contains(res.stdout, "revision") || b.depth(bedParking) != 1 {
+		t.Errorf("edit over ssh: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	s.checkApprovalJournal(prop.Proposal)
 }
