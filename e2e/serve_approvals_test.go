@@ -34,10 +34,12 @@ func TestApprovalWorkflowOverSSHMovesExactlyTheProposedIDs(t *testing.T) {
 	s := startServe(t, append(slices.Clone(b.env), "DLQT_CONFIG="+cfg))
 	s.approversForOrders("alice", "bob", "carol")
 
+	began := time.Now()
 	res := s.ssh("alice", "replay", bedParking, "--id", ids[0], "--id", ids[2], "--canary", "1", "--observe", "500ms", "--yes", "--json")
 	if res.code != 3 {
 		t.Fatalf("a gated replay over ssh exited %d, want 3\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
+	t.Logf("proposal over ssh: %v", time.Since(began))
 	want := []string{ids[0], ids[2]}
 	var prop proposalOut
 	if err := json.Unmarshal([]byte(res.stdout), &prop); err != nil || prop.Proposer != "alice" ||
@@ -66,10 +68,12 @@ func TestApprovalWorkflowOverSSHMovesExactlyTheProposedIDs(t *testing.T) {
 		}
 	}
 	// ssh joins its arguments into one command line: quote as in a shell.
+	began = time.Now()
 	if res := s.ssh("carol", "approve", prop.Proposal, "--reason", "'checked the orders'"); res.code != 0 || !strings.Contains(res.stdout, "approved by carol (key "+s.peers["carol"].fingerprint+")") {
 		t.Fatalf("carol's approval over ssh: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 
+	t.Logf("approval over ssh: %v", time.Since(began))
 	stop := b.consume(bedOrders)
 	if res := s.ssh("alice", "run", prop.Proposal, "--yes"); res.code != 0 {
 		t.Fatalf("run over ssh exited %d\n%s%s", res.code, res.stdout, res.stderr)
