@@ -91,6 +91,9 @@ func printPlanOf(w io.Writer, p approval.Plan) {
 
 // optionalUsers is the users file when one is configured, nil otherwise.
 func (a *app) optionalUsers() (*access.Users, error) {
+	if a.session != nil && a.session.users != nil {
+		return a.session.users(), nil
+	}
 	if a.usersFile == "" {
 		return nil, nil
 	}

@@ -60,10 +60,12 @@ func (a *app) runServe(cmd *cobra.Command, cfg serve.Config) error {
 	if err != nil {
 		return fmt.Errorf("dlqt serve needs its journal: %w", err)
 	}
-	srv, err := serve.New(cfg, &serveRunner{a: a, keys: keys, journal: j.Shared})
+	runner := &serveRunner{a: a, keys: keys, journal: j.Shared}
+	srv, err := serve.New(cfg, runner)
 	if err != nil {
 		return usageError{err}
 	}
+	runner.users = srv.Users // approvals in a session check the users the server has in force
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err

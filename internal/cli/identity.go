@@ -16,8 +16,12 @@ import (
 // key of the users file and signs with it, so four eyes never rest on a
 // self-declared --actor.
 
-// loadUsers reads the users file; approvals need one.
+// loadUsers reads the users file; approvals need one. In a dlqt serve
+// session it is the server's, as last (re)loaded.
 func (a *app) loadUsers() (*access.Users, error) {
+	if a.session != nil && a.session.users != nil {
+		return a.session.users(), nil
+	}
 	if _, err := os.Stat(defaultUsersPath()); a.usersFile == "" && (err == nil || a.session != nil) {
 		return access.Load(defaultUsersPath()) // dlqt serve's default users file
 	}

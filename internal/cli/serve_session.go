@@ -22,6 +22,9 @@ type sshSession struct {
 	serve.Session
 	server  *app
 	journal *journal.Shared
+	// users are the server's users as they are now (re-read on SIGHUP):
+	// who may propose, approve and run. Nil outside a server (tests).
+	users func() *access.Users
 }
 
 // sessionJournal is the journal one process or session writes to. Under
@@ -54,6 +57,7 @@ func (a *app) sessionApp(s *sshSession, stderr io.Writer) *app {
 	sa.stderr, sa.session = stderr, s
 	sa.actor = s.User.Name
 	sa.contexts, sa.queue = nil, ""
+	sa.keyFile = "" // the session's key is the identity; the server's never signs for it
 	if s.User.Role != access.Operator {
 		sa.readOnly = true
 	}
@@ -62,13 +66,31 @@ func (a *app) sessionApp(s *sshSession, stderr io.Writer) *app {
 
 // serverOwned are the flags a session may not set: they choose the broker,
 // its credentials, the journal, the actor and files on the server.
-var serverOwned = []string{"amqp-url", "mgmt-url", "vhost", "journal", "actor", "context", "config", "snapshot", "demo", "queue", "demo-fallback"}
+//
+// users-file, key and signature are the approval workflow's: in a session
+// the server's users file says who is who and the session's key is the
+// identity, so nothing names another file or key, nor reads a signature
+// from the server's disk (or its stdin).
+var serverOwned = []string{"amqp-url", "mgmt-url", "vhost", "journal", "actor", "context", "config", "snapshot", "demo", "queue", "demo-fallback",
+	"users-file", "key", "signature"}
 
 // sessionCommands are what a session may run headless; the others write
 // or read files on the server (snapshot, quarantine), or are the server's.
 var sessionCommands = []string{
 	"dlqt queues", "dlqt groups", "dlqt messages", "dlqt discard", "dlqt replay", "dlqt doctor",
 	"dlqt journal export", "dlqt journal verify",
+	"dlqt proposals", "dlqt approve", "dlqt reject", "dlqt run", "dlqt edit",
+}
+
+// operatorOnly names the commands a viewer may not run in a session: those
+// that change a queue, and those of the approval workflow that act (an
+// edit's revision is replayed; an approval lets a change go ahead).
+func operatorOnly(cmd *cobra.Command) bool {
+	switch cmd.CommandPath() {
+	case "dlqt edit", "dlqt approve", "dlqt reject":
+		return true
+	}
+	return changesQueues(cmd)
 }
 
 // resolveSession checks a headless command of a session and takes the
@@ -76,7 +98,7 @@ var sessionCommands = []string{
 // flags) stays theirs.
 func (a *app) resolveSession(cmd *cobra.Command) error {
 	if !slices.Contains(sessionCommands, cmd.CommandPath()) {
-		return usageError{fmt.Errorf("%s is not available over SSH (available: queues, groups, messages, discard, replay, doctor, journal export, journal verify)", cmd.CommandPath())}
+		return usageError{fmt.Errorf("%s is not available over SSH (available: queues, groups, messages, discard, replay, doctor, journal export, journal verify, proposals, approve, reject, run, edit)", cmd.CommandPath())}
 	}
 	for _, name := range append(slices.Clone(serverOwned), "out", "file") {
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
@@ -91,8 +113,8 @@ func (a *app) resolveSession(cmd *cobra.Command) error {
 	a.acceptCost = a.acceptCost || acceptCost
 	a.readOnly = a.readOnly || readOnly // --read-only may only restrict
 	switch {
-	case changesQueues(cmd) && s.User.Role != access.Operator:
-		return usageError{fmt.Errorf("%s refused: %s is a %s; discard and replay need an operator; nothing was touched", cmd.Name(), s.User.Name, s.User.Role)}
+	case operatorOnly(cmd) && s.User.Role != access.Operator:
+		return usageError{fmt.Errorf("%s refused: %s is a %s; discard and replay (and edit, approve, reject, run) need an operator; nothing was touched", cmd.Name(), s.User.Name, s.User.Role)}
 	case changesQueues(cmd) && a.readOnly:
 		return usageError{fmt.Errorf("%s refused: read-only mode (of the server, or --read-only) allows no change to a queue; nothing was touched", cmd.Name())}
 	}
@@ -104,10 +126,11 @@ type serveRunner struct {
 	a       *app
 	keys    ui.KeyMap
 	journal *journal.Shared
+	users   func() *access.Users // the server's users in force (serve.Server.Users)
 }
 
 func (r *serveRunner) session(s serve.Session) *sshSession {
-	return &sshSession{Session: s, server: r.a, journal: r.journal}
+	return &sshSession{Session: s, server: r.a, journal: r.journal, users: r.users}
 }
 
 // TUI opens the session's own broker connection and TUI, as the user.

@@ -3,8 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"fmt"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/dlqt/dlqt/internal/access"
 	"github.com/dlqt/dlqt/internal/journal"
@@ -25,7 +29,16 @@ func TestSessionCommandsRefusedBeforeTouchingAnything(t *testing.T) {
 		args     []string
 		want     string
 	}{
-		{"viewer discards", viewer, false, []string{"discard", "q", "--group", "rejected", "--reason", "r", "--yes"}, "discard refused: bob is a viewer; discard and replay need an operator"},
+		{"viewer discards", viewer, false, []string{"discard", "q", "--group", "rejected", "--reason", "r", "--yes"}, "discard refused: bob is a viewer; discard and replay (and edit, approve, reject, run) need an operator"},
+		{"viewer approves", viewer, false, []string{"approve", "p-1"}, "approve refused: bob is a viewer"},
+		{"viewer rejects", viewer, false, []string{"reject", "p-1", "--reason", "no"}, "reject refused: bob is a viewer"},
+		{"viewer runs", viewer, false, []string{"run", "p-1", "--yes"}, "run refused: bob is a viewer"},
+		{"viewer edits", viewer, false, []string{"edit", "q", "--id", "m-1", "--set", "a=1", "--reason", "r"}, "edit refused: bob is a viewer"},
+		{"run on a read-only server", operator, true, []string{"run", "p-1", "--yes"}, "run refused: read-only mode"},
+		{"another users file", operator, false, []string{"approve", "p-1", "--users-file", "/tmp/u.yaml"}, "--users-file is not available over SSH"},
+		{"another key", operator, false, []string{"--key", "/home/op/.ssh/id_ed25519", "approve", "p-1"}, "--key is not available over SSH"},
+		{"a signature file on the server", operator, false, []string{"approve", "p-1", "--signature", "/tmp/sig"}, "--signature is not available over SSH"},
+		{"a signature on the server's stdin", operator, false, []string{"reject", "p-1", "--reason", "no", "--signature", "-"}, "--signature is not available over SSH"},
 		{"viewer replays", viewer, false, []string{"replay", "q", "--group", "rejected", "--yes"}, "replay refused: bob is a viewer"},
 		{"read-only server", operator, true, []string{"discard", "q", "--group", "rejected", "--reason", "r", "--yes"}, "discard refused: read-only mode"},
 		{"--read-only restricts", operator, false, []string{"--read-only", "replay", "q", "--group", "rejected", "--yes"}, "replay refused: read-only mode"},
@@ -75,6 +88,49 @@ func TestSessionJournalStampsEveryEntry(t *testing.T) {
 	if e.Details["ssh_fingerprint"] != "SHA256:abc" || e.Details["client_addr"] != "10.0.0.9:50000" ||
 		e.Details["ssh_session"] != "7" || e.Details["step"] != "decision" || sa.actor != "alice" {
 		t.Fatalf("entry details %v, actor %q", e.Details, sa.actor)
+	}
+}
+
+// A session's approvals check the users the server has in force (what it
+// re-reads on SIGHUP), not a users file of its own or the server's
+// --users-file, and never sign with the server's key.
+func TestSessionApprovalsUseTheServersUsersInForce(t *testing.T) {
+	parse := func(names ...string) *access.Users {
+		var text strings.Builder
+		text.WriteString("users:\n")
+		for _, n := range names {
+			pub, _, err := ed25519.GenerateKey(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := ssh.NewPublicKey(pub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&text, "  - name: %s\n    role: operator\n    approves: [orders]\n    keys: [%q]\n", n, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))))
+		}
+		us, err := access.Parse("users.yaml", []byte(text.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return us
+	}
+	inForce := parse("alice", "carol")
+	server := &app{usersFile: "/nonexistent/users.yaml", keyFile: "/nonexistent/server_key"}
+	r := &serveRunner{a: server, users: func() *access.Users { return inForce }}
+	sa := server.sessionApp(r.session(serve.Session{User: &access.User{Name: "alice", Role: access.Operator}, Fingerprint: "SHA256:alice"}), &bytes.Buffer{})
+	for _, load := range []func() (*access.Users, error){sa.loadUsers, sa.optionalUsers} {
+		us, err := load()
+		if err != nil || us != inForce {
+			t.Fatalf("session users: %v, %v; want the server's in force", us, err)
+		}
+	}
+	inForce = parse("carol") // SIGHUP: alice is gone
+	if us, err := sa.loadUsers(); err != nil || us != inForce || len(us.List()) != 1 {
+		t.Fatalf("after a reload the session reads %v, %v", us, err)
+	}
+	if sa.keyFile != "" {
+		t.Fatalf("a session signs with the server's key %q", sa.keyFile)
 	}
 }
 
