@@ -238,7 +238,7 @@ func (d *Doctor) View() string {
 			"no parking queue that loses messages or is consumed automatically."
 		return fitLines(body, d.width, d.height)
 	}
-	f, _ := d.Selected()
+	f, selected := d.Selected()
 	if d.whole {
 		lines := []string{st.Title.Render(title + " — one finding"), ""}
 		lines = append(lines, d.finding(f, d.height-2)...)
@@ -246,6 +246,9 @@ func (d *Doctor) View() string {
 	}
 	lines := []string{st.Title.Render(title), head, d.table.View()}
 	used := 2 + d.table.height
+	if !selected { // the folded advisories' row, or a filter matching none
+		return fitLines(strings.Join(lines, "\n"), d.width, d.height)
+	}
 	lines = append(lines, d.finding(f, d.height-used)...)
 	return fitLines(strings.Join(lines, "\n"), d.width, d.height)
 }
