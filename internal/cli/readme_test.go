@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReadmeCommandListNamesEveryCommand: the command list under "Using it"
+// in the README names every command `dlqt --help` lists, so a responder who
+// reads only that list still finds serve, quarantine and the approvals.
+func TestReadmeCommandListNamesEveryCommand(t *testing.T) {
+	isolate(t)
+	help, _, code := run(t, Assets{}, "--help")
+	if code != 0 {
+		t.Fatalf("dlqt --help exit %d", code)
+	}
+	_, commands, ok := strings.Cut(help, "Available Commands:\n")
+	if !ok {
+		t.Fatalf("no command list in dlqt --help:\n%s", help)
+	}
+	commands, _, _ = strings.Cut(commands, "\n\n")
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, usage, _ := strings.Cut(string(readme), "## Using it\n")
+	usage, _, _ = strings.Cut(usage, "\n```\n")
+	var names []string
+	for _, line := range strings.Split(commands, "\n") {
+		name := strings.Fields(line)[0]
+		if name == "help" || name == "completion" {
+			continue // cobra's own
+		}
+		names = append(names, name)
+		if !regexp.MustCompile(`(?m)^dlqt ` + name + `\b`).MatchString(usage) {
+			t.Errorf("README's command list has no line for dlqt %s", name)
+		}
+	}
+	if len(names) < 15 {
+		t.Fatalf("read only %d commands from dlqt --help: %v", len(names), names)
+	}
+}
+
+// TestSnapshotOutSaysItIsAlwaysGzip: a snapshot is gzip whatever the name
+// (broker.CreateSnapshotFile), so --out must not promise plain JSON for a
+// name without .gz, which `jq . x.json` then fails to read.
+func TestSnapshotOutSaysItIsAlwaysGzip(t *testing.T) {
+	isolate(t)
+	help, _, code := run(t, Assets{}, "snapshot", "--help")
+	if code != 0 {
+		t.Fatalf("dlqt snapshot --help exit %d", code)
+	}
+	i := strings.Index(help, "--out")
+	if i < 0 {
+		t.Fatalf("no --out in:\n%s", help)
+	}
+	out, _, _ := strings.Cut(help[i:], "\n")
+	if strings.Contains(out, ".gz to compress") || !strings.Contains(out, "gzip-compressed whatever its name") {
+		t.Errorf("--out help %q: a snapshot is always gzip", out)
+	}
+}
