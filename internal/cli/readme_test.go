@@ -53,7 +53,7 @@ func TestSnapshotOutSaysItIsAlwaysGzip(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("dlqt snapshot --help exit %d", code)
 	}
-	i := strings.Index(help, "--out")
+	i := strings.Index(help, "--out string")
 	if i < 0 {
 		t.Fatalf("no --out in:\n%s", help)
 	}
