@@ -73,6 +73,19 @@ func TestPrintResult(t *testing.T) {
 	}
 }
 
+// TestPrintResultOfOnePacedPublish: one publish after the canary has no
+// interval to measure, so no rate: "1 published in 0s, 0.0 msg/s" read as if
+// the replay had stalled (seen replaying 2 messages with --canary 1).
+func TestPrintResultOfOnePacedPublish(t *testing.T) {
+	var b bytes.Buffer
+	printResult(&b, replay.Result{ID: "r-3", Resolved: 2, Published: 2, PacedPublished: 1})
+	want := "replay r-3: resolved 2, failed again 0, returned 0, untouched 0 (published 2)\n" +
+		"paced: 1 published after the canary (one publish has no rate)\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+}
+
 func TestPrintFindings(t *testing.T) {
 	var b bytes.Buffer
 	if err := printFindings(&b, "prod", nil); err != nil || !strings.HasPrefix(b.String(), "vhost prod: no findings.") {
