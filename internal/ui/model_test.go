@@ -525,3 +525,14 @@ func TestBrowseCutByTheMemoryBudgetSaysSo(t *testing.T) {
 		t.Fatalf("inspection %+v", insp)
 	}
 }
+
+// TestFullHelpOfTheQueuesListsProposals: P opens the proposals from any
+// screen, so the queues' full help names it with the journal and doctor
+// (no screen listed it: a responder could not find the approvals).
+func TestFullHelpOfTheQueuesListsProposals(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{}, 80, 24)
+	h.press("help")
+	p := h.m.c.Keys.Proposals.Help()
+	h.mustShow(p.Key, p.Desc)
+}
