@@ -62,3 +62,15 @@ func TestSnapshotOutSaysItIsAlwaysGzip(t *testing.T) {
 		t.Errorf("--out help %q: a snapshot is always gzip", out)
 	}
 }
+
+// TestDemoLoadRefusesAnotherVhost: demo load always recreates dlqt-demo, so
+// an explicit --vhost (a responder keeping off a shared vhost) is refused
+// with exit 2 before any broker is dialled, instead of silently ignored.
+func TestDemoLoadRefusesAnotherVhost(t *testing.T) {
+	isolate(t)
+	_, stderr, code := run(t, Assets{}, "--amqp-url", "amqp://guest:guest@127.0.0.1:1/", "--mgmt-url", "http://127.0.0.1:1",
+		"demo", "load", "--vhost", "mine")
+	if code != exitUsage || !strings.Contains(stderr, "always (re)creates vhost dlqt-demo, never --vhost mine") {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming both vhosts", code, stderr)
+	}
+}
