@@ -116,3 +116,23 @@ WARNING  maxlen-without-dlx  queue q
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestPrintFindingsKeepsACommandWhole: the fix's rabbitmqctl command is on a
+// line of its own, unwrapped, so it pastes into a shell; wrapped inside the
+// prose, a paste ran a bare "rabbitmqctl" and then half a policy.
+func TestPrintFindingsKeepsACommandWhole(t *testing.T) {
+	var b bytes.Buffer
+	cmd := `rabbitmqctl set_policy -p dlqt-userwalk-1 NAME '^orders\.work$' '{"dead-letter-exchange":""}' --apply-to queues`
+	f := doctor.Finding{Kind: "dlx-by-argument", Severity: doctor.SeverityAdvisory, Queue: "orders.work",
+		Detail: "Queue orders.work sets its dead-letter exchange by queue argument.",
+		Fix:    "Next time orders.work is declared, leave out x-dead-letter-exchange and set them by policy, e.g. " + cmd + "."}
+	if err := printFindings(&b, "dlqt-userwalk-1", []doctor.Finding{f}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n    $ "+cmd+"\n") {
+		t.Errorf("the command is not whole on a line of its own:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "(the command below)") {
+		t.Errorf("the prose does not point at the command:\n%s", b.String())
+	}
+}

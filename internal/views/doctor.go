@@ -288,7 +288,7 @@ func (d *Doctor) finding(f doctor.Finding, h int) []string {
 		}
 	}
 	block("what: ", f.Detail)
-	prose, commands := splitCommands(s(f.Fix))
+	prose, commands := SplitCommands(s(f.Fix))
 	block("fix:  ", prose)
 	for _, c := range commands {
 		lines = append(lines, "    $ "+d.scrolled(c, w-2))
@@ -311,9 +311,9 @@ func (d *Doctor) finding(f doctor.Finding, h int) []string {
 // of its sentence (a dot inside a name is not an end).
 var commandRe = regexp.MustCompile(`(?:rabbitmqctl|rabbitmqadmin) [^)]*?(?:\.\s|\.$|\)|$)`)
 
-// splitCommands takes the commands out of a fix's prose, so they are shown
+// SplitCommands takes the commands out of a fix's prose, so they are shown
 // whole on lines of their own and can be pasted as they are.
-func splitCommands(fix string) (prose string, commands []string) {
+func SplitCommands(fix string) (prose string, commands []string) {
 	prose = commandRe.ReplaceAllStringFunc(fix, func(m string) string {
 		c := strings.TrimRight(m, ". )")
 		commands = append(commands, c)
