@@ -74,3 +74,21 @@ func TestDemoLoadRefusesAnotherVhost(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want exit 2 naming both vhosts", code, stderr)
 	}
 }
+
+// TestFullScanOfASnapshotIsRefusedAtOnce: without --yes, fullscan on the
+// demo listed what it would move and said "--yes runs it", which then
+// failed; it is refused first, exit 2, nothing else said.
+func TestFullScanOfASnapshotIsRefusedAtOnce(t *testing.T) {
+	isolate(t)
+	snap, err := os.ReadFile(filepath.Join("..", "..", "testdata", "demo.snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--demo", "fullscan", "orders.dlq.q"}, {"--demo", "fullscan", "orders.dlq.q", "--yes"}} {
+		stdout, stderr, code := run(t, Assets{DemoSnapshot: snap}, args...)
+		if code != exitUsage || stdout != "" || strings.Contains(stderr, "--yes runs it") ||
+			!strings.Contains(stderr, "fullscan moves messages on the broker") {
+			t.Errorf("dlqt %v: exit %d, stdout %q, stderr %q; want exit 2 and only the refusal", args, code, stdout, stderr)
+		}
+	}
+}
