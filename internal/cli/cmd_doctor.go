@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 func (a *app) doctorCommand() *cobra.Command {
@@ -103,7 +104,12 @@ func printFindings(w io.Writer, vhost string, fs []doctor.Finding) error {
 		}
 		fmt.Fprintf(w, "\n%s\n", head)
 		fmt.Fprint(w, wrapIndented(sanitize.Line(f.Detail), "  ", 78))
-		fmt.Fprint(w, wrapIndented("Fix: "+sanitize.Line(f.Fix), "  ", 78))
+		// a command is never wrapped, so it pastes into a shell as it is
+		prose, commands := views.SplitCommands(sanitize.Line(f.Fix))
+		fmt.Fprint(w, wrapIndented("Fix: "+prose, "  ", 78))
+		for _, c := range commands {
+			fmt.Fprintf(w, "    $ %s\n", c)
+		}
 	}
 	return nil
 }

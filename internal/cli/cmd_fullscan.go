@@ -31,6 +31,9 @@ it would do and moves nothing. The journal records the decision before the
 first message moves, and the outcome.`,
 		Args: exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.fullScanNeedsABroker(); err != nil {
+				return err // before the effects and "--yes runs it", which it never would
+			}
 			fmt.Fprintf(a.stderr, "dlqt: a full scan of %s:\n", args[0])
 			for _, e := range broker.FullScanEffects {
 				fmt.Fprintf(a.stderr, "  - %s\n", e)
@@ -59,8 +62,8 @@ first message moves, and the outcome.`,
 // fullScan journals the decision, moves the whole queue through its tail
 // and journals the outcome; the messages read are analysed as a browse's.
 func (a *app) fullScan(ctx context.Context, queue string, window int) (triage.Inspection, error) {
-	if a.demo || a.snapshotPath != "" {
-		return triage.Inspection{}, usageError{errors.New("fullscan moves messages on the broker: a snapshot is read whole by dlqt groups")}
+	if err := a.fullScanNeedsABroker(); err != nil {
+		return triage.Inspection{}, err
 	}
 	rec, live, done, err := a.openForChange(ctx)
 	if err != nil {
@@ -93,6 +96,15 @@ func (a *app) fullScan(ctx context.Context, queue string, window int) (triage.In
 	batch.Depth, batch.Limit = res.Total, res.Total+1 // read to the end
 	ts := triage.Analyze(batch, top, a.redactor())
 	return triage.Inspection{Batch: batch, Topology: top, Messages: ts, Groups: triage.GroupMessages(ts)}, nil
+}
+
+// fullScanNeedsABroker refuses a snapshot or the demo: there is nothing to
+// move, and dlqt groups reads a snapshot whole.
+func (a *app) fullScanNeedsABroker() error {
+	if a.demo || a.snapshotPath != "" {
+		return usageError{errors.New("fullscan moves messages on the broker: a snapshot is read whole by dlqt groups")}
+	}
+	return nil
 }
 
 func reportMoved(w io.Writer, queue string, res broker.FullScanResult) {

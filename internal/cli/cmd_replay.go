@@ -387,7 +387,9 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 func printResult(w io.Writer, r replay.Result) {
 	fmt.Fprintf(w, "replay %s: resolved %d, failed again %d, returned %d, untouched %d (published %d)\n",
 		r.ID, r.Resolved, r.FailedAgain, r.Returned, r.Untouched, r.Published)
-	if r.PacedPublished > 0 {
+	if r.PacedPublished > 0 && r.PacedElapsed <= 0 { // one publish spans no interval
+		fmt.Fprintf(w, "paced: %d published after the canary (one publish has no rate)\n", r.PacedPublished)
+	} else if r.PacedPublished > 0 {
 		fmt.Fprintf(w, "paced: %d published in %s, %.1f msg/s\n", r.PacedPublished, r.PacedElapsed.Round(time.Millisecond), r.PacedRate())
 	}
 	if r.StoppedBecause != "" {

@@ -38,6 +38,10 @@ TTL buckets into a DLQ, and framework fault messages. It never touches any
 other vhost.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f := cmd.Flags().Lookup("vhost"); f != nil && f.Changed && f.Value.String() != demoVhost {
+				// it would load dlqt-demo while the user believes their own vhost is used
+				return usageError{fmt.Errorf("demo load always (re)creates vhost %s, never --vhost %s: drop --vhost", demoVhost, f.Value.String())}
+			}
 			c := a.brokerConfig()
 			c.Vhost = demoVhost
 			if err := broker.DeleteVhost(c); err != nil {

@@ -198,7 +198,7 @@ Treat a raw file like the queue itself.`,
 			return a.writeSnapshot(ctx, r, req, cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "file to write (.gz to compress)")
+	cmd.Flags().StringVar(&out, "out", "", "file to write, gzip-compressed whatever its name (zcat reads it; name it .json.gz)")
 	cmd.Flags().BoolVar(&allParking, "all-parking", false, "snapshot every parking queue of the vhost")
 	cmd.Flags().BoolVar(&raw, "raw", false, "write bodies and headers unredacted (asks; journalled)")
 	cmd.Flags().BoolVar(&yes, "yes", false, "with --raw: consent without being asked")

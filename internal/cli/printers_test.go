@@ -73,6 +73,19 @@ func TestPrintResult(t *testing.T) {
 	}
 }
 
+// TestPrintResultOfOnePacedPublish: one publish after the canary has no
+// interval to measure, so no rate: "1 published in 0s, 0.0 msg/s" read as if
+// the replay had stalled (seen replaying 2 messages with --canary 1).
+func TestPrintResultOfOnePacedPublish(t *testing.T) {
+	var b bytes.Buffer
+	printResult(&b, replay.Result{ID: "r-3", Resolved: 2, Published: 2, PacedPublished: 1})
+	want := "replay r-3: resolved 2, failed again 0, returned 0, untouched 0 (published 2)\n" +
+		"paced: 1 published after the canary (one publish has no rate)\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+}
+
 func TestPrintFindings(t *testing.T) {
 	var b bytes.Buffer
 	if err := printFindings(&b, "prod", nil); err != nil || !strings.HasPrefix(b.String(), "vhost prod: no findings.") {
@@ -101,5 +114,25 @@ WARNING  maxlen-without-dlx  queue q
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestPrintFindingsKeepsACommandWhole: the fix's rabbitmqctl command is on a
+// line of its own, unwrapped, so it pastes into a shell; wrapped inside the
+// prose, a paste ran a bare "rabbitmqctl" and then half a policy.
+func TestPrintFindingsKeepsACommandWhole(t *testing.T) {
+	var b bytes.Buffer
+	cmd := `rabbitmqctl set_policy -p dlqt-userwalk-1 NAME '^orders\.work$' '{"dead-letter-exchange":""}' --apply-to queues`
+	f := doctor.Finding{Kind: "dlx-by-argument", Severity: doctor.SeverityAdvisory, Queue: "orders.work",
+		Detail: "Queue orders.work sets its dead-letter exchange by queue argument.",
+		Fix:    "Next time orders.work is declared, leave out x-dead-letter-exchange and set them by policy, e.g. " + cmd + "."}
+	if err := printFindings(&b, "dlqt-userwalk-1", []doctor.Finding{f}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n    $ "+cmd+"\n") {
+		t.Errorf("the command is not whole on a line of its own:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "(the command below)") {
+		t.Errorf("the prose does not point at the command:\n%s", b.String())
 	}
 }

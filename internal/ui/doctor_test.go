@@ -85,3 +85,28 @@ func TestDoctorFindingTextIsSanitised(t *testing.T) {
 	}
 	h.mustShow(`bad\x1b[2J.work`)
 }
+
+// TestDoctorFilterThatMatchesNothing: a kept filter that matches no finding
+// shows no empty finding ("what:" and "fix:" with nothing after them) under
+// the list, nor does the folded advisories' row; esc clears the filter, then
+// leaves.
+func TestDoctorFilterThatMatchesNothing(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{Reader: plantedDoctor()}, 80, 24)
+	h.press("doctor")
+	h.press("filter")
+	h.typeText("zzz")
+	h.send(keyPress("enter"))
+	h.mustShow("(0 of ")
+	h.mustNotShow("what:", "fix:")
+	h.press("back")
+	h.mustNotShow("zzz")
+	h.mustShow("what: ", "fix:  ")
+	h.press("bottom")
+	h.mustShow("advisories,")
+	h.mustNotShow("what:", "fix:")
+	h.press("back")
+	if h.m.c.focus != screenQueues {
+		t.Fatalf("esc from the list left screen %d, want queues", h.m.c.focus)
+	}
+}

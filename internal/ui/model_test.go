@@ -224,8 +224,9 @@ func TestBrokerErrorsShowOnOneLine(t *testing.T) {
 	r := scenario()
 	r.failTopology = errors.New("dial tcp 127.0.0.1:15672: connection refused\nretry \x1b[2Jlater")
 	h := newHarness(t, Options{Reader: r}, 80, 24)
-	h.mustShow("error: listing parking queues: dial tcp 127.0.0.1:15672: connection refused",
-		"could not read the parking queues", "r tries again")
+	// an error that fits breaks between words: "refused\nretry" is one word
+	h.mustShow("error: listing parking queues: dial tcp 127.0.0.1:15672: connection",
+		`refused\nretry`, "could not read the parking queues", "r tries again")
 	if strings.Contains(h.m.Screen(), "\x1b[2J") {
 		t.Fatal("an escape in an error reached the screen")
 	}
@@ -524,4 +525,26 @@ func TestBrowseCutByTheMemoryBudgetSaysSo(t *testing.T) {
 	if insp == nil || len(insp.Messages) != 1 || insp.Batch.Err != nil {
 		t.Fatalf("inspection %+v", insp)
 	}
+}
+
+// TestFullHelpOfTheQueuesListsProposals: P opens the proposals from any
+// screen, so the queues' full help names it with the journal and doctor
+// (no screen listed it: a responder could not find the approvals).
+func TestFullHelpOfTheQueuesListsProposals(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{}, 80, 24)
+	h.press("help")
+	p := h.m.c.Keys.Proposals.Help()
+	h.mustShow(p.Key, p.Desc)
+}
+
+// TestAnErrorThatFitsBreaksBetweenWords: an error that fits its three lines
+// when broken between words is broken there ("se/cond person" and
+// "with/out --demo" were read at 80 columns); only a longer one is cut at
+// the edge.
+func TestAnErrorThatFitsBreaksBetweenWords(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{}, 80, 24)
+	h.press("proposals") // no approvals section: the error says why
+	h.mustShow("error: proposals: the config has no approvals section", "second person")
 }

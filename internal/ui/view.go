@@ -214,8 +214,9 @@ const maxErrorLines = 3
 // brokenLines breaks an error or notice line at the width, at most
 // maxErrorLines. When it is longer still, the middle goes ("…"): the start
 // says what dlqt was doing, the end says why it failed. Prose (a notice)
-// breaks between words; an error breaks at the edge, since it is mostly URLs
-// and paths and a full first line keeps its start together.
+// breaks between words; so does an error that fits its lines that way, and
+// one that does not breaks at the edge, since it is mostly URLs and paths
+// and every cell of its lines then counts.
 func brokenLines(s string, w int, words bool) []string {
 	w = max(w, 10)
 	if n := ansi.StringWidth(s); n > maxErrorLines*w {
@@ -223,9 +224,9 @@ func brokenLines(s string, w int, words bool) []string {
 		tail := maxErrorLines*w - head - 1
 		s = ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, n-tail, "")
 	}
-	broken := ansi.Hardwrap(s, w, true)
-	if words {
-		broken = ansi.Wrap(s, w, "")
+	broken := ansi.Wrap(s, w, "")
+	if !words && strings.Count(broken, "\n") >= maxErrorLines {
+		broken = ansi.Hardwrap(s, w, true) // an error too long for words: every cell counts
 	}
 	lines := strings.Split(broken, "\n")
 	if len(lines) > maxErrorLines { // words can need a line more than cells do

@@ -238,7 +238,7 @@ func (d *Doctor) View() string {
 			"no parking queue that loses messages or is consumed automatically."
 		return fitLines(body, d.width, d.height)
 	}
-	f, _ := d.Selected()
+	f, selected := d.Selected()
 	if d.whole {
 		lines := []string{st.Title.Render(title + " — one finding"), ""}
 		lines = append(lines, d.finding(f, d.height-2)...)
@@ -246,6 +246,9 @@ func (d *Doctor) View() string {
 	}
 	lines := []string{st.Title.Render(title), head, d.table.View()}
 	used := 2 + d.table.height
+	if !selected { // the folded advisories' row, or a filter matching none
+		return fitLines(strings.Join(lines, "\n"), d.width, d.height)
+	}
 	lines = append(lines, d.finding(f, d.height-used)...)
 	return fitLines(strings.Join(lines, "\n"), d.width, d.height)
 }
@@ -285,7 +288,7 @@ func (d *Doctor) finding(f doctor.Finding, h int) []string {
 		}
 	}
 	block("what: ", f.Detail)
-	prose, commands := splitCommands(s(f.Fix))
+	prose, commands := SplitCommands(s(f.Fix))
 	block("fix:  ", prose)
 	for _, c := range commands {
 		lines = append(lines, "    $ "+d.scrolled(c, w-2))
@@ -308,9 +311,9 @@ func (d *Doctor) finding(f doctor.Finding, h int) []string {
 // of its sentence (a dot inside a name is not an end).
 var commandRe = regexp.MustCompile(`(?:rabbitmqctl|rabbitmqadmin) [^)]*?(?:\.\s|\.$|\)|$)`)
 
-// splitCommands takes the commands out of a fix's prose, so they are shown
+// SplitCommands takes the commands out of a fix's prose, so they are shown
 // whole on lines of their own and can be pasted as they are.
-func splitCommands(fix string) (prose string, commands []string) {
+func SplitCommands(fix string) (prose string, commands []string) {
 	prose = commandRe.ReplaceAllStringFunc(fix, func(m string) string {
 		c := strings.TrimRight(m, ". )")
 		commands = append(commands, c)

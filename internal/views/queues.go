@@ -512,5 +512,5 @@ func (q *Queues) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (q *Queues) FullHelp() [][]key.Binding {
 	k := q.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Open, k.Filter, k.Back}, {k.Doctor, k.Journal, k.ResumeReplay, k.SwitchContext}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Open, k.Filter, k.Back}, {k.Doctor, k.Journal, k.Proposals, k.ResumeReplay, k.SwitchContext}, k.general()}
 }
