@@ -111,3 +111,25 @@ func readSignature(path string) (string, error) {
 	}
 	return string(raw), nil
 }
+
+// keyUser is the user of the users file who holds --key, as the approval
+// commands name the signer; nil without --key or in a dlqt serve session,
+// whose user is already the actor.
+func (a *app) keyUser() (*access.User, error) {
+	if a.keyFile == "" || a.session != nil {
+		return nil, nil
+	}
+	us, err := a.loadUsers()
+	if err != nil {
+		return nil, err
+	}
+	signer, err := a.signer()
+	if err != nil {
+		return nil, err
+	}
+	u, ok := us.ByKey(signer.PublicKey())
+	if !ok {
+		return nil, fmt.Errorf("--key %s is not a key of %s", a.keyFile, us.Path)
+	}
+	return u, nil
+}

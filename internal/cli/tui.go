@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -68,6 +69,11 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 	}
 	if a.demo {
 		notice = "DEMO data: the bundled snapshot, no broker involved"
+	}
+	if u, err := a.keyUser(); err != nil {
+		notice = strings.TrimPrefix(notice+"; ", "; ") + fmt.Sprintf("acting as %s: %v", a.actor, err)
+	} else if u != nil {
+		a.actor = u.Name // the key's user, as propose, approve and run name it
 	}
 
 	vhost := a.vhost
