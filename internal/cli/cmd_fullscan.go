@@ -40,6 +40,9 @@ first message moves, and the outcome.`,
 			}
 			if !yes {
 				fmt.Fprintln(a.stderr, "dlqt: nothing moved; --yes runs it")
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), fullScanPlanJSON(a.vhost, args[0], window, broker.FullScanEffects))
+				}
 				return nil
 			}
 			in, err := a.fullScan(cmd.Context(), args[0], window)
@@ -54,7 +57,7 @@ first message moves, and the outcome.`,
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "move the messages; without it nothing moves")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the groups as a JSON array; without --yes, the plan as a JSON object")
 	cmd.Flags().IntVar(&window, "window", 256, "messages in flight at once")
 	return cmd
 }

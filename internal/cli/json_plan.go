@@ -95,3 +95,20 @@ func replayPlanJSON(plan replay.Plan, in triage.Inspection) ReplayPlanJSON {
 	}
 	return p
 }
+
+// FullScanPlanJSON is what `dlqt fullscan QUEUE --json` prints without
+// --yes: what a full scan would do, read from no broker. With --yes it
+// prints the groups instead.
+type FullScanPlanJSON struct {
+	Action   string   `json:"action"` // "fullscan"
+	Vhost    string   `json:"vhost"`
+	Queue    string   `json:"queue"`
+	Window   int      `json:"window"`  // messages in flight at once
+	Effects  []string `json:"effects"` // what it does to the queue
+	Problems []string `json:"problems"`
+}
+
+func fullScanPlanJSON(vhost, queue string, window int, effects []string) FullScanPlanJSON {
+	return FullScanPlanJSON{Action: "fullscan", Vhost: sanitize.Line(vhost), Queue: sanitize.Line(queue),
+		Window: window, Effects: orEmpty(effects), Problems: []string{}}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -92,5 +93,30 @@ func TestDiscardPlanJSON(t *testing.T) {
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// fullscan --json without --yes printed nothing on stdout, where discard
+// and replay print their plan: a script read empty input. It prints the
+// plan, dialling no broker.
+func TestFullScanPlanJSON(t *testing.T) {
+	isolate(t)
+	stdout, stderr, code := run(t, Assets{}, "--amqp-url", "amqp://guest:guest@127.0.0.1:1/", "--vhost", "shop",
+		"fullscan", "orders.dlq.q", "--json", "--window", "64")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var plan map[string]any
+	if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
+		t.Fatalf("stdout %q: %v", stdout, err)
+	}
+	if plan["action"] != "fullscan" || plan["vhost"] != "shop" || plan["queue"] != "orders.dlq.q" || plan["window"] != 64.0 {
+		t.Errorf("plan %v", plan)
+	}
+	if effects, _ := plan["effects"].([]any); len(effects) == 0 {
+		t.Errorf("plan without effects: %v", plan)
+	}
+	if problems, ok := plan["problems"].([]any); !ok || len(problems) != 0 {
+		t.Errorf("problems %v; want []", plan["problems"])
 	}
 }
