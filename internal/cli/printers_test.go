@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 )
@@ -134,5 +135,35 @@ func TestPrintFindingsKeepsACommandWhole(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "(the command below)") {
 		t.Errorf("the prose does not point at the command:\n%s", b.String())
+	}
+}
+
+// `dlqt proposals ID` of an approved proposal said "may approve: -": it
+// names who approved or rejected it, and when; a pending one still names
+// who may approve.
+func TestPrintProposalNamesItsDecision(t *testing.T) {
+	at := time.Date(2026, 12, 1, 23, 40, 0, 0, time.UTC)
+	p := approval.Proposal{ID: "p-1", Action: "discard", Vhost: "shop", Queue: "q", Proposer: "alice",
+		ProposedAt: at.Add(-time.Hour), ExpiresAt: at.Add(time.Hour), MessageIDs: []string{"m-1"}}
+	tests := []struct {
+		name      string
+		decisions []approval.Decision
+		want      string
+	}{
+		{"pending", nil, "may approve: carol"},
+		{"approved", []approval.Decision{{Approve: true, By: "carol", At: at}}, "approved by carol at 2026-12-01T23:40:00Z"},
+		{"rejected", []approval.Decision{{By: "carol", At: at, Reason: "wrong queue"}}, "rejected by carol at 2026-12-01T23:40:00Z (wrong queue)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			printProposal(&out, approval.State{Proposal: p, Decisions: tc.decisions}, at, []string{"carol"})
+			if !strings.Contains(out.String(), "owners: -; "+tc.want+"\n") {
+				t.Errorf("got\n%s\nwant %q", out.String(), tc.want)
+			}
+			if tc.decisions != nil && strings.Contains(out.String(), "may approve") {
+				t.Errorf("a decided proposal still says who may approve:\n%s", out.String())
+			}
+		})
 	}
 }
