@@ -152,7 +152,7 @@ func (d *costDialog) View(width int) string {
 		"dead-letter exchange. The messages list then shows each message's",
 		"delivery count against the limit.",
 		"",
-		fmt.Sprintf("%s browse anyway    any other key: go back", d.flow.c.Keys.Confirm.Help().Key),
+		fmt.Sprintf("%s: browse anyway    any other key: go back", d.flow.c.Keys.Confirm.Help().Key),
 	}
 	return box(d.flow.c.Context, width, lines)
 }
@@ -170,4 +170,10 @@ func (d *costDialog) Update(msg tea.Msg) (dialog, tea.Cmd) {
 			f.queues.SelectName(queue)
 		}
 	})
+}
+
+// confirmKeys is a confirm dialog's key line, spelt as every dialog's
+// keys are: "y: discard    n/esc: cancel".
+func confirmKeys(k KeyMap, action string) string {
+	return fmt.Sprintf("%s: %s    %s: cancel", k.Confirm.Help().Key, action, k.Cancel.Help().Key)
 }

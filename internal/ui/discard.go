@@ -75,7 +75,7 @@ func (d *discardConfirm) View(width int) string {
 		"put back in its place. The journal records the decision and the",
 		"outcome. Only these ids are taken, even if more arrived since.",
 		"",
-		fmt.Sprintf("%s discard    %s: cancel", k.Confirm.Help().Key, k.Cancel.Help().Key),
+		confirmKeys(k, "discard"),
 	}
 	return box(d.flow.c.Context, width, lines)
 }

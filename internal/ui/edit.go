@@ -95,7 +95,7 @@ func (d *editConfirm) View(width int) string {
 		"SHA-256 before and after, your reason); the original stays in the",
 		"queue untouched, and a replay of it publishes the revision.",
 		"",
-		fmt.Sprintf("%s edit    %s: cancel", k.Confirm.Help().Key, k.Cancel.Help().Key),
+		confirmKeys(k, "edit"),
 	})
 }
 

@@ -40,7 +40,7 @@ func (d *startConfirm) View(width int) string {
 		"A source is acked only after its copy is confirmed. If dlqt is",
 		"killed midway, the replay can be resumed; a duplicate is possible.",
 		"",
-		fmt.Sprintf("%s start    %s: cancel", k.Confirm.Help().Key, k.Cancel.Help().Key),
+		confirmKeys(k, "start"),
 	}
 	return box(d.replay.c.Context, width, lines)
 }
@@ -69,7 +69,7 @@ func (d *abortConfirm) View(width int) string {
 		"Nothing more is published. Copies already sent stay sent; what",
 		"was not published stays in " + sanitize.Line(d.replay.Plan().Queue) + ".",
 		"",
-		fmt.Sprintf("%s %s    %s: keep it running", k.Confirm.Help().Key, yes, k.Cancel.Help().Key),
+		fmt.Sprintf("%s: %s    %s: keep it running", k.Confirm.Help().Key, yes, k.Cancel.Help().Key),
 	}
 	return box(d.replay.c.Context, width, lines)
 }

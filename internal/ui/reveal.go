@@ -30,7 +30,7 @@ func (d *revealConfirm) View(width int) string {
 		"A reveal entry naming " + sanitize.Line(c.opts.Actor) + " is written to the journal first;",
 		"leaving the message hides the payload again.",
 		"",
-		k.Confirm.Help().Key + " reveal   " + k.Cancel.Help().Key + " cancel",
+		confirmKeys(k, "reveal"),
 	}, "\n")
 	return c.Styles.Dialog.Width(min(width-2, 76)).Render(body)
 }

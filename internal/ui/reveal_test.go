@@ -131,3 +131,14 @@ func TestReadOnlyRemovesWriteKeys(t *testing.T) {
 	h.mustNotShow("hunter2")
 	_ = triage.ReasonRejected
 }
+
+// The confirm dialogs spelt their keys three ways ("n/esc: cancel",
+// "n/esc cancel", "esc: cancel"); every one says "key: what it does".
+func TestRevealConfirmSpellsItsKeysAsTheOtherDialogs(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{Journal: openJournal(t)}, 80, 24)
+	openM1001(h)
+	h.press("reveal")
+	h.mustShow("y: reveal    n/esc: cancel")
+	h.mustNotShow("n/esc cancel")
+}
