@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 func TestQueueListShowsParkingQueuesSanitised(t *testing.T) {
@@ -357,13 +358,13 @@ func TestEveryScreenFitsTheTerminal(t *testing.T) {
 	}
 }
 
-// TestFullHelpExplainsThePlaceholders: "?" and "-" both appear in columns;
+// TestFullHelpExplainsThePlaceholders: "?", "-" and "—" appear in columns;
 // the full help says which is which.
 func TestFullHelpExplainsThePlaceholders(t *testing.T) {
 	h := newHarness(t, Options{}, 80, 24)
 	h.mustNotShow("? = unknown")
 	h.press("help")
-	h.mustShow("? = unknown (no time was recorded)", "- = none")
+	h.mustShow("? = unknown", "- = none", "— = does not apply")
 	h.press("filter") // typing: the help line is about the filter, no legend
 	h.mustNotShow("? = unknown")
 }
@@ -547,4 +548,20 @@ func TestAnErrorThatFitsBreaksBetweenWords(t *testing.T) {
 	h := newHarness(t, Options{}, 80, 24)
 	h.press("proposals") // no approvals section: the error says why
 	h.mustShow("error: proposals: the config has no approvals section", "second person")
+}
+
+// The attempts column shows "—" for a message that died of expiry or
+// maxlen (it was never tried), and the journal's outcome column for an
+// entry without steps, but the full help's legend explained only "?" and
+// "-": it explains all three, whole at 80 columns.
+func TestFullHelpLegendExplainsEveryPlaceholder(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{}, 80, 24)
+	h.press("help")
+	h.mustShow(views.Legend)
+	for _, mark := range []string{"? = ", "- = ", "— = "} {
+		if !strings.Contains(views.Legend, mark) {
+			t.Errorf("the legend %q does not explain %q", views.Legend, strings.TrimSuffix(mark, " = "))
+		}
+	}
 }

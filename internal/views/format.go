@@ -194,9 +194,12 @@ func Age(d time.Duration) string {
 	}
 }
 
-// Legend explains the two placeholders every screen uses; the full help
-// shows it. "?" is a value nobody recorded, "-" is a value that is empty.
-const Legend = "? = unknown (no time was recorded)   - = none   unread = not browsed yet"
+// Legend explains the placeholders every screen uses; the full help shows
+// it. "?" is a value nobody recorded, "-" is a value that is empty, "—" a
+// value that does not apply (the attempts of a message that expired or
+// fell off a max-length queue, the outcome of a journal entry without
+// steps).
+const Legend = "? = unknown   - = none   — = does not apply   unread = not browsed yet"
 
 // ageSince is how long ago t was, "?" when t is unknown.
 func ageSince(now, t time.Time) string {
