@@ -52,6 +52,7 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 // releases the source once the TUI ended.
 func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, closeReader func(), err error) {
 	var notice string
+	keyNotice := a.actAsKeyUser() // before the dial: the leases name the actor too
 	r, closeReader, err := a.openReader(ctx)
 	if err != nil && a.demoFallback && !a.demo && a.snapshotPath == "" && brokerUnreachable(err) {
 		// DEMO first: a narrow status line cuts the end, never the warning.
@@ -70,10 +71,8 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 	if a.demo {
 		notice = "DEMO data: the bundled snapshot, no broker involved"
 	}
-	if u, err := a.keyUser(); err != nil {
-		notice = strings.TrimPrefix(notice+"; ", "; ") + fmt.Sprintf("acting as %s: %v", a.actor, err)
-	} else if u != nil {
-		a.actor = u.Name // the key's user, as propose, approve and run name it
+	if keyNotice != "" {
+		notice = strings.TrimPrefix(notice+"; ", "; ") + keyNotice
 	}
 
 	vhost := a.vhost
@@ -118,6 +117,20 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Revise:       a.tuiRevise(actions != nil),
 		Revisions:    a.useRevisions,
 	}, closeReader, nil
+}
+
+// actAsKeyUser makes the key's user of the users file the actor, as
+// propose, approve and run name it; when --key names nobody there, the
+// actor stays and the returned notice says why.
+func (a *app) actAsKeyUser() (notice string) {
+	u, err := a.keyUser()
+	if err != nil {
+		return fmt.Sprintf("acting as %s: %v", a.actor, err)
+	}
+	if u != nil {
+		a.actor = u.Name
+	}
+	return ""
 }
 
 // liveActions is the TUI's write side on the live broker: the same sweep
