@@ -18,6 +18,7 @@ func TestTUIProposesAndRunsApprovedProposals(t *testing.T) {
 	s := startTerm(t, 120, 30, p.as(b.env, "alice"), "--queue", bedParking)
 
 	s.waitFor("all 3 messages", "rejected", "owner", "orders")
+	s.waitFor("actor alice") // DLQT_KEY's user, as the CLI names her, not login@host
 	s.keys("Enter")
 	s.waitFor(ids[0], ids[2])
 	s.keys("Space") // marks the first
