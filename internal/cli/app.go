@@ -147,6 +147,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	a.policy, a.expireAfter = fc.Approvals.policy, fc.Approvals.expireAfter
 	a.usersFile = pick(a.usersFile, "DLQT_USERS_FILE", fc.UsersFile, "")
 	a.keyFile = pick(a.keyFile, "DLQT_KEY", fc.Key, "")
+	a.actAsKeyUser() // the CLI journals as the TUI does; a key naming nobody is for the approvals to refuse
 	if a.expireAfter == 0 {
 		a.expireAfter = approval.DefaultExpiry
 	}

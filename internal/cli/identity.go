@@ -119,6 +119,9 @@ func (a *app) keyUser() (*access.User, error) {
 	if a.keyFile == "" || a.session != nil {
 		return nil, nil
 	}
+	if _, err := os.Stat(defaultUsersPath()); a.usersFile == "" && err != nil {
+		return nil, nil // no users file: the key only signs, and names nobody
+	}
 	us, err := a.loadUsers()
 	if err != nil {
 		return nil, err
