@@ -72,7 +72,7 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.mgmtURL, "mgmt-url", "", "management API URL, or a comma-separated list of cluster nodes (env DLQT_MGMT_URL; default "+broker.DefaultMgmtURL+", credentials from the AMQP URL)")
 	f.StringVar(&a.vhost, "vhost", "", `vhost to work in (env DLQT_VHOST; default "/")`)
 	f.StringVar(&a.journalPath, "journal", "", "journal file (env DLQT_JOURNAL; default "+defaultJournalPath()+")")
-	f.StringVar(&a.actor, "actor", "", "who is acting, for the journal (env DLQT_ACTOR; default login@host)")
+	f.StringVar(&a.actor, "actor", "", "who is acting, for the journal (env DLQT_ACTOR; default login@host; with --key of the users file, its user)")
 	f.StringVar(&a.context, "context", "", "named broker context of the config file (env DLQT_CONTEXT; config current_context; dlqt contexts lists them)")
 	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
