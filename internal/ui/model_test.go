@@ -190,26 +190,7 @@ func TestDeliveryCostAnyOtherKeyGoesBack(t *testing.T) {
 func TestBrowseProgressReachesTheScreenThenTheBound(t *testing.T) {
 	h := newHarness(t, Options{BrowseLimit: 3}, 120, 40)
 	h.reader.pause = make(chan struct{})
-	h.m.queues.SelectName("orders.dlq")
-	_, cmd := h.m.Update(keyPress("enter"))
-	// run the batch by hand: the spinner's first frame, then the browse,
-	// which reports 1 of 3 and stops until released
-	var next tea.Cmd
-	var walk func(tea.Cmd)
-	walk = func(c tea.Cmd) {
-		if c == nil {
-			return
-		}
-		switch msg := c().(type) {
-		case tea.BatchMsg:
-			for _, c := range msg {
-				walk(c)
-			}
-		case browseProgressMsg:
-			_, next = h.m.Update(msg)
-		}
-	}
-	walk(cmd)
+	next := openPausedBrowse(h, "orders.dlq")
 	if next == nil {
 		t.Fatal("no progress came from the browse")
 	}
@@ -467,24 +448,7 @@ func TestLongNoticeWraps(t *testing.T) {
 func TestGroupsFillInWhileTheBrowseReads(t *testing.T) {
 	h := newHarness(t, Options{BrowseLimit: 3}, 120, 40)
 	h.reader.pause = make(chan struct{})
-	h.m.queues.SelectName("orders.dlq")
-	_, cmd := h.m.Update(keyPress("enter"))
-	var next tea.Cmd
-	var walk func(tea.Cmd)
-	walk = func(c tea.Cmd) {
-		if c == nil {
-			return
-		}
-		switch msg := c().(type) {
-		case tea.BatchMsg:
-			for _, c := range msg {
-				walk(c)
-			}
-		case browseProgressMsg:
-			_, next = h.m.Update(msg)
-		}
-	}
-	walk(cmd)
+	next := openPausedBrowse(h, "orders.dlq")
 	next = progressUntil(t, h, next, "read so far")
 	h.mustShow("1 of 3 messages read so far, 1 group", "rejected", "INVALID_SKU", "reading orders.dlq…")
 	if h.m.groups.Inspection() != nil {
@@ -564,4 +528,30 @@ func TestFullHelpLegendExplainsEveryPlaceholder(t *testing.T) {
 			t.Errorf("the legend %q does not explain %q", views.Legend, strings.TrimSuffix(mark, " = "))
 		}
 	}
+}
+
+// openPausedBrowse opens queue and runs the batch that starts its browse by
+// hand: the spinner's first frame, then the browse, which reports its first
+// progress and stops until the reader is released. It returns the command
+// that waits for the next progress report (nil if none came).
+func openPausedBrowse(h *harness, queue string) tea.Cmd {
+	h.m.queues.SelectName(queue)
+	_, cmd := h.m.Update(keyPress("enter"))
+	var next tea.Cmd
+	var walk func(tea.Cmd)
+	walk = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		switch msg := c().(type) {
+		case tea.BatchMsg:
+			for _, c := range msg {
+				walk(c)
+			}
+		case browseProgressMsg:
+			_, next = h.m.Update(msg)
+		}
+	}
+	walk(cmd)
+	return next
 }
