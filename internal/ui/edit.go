@@ -33,7 +33,7 @@ type editOpenMsg struct {
 type editDoneMsg struct {
 	queue string
 	msg   triage.Triaged
-	file  string
+	saved []byte // what the editor left in the file, read once it exited
 	err   error
 }
 
@@ -154,7 +154,7 @@ func (s *messageScreen) editUpdate(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		return tea.ExecProcess(editor(msg.file), func(err error) tea.Msg {
-			return editDoneMsg{queue: msg.queue, msg: msg.msg, file: msg.file, err: err}
+			return readEdited(msg, err)
 		}), true
 	case editDoneMsg:
 		s.onEdited(msg)
@@ -171,20 +171,26 @@ func (s *messageScreen) editUpdate(msg tea.Msg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// onEdited reads what was saved; a change that parses asks for the reason.
+// readEdited reads what the editor saved and removes the file; it runs
+// when the editor exits, outside Update.
+func readEdited(open editOpenMsg, editorErr error) tea.Msg {
+	saved, err := os.ReadFile(open.file)
+	os.Remove(open.file)
+	if editorErr == nil {
+		editorErr = err
+	}
+	return editDoneMsg{queue: open.queue, msg: open.msg, saved: saved, err: editorErr}
+}
+
+// onEdited takes what was saved; a change that parses asks for the reason.
 func (s *messageScreen) onEdited(msg editDoneMsg) {
 	c := s.c
-	raw, err := os.ReadFile(msg.file)
-	os.Remove(msg.file)
-	if msg.err == nil {
-		msg.err = err
-	}
 	var body bytes.Buffer
 	switch {
 	case msg.err != nil:
 		c.setErr(fmt.Errorf("edit: the editor: %w; nothing stored", msg.err))
 		return
-	case json.Compact(&body, raw) != nil:
+	case json.Compact(&body, msg.saved) != nil:
 		c.setErr(fmt.Errorf("edit refused: what was saved is %w; nothing stored", approval.ErrNotJSON))
 		return
 	}
