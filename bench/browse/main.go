@@ -108,7 +108,35 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 	fmt.Printf("%-6s %12.2f %12.1f %12.2f %12.1f\n", "median", md.wall.Seconds(), mib(md.rssKB), mr.wall.Seconds(), mib(mr.rssKB))
 	fmt.Printf("dlqt/raw: time %.2fx (speed %.2fx), peak RSS %.2fx\n",
 		md.wall.Seconds()/mr.wall.Seconds(), mr.wall.Seconds()/md.wall.Seconds(), float64(md.rssKB)/float64(mr.rssKB))
+	if err := benchTUI(cfg, n, rounds, mr); err != nil {
+		return err
+	}
 	return checkIDs(cfg, n)
+}
+
+// benchTUI runs the TUI rounds (tui.go) and prints them against the raw
+// reader's median time of the same run.
+func benchTUI(cfg broker.Config, n, rounds int, raw run) error {
+	var firsts, alls, rss []run
+	var last tuiRun
+	for range rounds {
+		r, err := measureTUI(cfg, queue)
+		if err != nil {
+			return fmt.Errorf("TUI: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "  TUI: first groups %s, all read %s, %d grouped, %.1f MiB\n",
+			r.first.Round(time.Millisecond), r.all.Round(time.Millisecond), r.grouped, mib(r.rssKB))
+		if err := waitDepth(cfg, n); err != nil {
+			return fmt.Errorf("after the TUI: %w", err)
+		}
+		firsts, alls, rss = append(firsts, run{wall: r.first, rssKB: 1}), append(alls, run{wall: r.all, rssKB: 1}), append(rss, run{wall: 1, rssKB: r.rssKB})
+		last = r
+	}
+	f, a := median(firsts).wall, median(alls).wall
+	fmt.Printf("TUI (tmux 120x40, from process start): first groups on screen median %s; read done median %.2f s (%.2fx the raw reader's time), %d messages grouped; peak RSS median %.1f MiB\n",
+		f.Round(time.Millisecond), a.Seconds(), a.Seconds()/raw.wall.Seconds(), last.grouped, mib(median(rss).rssKB))
+	fmt.Printf("TUI title at the end: %s\n", last.title)
+	return nil
 }
 
 // measure runs argv under /usr/bin/time -v: its wall time, and its peak RSS
