@@ -48,8 +48,9 @@ type Streamed struct {
 // StreamOptions steer a streamed inspection.
 type StreamOptions struct {
 	Redactor *redact.Redactor
-	// Payloads renders each message's redacted payload (Triaged.Payload),
-	// the costliest part of triage; grouping and filtering need none.
+	// Payloads renders each message's redacted payload (Triaged.Payload)
+	// and builds its attempt timeline, the costliest parts of triage;
+	// grouping, the lists and filtering on fields need neither.
 	Payloads bool
 	Each     EachFunc
 }
@@ -147,16 +148,7 @@ func (p *pipeline) worker() {
 		for i, m := range c.msgs {
 			env := DecodeEnvelope(m.Body)
 			id := BaseIDs(c.msgs[i:i+1], []Envelope{env})[0]
-			if p.so.Payloads {
-				c.out[i] = analyzeOne(p.r, m, env, id, p.so.Redactor)
-				continue
-			}
-			// Without its body analyzeOne renders no payload, the costliest
-			// part of triage: nothing else it derives reads the body.
-			lean := m
-			lean.Body = nil
-			c.out[i] = analyzeOne(p.r, lean, env, id, p.so.Redactor)
-			c.out[i].Message, c.out[i].PayloadBytes = m, len(m.Body)
+			c.out[i] = analyzeOne(p.r, m, env, id, p.so.Redactor, p.so.Payloads)
 		}
 		c.msgs = nil
 		p.done <- c

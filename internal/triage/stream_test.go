@@ -30,7 +30,7 @@ func TestInspectEachAgreesWithAnalyze(t *testing.T) {
 		for i := range want {
 			w := want[i]
 			if !payloads {
-				w.Payload, w.Binary, w.Redactions = "", false, 0
+				w.Payload, w.Binary, w.Redactions, w.Timeline = "", false, 0, nil
 			}
 			if !reflect.DeepEqual(got[i], w) {
 				t.Fatalf("payloads %v: message %d = %s/%s/%s, want %s/%s/%s", payloads, i, got[i].ID, got[i].Reason, got[i].ReasonCode, w.ID, w.Reason, w.ReasonCode)
