@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
@@ -73,4 +75,20 @@ func hasFieldExpr(line string) bool {
 		}
 	}
 	return false
+}
+
+// searchSteps are the next steps of the filters still searching their
+// rows, one per list. A key searches only a slice of a large list; each
+// further slice runs in an Update of its own, so the keys typed meanwhile
+// come in between, and a key that replaces the search drops its steps.
+func searchSteps(screens []screen) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, s := range screens {
+		if l, ok := s.(lister); ok {
+			if t := l.list(); t != nil {
+				cmds = append(cmds, t.SearchCmd())
+			}
+		}
+	}
+	return tea.Batch(cmds...)
 }

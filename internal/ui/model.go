@@ -134,7 +134,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.layout()
-	return m, cmd
+	return m, tea.Batch(cmd, searchSteps(m.screens))
 }
 
 func (m *Model) update(msg tea.Msg) tea.Cmd {
@@ -152,6 +152,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.to(screenGroups, msg)
 	case reply:
 		return m.to(msg.owner(), msg)
+	case views.SearchStep:
+		msg.Continue()
 	}
 	return nil
 }

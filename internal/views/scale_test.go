@@ -2,9 +2,13 @@ package views
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -188,43 +192,328 @@ func TestTypingNarrowsWithinWhatMatched(t *testing.T) {
 	tb.SetSize(40, 6)
 	formatted := 0
 	tb.SetSource(10_000, func(i int) []string { formatted++; return []string{fmt.Sprintf("m-%05d", i)} })
-	tb.SetSubstring("m-0")
+	search := func(q string) {
+		tb.SetSubstring(q)
+		tb.Settle()
+	}
+	search("m-0")
 	if tb.Len() != 10_000 || formatted != 10_000 {
 		t.Fatalf("m-0: %d rows, %d formatted", tb.Len(), formatted)
 	}
 	formatted = 0
-	tb.SetSubstring("m-01")
+	search("m-01")
 	if tb.Len() != 1000 || formatted != 10_000 {
 		t.Fatalf("m-01: %d rows, %d formatted", tb.Len(), formatted)
 	}
 	formatted = 0
-	tb.SetSubstring("m-012")
+	search("m-012")
 	if tb.Len() != 100 || formatted != 1000 {
 		t.Fatalf("m-012: %d rows, %d formatted: want only the 1,000 that matched m-01", tb.Len(), formatted)
 	}
-	tb.SetSubstring("m-01") // a backspace
+	search("m-01") // a backspace
 	if tb.Len() != 1000 {
 		t.Fatalf("after a backspace: %d rows", tb.Len())
 	}
-	tb.SetSubstring("m-01")
+	search("-01")
+	formatted = 0
+	search("m-01") // contains the last, though not as a prefix: still within what matched
+	if tb.Len() != 1000 || formatted != 1000 {
+		t.Fatalf("m-01 after -01: %d rows, %d formatted: want only the 1,000 that matched -01", tb.Len(), formatted)
+	}
+	search("m-01")
 	tb.SetSource(20_000, func(i int) []string { return []string{fmt.Sprintf("x-%05d", i)} })
-	tb.SetSubstring("x-01") // extends nothing the new rows were searched for
+	search("x-01") // extends nothing the new rows were searched for
 	if tb.Len() != 1000 {
 		t.Fatalf("new rows: %d, want the 1,000 x-01xxx", tb.Len())
 	}
 }
 
+// TestTypingNarrowsWithinAnUnfinishedSearch: a key typed before the last
+// search ended searches what it matched so far and what it had not reached
+// yet, nothing else, and ends with the exact set.
+func TestTypingNarrowsWithinAnUnfinishedSearch(t *testing.T) {
+	tb := newTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}})
+	tb.SetSize(40, 6)
+	tb.stepRows = 4000
+	formatted := 0
+	tb.SetSource(10_000, func(i int) []string { formatted++; return []string{fmt.Sprintf("m-%05d", i)} })
+	tb.SetSubstring("m-01") // rows 0..3999 tested: 1,000 matched, 6,000 untested
+	if !tb.Searching() || tb.Len() != 1000 || formatted != 4000 {
+		t.Fatalf("m-01 after one step: %d matched, %d formatted", tb.Len(), formatted)
+	}
+	formatted = 0
+	tb.Settle()
+	tb.SetSubstring("m-012")
+	tb.Settle()
+	if tb.Len() != 100 || formatted != 6000+1000 {
+		t.Fatalf("m-012: %d rows, %d formatted: want the 1,000 matched and the 6,000 untested", tb.Len(), formatted)
+	}
+}
+
+// TestTypingAnswersAKeyWithASlice: at a million rows a key tests one slice
+// of rows, the screen says the count is still coming, the rest comes in
+// steps through SearchCmd, and a step of a search a later key replaced
+// does nothing.
+func TestTypingAnswersAKeyWithASlice(t *testing.T) {
+	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}})
+	tb.SetSize(80, 11)
+	tb.stepRows = 100_000
+	formatted := 0
+	tb.SetSource(1_000_000, func(i int) []string { formatted++; return []string{fmt.Sprintf("m-%07d", i)} })
+	tb.StartFilter()
+	tb.SetSubstring("m-09")
+	if formatted != 100_000 || tb.Len() != 0 || !tb.Searching() {
+		t.Fatalf("m-09: %d formatted, %d matched", formatted, tb.Len())
+	}
+	if v := ansi.Strip(tb.View()); !strings.Contains(v, "searching… 0 matched so far of 1,000,000") {
+		t.Fatalf("no searching line:\n%s", v)
+	}
+	stale := tb.SearchCmd()
+	if stale == nil || tb.SearchCmd() != nil {
+		t.Fatal("want one step command while the search runs, not two")
+	}
+	tb.SetSubstring("m-099") // the next key cancels that search
+	formatted = 0
+	stale().(SearchStep).Continue()
+	if formatted != 0 {
+		t.Fatalf("a stale step formatted %d rows", formatted)
+	}
+	steps := 0
+	for cmd := tb.SearchCmd(); cmd != nil; cmd = tb.SearchCmd() {
+		cmd().(SearchStep).Continue()
+		steps++
+	}
+	// m-09 had tested rows 0..99,999 and matched none: m-099 tests the
+	// 900,000 it had not reached, its first slice in the key, then 8 steps
+	if tb.Searching() || tb.Len() != 10_000 || steps != 8 || formatted != 800_000 {
+		t.Fatalf("m-099: %d matched in %d steps (%d rows formatted), searching %v", tb.Len(), steps, formatted, tb.Searching())
+	}
+	if v := ansi.Strip(tb.View()); !strings.Contains(v, "(10,000 of 1,000,000)") || !strings.Contains(v, "m-0990000") {
+		t.Fatalf("final count or first match not drawn:\n%s", v)
+	}
+}
+
+// TestSearchKeepsTheSelectionAndAnswersShownExactly: new rows under a
+// filter keep the selected row, found by a later step; Shown and Select
+// are exact while the search has not reached a row.
+func TestSearchKeepsTheSelectionAndAnswersShownExactly(t *testing.T) {
+	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}})
+	tb.SetSize(40, 6)
+	src := func(i int) []string { return []string{fmt.Sprintf("m-%05d", i)} }
+	tb.SetSource(50_000, src)
+	tb.SetSubstring("7")
+	tb.Settle()
+	tb.Select(49_997)
+	tb.stepRows = 5000
+	tb.SetSource(50_000, src) // the same rows again (a refresh)
+	if !tb.Searching() || !tb.Shown(49_997) || tb.Shown(49_998) || !tb.Shown(7) || tb.Shown(8) {
+		t.Fatalf("Shown not exact while searching (%d matched)", tb.Len())
+	}
+	if i, ok := tb.Selected(); ok && i == 49_997 {
+		t.Fatal("selected a row the search has not reached")
+	}
+	tb.Settle()
+	if i, _ := tb.Selected(); i != 49_997 {
+		t.Fatalf("selected %d after the search, want 49997", i)
+	}
+	tb.SetSubstring("m-1")
+	tb.Select(17_000) // not reached yet: selected once found
+	tb.Settle()
+	if i, _ := tb.Selected(); i != 17_000 {
+		t.Fatalf("selected %d, want 17000", i)
+	}
+}
+
+// plainScan is the filter as it always was: every row formatted, joined,
+// lowered and searched.
+func plainScan(n int, row func(int) []string, match func(int) bool, q string) []int {
+	q = strings.ToLower(q)
+	var out []int
+	for i := range n {
+		if match != nil && !match(i) {
+			continue
+		}
+		if q == "" || strings.Contains(strings.ToLower(strings.Join(row(i), " ")), q) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// FuzzSearchEqualsAPlainScan: whatever is typed, however the steps fall
+// between keys and whatever rows come, the rows found so far are always the
+// first of the plain scan's, Shown agrees with it at once, and once the
+// search ends the rows are exactly the plain scan's.
+func FuzzSearchEqualsAPlainScan(f *testing.F) {
+	f.Add(uint64(1), []byte("ab\x7fA\x01b\x02\x7f\x03c"))
+	f.Add(uint64(7), []byte("k\x01K\x02i\x7f\x7fI\x03"))
+	f.Add(uint64(42), []byte("a\x04b\x05\x06x\x7fy"))
+	f.Fuzz(searchAgainstAPlainScan)
+}
+
+// TestSearchEqualsAPlainScan runs the fuzz target's checks over scripts of
+// random keys, steps and refreshes.
+func TestSearchEqualsAPlainScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	ops := []byte{'a', 'b', 'k', 'i', 0xc4, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x7f, 0x7f, 0x00, 0x00}
+	for range 100 {
+		script := make([]byte, 5+r.IntN(30))
+		for i := range script {
+			script[i] = ops[r.IntN(len(ops))]
+		}
+		searchAgainstAPlainScan(t, r.Uint64(), script)
+	}
+}
+
+func searchAgainstAPlainScan(t *testing.T, seed uint64, script []byte) {
+	r := rand.New(rand.NewPCG(seed, 3))
+	alphabet := []string{"a", "b", "A", "B", "k", "K", "İ", "i", "\u212a", " ", "-", "é", "É", "\xff"}
+	makeRows := func(n int) [][]string {
+		out := make([][]string, n)
+		for i := range out {
+			cells := make([]string, 1+r.IntN(3))
+			for c := range cells {
+				var b strings.Builder
+				for range r.IntN(6) {
+					b.WriteString(alphabet[r.IntN(len(alphabet))])
+				}
+				cells[c] = b.String()
+			}
+			out[i] = cells
+		}
+		return out
+	}
+	data := makeRows(r.IntN(3000))
+	row := func(i int) []string { return data[i] }
+	tb := newManagedTable(testContext(), []Column{{Title: "a", Width: 5, Flex: 1}})
+	tb.SetSize(40, 8)
+	tb.stepRows = 1 + r.IntN(400)
+	tb.SetSource(len(data), row)
+	q := ""
+	var match func(int) bool
+	check := func(when string) {
+		want := plainScan(len(data), row, match, q)
+		got := tb.visible
+		if !tb.filtered() {
+			got = nil
+			for i := range tb.Len() {
+				got = append(got, i)
+			}
+		}
+		if len(got) > len(want) || !slices.Equal(got, want[:len(got)]) || (!tb.Searching() && len(got) != len(want)) {
+			t.Fatalf("%s, query %q over %d rows: found %d rows, searching %v, plain scan %d", when, q, len(data), len(got), tb.Searching(), len(want))
+		}
+		for range 5 {
+			if len(data) == 0 {
+				break
+			}
+			i := r.IntN(len(data))
+			if _, in := slices.BinarySearch(want, i); tb.Shown(i) != in {
+				t.Fatalf("%s, query %q: Shown(%d) = %v, plain scan %v", when, q, i, !in, in)
+			}
+		}
+		if tb.Len() > 0 {
+			if _, ok := tb.Selected(); !ok {
+				t.Fatalf("%s: nothing selected among %d rows", when, tb.Len())
+			}
+		}
+	}
+	if len(script) > 40 {
+		script = script[:40]
+	}
+	for _, c := range script {
+		switch {
+		case c == 0x7f: // backspace
+			if q != "" {
+				_, size := utf8.DecodeLastRuneInString(q)
+				q = q[:len(q)-size]
+			}
+			tb.SetSubstring(q)
+			match = nil
+		case c < 0x03: // steps before the next key
+			for range int(c) + 1 {
+				if cmd := tb.SearchCmd(); cmd != nil {
+					cmd().(SearchStep).Continue()
+				}
+				check("after a step")
+			}
+		case c == 0x03:
+			tb.Settle()
+		case c == 0x04: // new rows (a refresh)
+			data = makeRows(r.IntN(3000))
+			tb.SetSource(len(data), row)
+		case c == 0x05: // a field filter
+			k := 2 + r.IntN(5)
+			match = func(i int) bool { return i%k == 0 }
+			q = ""
+			tb.filterBy(match)
+		case c == 0x06:
+			tb.move(r.IntN(200) - 100)
+		default:
+			q += alphabet[int(c)%len(alphabet)]
+			tb.SetSubstring(q)
+			match = nil
+		}
+		check("after " + strconv.Quote(string(c)))
+	}
+	tb.Settle()
+	check("at the end")
+}
+
 // BenchmarkTypingOverAMillionRows is the filter after each key of "m-0999"
-// over 1,000,000 rows.
+// over 1,000,000 rows, each key's search run to its end (the exact count):
+// the whole work of typing slowly.
 func BenchmarkTypingOverAMillionRows(b *testing.B) {
 	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}, {Title: "n", Width: 3, Right: true}})
 	tb.SetSize(120, 40)
 	tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i), Count(i)} })
 	b.ResetTimer()
 	for b.Loop() {
-		for _, q := range []string{"m", "m-", "m-0", "m-09", "m-099", "m-0999"} {
+		for _, q := range typed {
 			tb.SetSubstring(q)
+			tb.Settle()
 		}
 		tb.SetSubstring("")
+	}
+}
+
+var typed = []string{"m", "m-", "m-0", "m-09", "m-099", "m-0999"}
+
+// BenchmarkTypingKeyOverAMillionRows is what one key of "m-0999" costs in
+// Update over 1,000,000 rows (target < 16 ms), the search of the key
+// before ended ("settled") or not ("burst", typed faster than the search);
+// max-ms/key is the slowest key.
+func BenchmarkTypingKeyOverAMillionRows(b *testing.B) {
+	for _, settle := range []bool{true, false} {
+		name := "burst"
+		if settle {
+			name = "settled"
+		}
+		b.Run(name, func(b *testing.B) {
+			tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}, {Title: "n", Width: 3, Right: true}})
+			tb.SetSize(120, 40)
+			tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i), Count(i)} })
+			var worst, total time.Duration
+			keys := 0
+			b.ResetTimer()
+			for b.Loop() {
+				for _, q := range typed {
+					start := time.Now()
+					tb.SetSubstring(q)
+					took := time.Since(start)
+					worst, total, keys = max(worst, took), total+took, keys+1
+					if settle {
+						b.StopTimer()
+						tb.Settle()
+						b.StartTimer()
+					}
+				}
+				b.StopTimer()
+				tb.SetSubstring("")
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-ms/key")
+			b.ReportMetric(float64(total)/float64(keys)/float64(time.Millisecond), "ms/key")
+		})
 	}
 }

@@ -39,20 +39,25 @@ type Column struct {
 //
 // It is virtual: the screen gives a row count and a function that formats
 // one row, and a frame formats only the rows it draws, so a million
-// messages cost what twenty do. Only a substring filter reads every row.
+// messages cost what twenty do. A filter reads every row, but a slice at a
+// time (search.go): a key is answered at once, the count follows.
 type Table struct {
 	ctx   *Context
 	cols  []Column
 	n     int                  // rows before filtering
 	rowAt func(i int) []string // cells of row i, already sanitised by the screen
 	// visible are the indexes into the rows that pass the filter, in
-	// order; nil while no filter is in force: every row, without a slice
-	// of a million indexes.
+	// order, as far as the search got; empty while no filter is in force:
+	// every row, without a slice of a million indexes.
 	visible []int
-	cursor  int // index into the visible rows
-	offset  int // first visible row drawn
-	width   int
-	height  int
+	search  search
+	// stepRows, when above 0, makes a search step test that many rows
+	// instead of running for a time slice (tests).
+	stepRows int
+	cursor   int // index into the visible rows
+	offset   int // first visible row drawn
+	width    int
+	height   int
 
 	filter    textinput.Model
 	filtering bool // the input is focused and takes every key
@@ -66,10 +71,6 @@ type Table struct {
 	// filter stays in force meanwhile.
 	filterErr string
 	styleOf   func(row int) (lipgloss.Style, bool) // a row's own colour, if any
-	// narrowed is the substring that visible was last computed for over
-	// the same rows: a query that extends it (the user typing on) need
-	// only search visible, not format every row again.
-	narrowed string
 }
 
 func newTable(ctx *Context, cols []Column) Table {
@@ -77,7 +78,7 @@ func newTable(ctx *Context, cols []Column) Table {
 	in.Prompt = "/ "
 	in.Placeholder = "filter"
 	in.SetStyles(ctx.Styles.Input)
-	return Table{ctx: ctx, cols: cols, filter: in}
+	return Table{ctx: ctx, cols: cols, filter: in, search: search{done: true, wantRow: -1, wantPos: -1}}
 }
 
 // newManagedTable is a table whose screen decides the filter in force
@@ -91,13 +92,13 @@ func newManagedTable(ctx *Context, cols []Column) Table {
 // SetSubstring puts a plain substring filter in force.
 func (t *Table) SetSubstring(q string) {
 	t.query, t.matcher = q, nil
-	t.applyFilter()
+	t.applyFilter(false)
 }
 
 // filterBy puts a field filter in force: match says which rows pass.
 func (t *Table) filterBy(match func(row int) bool) {
 	t.query, t.matcher = "", match
-	t.applyFilter()
+	t.applyFilter(true)
 }
 
 // SetFilterError shows the parser's error under the bar ("" clears it).
@@ -106,13 +107,17 @@ func (t *Table) SetFilterError(s string) { t.filterErr = s }
 // FilterError is the error shown under the bar.
 func (t *Table) FilterError() string { return t.filterErr }
 
-// Shown reports whether the underlying row i passes the filter.
+// Shown reports whether the underlying row i passes the filter; while the
+// search runs, a row it has not reached yet is tested on its own, so the
+// answer is exact at once.
 func (t *Table) Shown(i int) bool {
-	_, ok := t.position(i)
-	return ok
+	if _, ok := t.position(i); ok {
+		return true
+	}
+	return i >= 0 && i < t.n && t.search.untested(i) && t.test(i)
 }
 
-// position is where the underlying row i is among the visible rows.
+// position is where the underlying row i is among the visible rows found.
 func (t *Table) position(i int) (int, bool) {
 	if i < 0 || i >= t.n {
 		return 0, false
@@ -148,8 +153,11 @@ func (t *Table) SetRows(rows [][]string) {
 // keeping the selection on the same underlying row when it is still there.
 func (t *Table) SetSource(n int, row func(i int) []string) {
 	sel, ok := t.Selected()
-	t.n, t.rowAt, t.narrowed = n, row, ""
-	t.applyFilter()
+	if !ok && t.search.wantRow >= 0 {
+		sel, ok = t.search.wantRow, true // still looked for
+	}
+	t.n, t.rowAt = n, row
+	t.applyFilter(true)
 	if ok {
 		t.Select(sel)
 	}
@@ -175,20 +183,43 @@ func (t *Table) Selected() (int, bool) {
 	return t.visibleRow(t.cursor), true
 }
 
-// Select moves the cursor to the underlying row i when it is visible.
+// Select moves the cursor to the underlying row i when it is visible; while
+// the search runs, as soon as it finds i.
 func (t *Table) Select(i int) {
 	if c, ok := t.position(i); ok {
 		t.cursor = c
+		t.search.wantRow, t.search.wantPos = -1, -1
 		t.scroll()
+		return
+	}
+	if i >= 0 && i < t.n && t.search.untested(i) {
+		t.search.wantRow = i
 	}
 }
 
 // SetSize sets the area the table draws into, filter line included.
 func (t *Table) SetSize(w, h int) {
 	t.width, t.height = w, h
-	// leave room for the "(12 of 340)" count after the input
-	t.filter.SetWidth(max(w-len(t.filter.Prompt)-24, 8))
+	t.sizeInput()
 	t.scroll()
+}
+
+// sizeInput leaves room after the input for its count, "(12 of 340)", or
+// while the search runs "(searching… 12 matched so far of 340)".
+func (t *Table) sizeInput() {
+	room := 24
+	if t.Searching() {
+		room = max(room, ansi.StringWidth(t.count(t.n))+1)
+	}
+	t.filter.SetWidth(max(t.width-len(t.filter.Prompt)-room, 8))
+}
+
+// count is what the filter line says of the rows shown.
+func (t *Table) count(shown int) string {
+	if t.Searching() {
+		return "  (searching… " + Count(shown) + " matched so far of " + Count(t.n) + ")"
+	}
+	return "  (" + Count(shown) + " of " + Count(t.n) + ")"
 }
 
 // Filtering reports whether the filter input has the keyboard.
@@ -210,7 +241,7 @@ func (t *Table) ClearFilter() {
 	t.filter.Blur()
 	t.filter.SetValue("")
 	t.query, t.matcher, t.filterErr = "", nil, ""
-	t.applyFilter()
+	t.applyFilter(true)
 }
 
 // Update moves the cursor, or edits the filter while it has the keyboard:
@@ -232,7 +263,7 @@ func (t *Table) Update(msg tea.Msg) tea.Cmd {
 		t.filter, cmd = t.filter.Update(msg)
 		if !t.managed {
 			t.query = t.filter.Value()
-			t.applyFilter()
+			t.applyFilter(false)
 		}
 		return cmd
 	}
@@ -259,6 +290,7 @@ func (t *Table) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (t *Table) move(n int) {
+	t.search.wantRow, t.search.wantPos = -1, -1 // the user's cursor now
 	t.cursor = min(max(t.cursor+n, 0), max(t.Len()-1, 0))
 	t.scroll()
 }
@@ -274,36 +306,6 @@ func (t *Table) scroll() {
 	}
 	t.offset = min(t.offset, max(t.Len()-h, 0))
 	t.offset = max(t.offset, 0)
-}
-
-func (t *Table) applyFilter() {
-	q := strings.ToLower(t.query)
-	within := t.matcher == nil && t.narrowed != "" && strings.HasPrefix(q, t.narrowed)
-	if !within {
-		t.visible = t.visible[:0]
-		if t.filtered() {
-			for i := range t.n {
-				if t.matcher == nil || t.matcher(i) {
-					t.visible = append(t.visible, i)
-				}
-			}
-		}
-	}
-	if q != "" {
-		kept := t.visible[:0]
-		for _, i := range t.visible {
-			if strings.Contains(strings.ToLower(strings.Join(t.row(i), " ")), q) {
-				kept = append(kept, i)
-			}
-		}
-		t.visible = kept
-	}
-	t.narrowed = ""
-	if t.matcher == nil {
-		t.narrowed = q
-	}
-	t.cursor = min(t.cursor, max(t.Len()-1, 0))
-	t.scroll()
 }
 
 func (t *Table) showFilterLine() bool { return t.filtering || t.filter.Value() != "" }
@@ -508,7 +510,7 @@ func (t *Table) filterLine(b *strings.Builder) {
 	if !t.filtering {
 		line = "/ " + t.filter.Value()
 	}
-	line += st.Dim.Render("  (" + Count(t.Len()) + " of " + Count(t.n) + ")")
+	line += st.Dim.Render(t.count(t.Len()))
 	b.WriteString(fitLines(line, t.width, 1))
 	if t.filterErr != "" {
 		b.WriteByte('\n')
