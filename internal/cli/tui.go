@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/ui"
@@ -45,6 +47,9 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 		return "", err
 	}
 	defer closeReader()
+	if j, ok := opts.Journal.(*sessionJournal); ok && opts.JournalErr == nil && a.session == nil {
+		defer j.Close() // the next TUI (a context switch) opens it again
+	}
 	return ui.Run(ctx, opts)
 }
 
@@ -89,7 +94,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		actions, actionsOff = nil, "read-only mode is on (--read-only, DLQT_READ_ONLY or read_only in the config): nothing is changed"
 	}
 
-	j, jerr := a.openJournal()
+	j, jerr := a.openTUIJournal()
 	return ui.Options{
 		Reader:       r,
 		Vhost:        vhost,
@@ -150,4 +155,19 @@ func (a *app) liveActions(live *broker.Live) *ui.Actions {
 		Allow:              a.replayAllow,
 		AcceptDeliveryCost: a.acceptCost,
 	}
+}
+
+// openTUIJournal is openJournal without the wait for the whole check of
+// the journal (it grows with the journal): the TUI runs that check after
+// its first screen and writes nothing to the journal before it passed.
+// Under dlqt serve it is the server's, checked when the server started.
+func (a *app) openTUIJournal() (*sessionJournal, error) {
+	if a.session != nil {
+		return a.openJournal()
+	}
+	j, err := journal.OpenSharedUnverified(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
+	if err != nil {
+		return nil, err
+	}
+	return &sessionJournal{Shared: j}, nil
 }

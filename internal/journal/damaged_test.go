@@ -44,12 +44,17 @@ func refused(t *testing.T, err error, path, why string) {
 	}
 }
 
-func TestADamagedJournalIsRefusedInOneLine(t *testing.T) {
-	cases := []struct {
-		name   string
-		damage func(t *testing.T, path string)
-		why    string
-	}{
+// damage is one way a journal of 50 entries gets damaged, and the words
+// its refusal must hold.
+type damage struct {
+	name   string
+	damage func(t *testing.T, path string)
+	why    string
+}
+
+// damages are the ways a journal is damaged that every open refuses.
+func damages() []damage {
+	return []damage{
 		{"flipped page headers", func(t *testing.T, path string) {
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -100,7 +105,10 @@ func TestADamagedJournalIsRefusedInOneLine(t *testing.T) {
 			}
 		}, "holds 3 entries but 50 were written"},
 	}
-	for _, c := range cases {
+}
+
+func TestADamagedJournalIsRefusedInOneLine(t *testing.T) {
+	for _, c := range damages() {
 		t.Run(c.name, func(t *testing.T) {
 			path := written(t, 50)
 			c.damage(t, path)

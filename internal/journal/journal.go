@@ -86,21 +86,12 @@ func openTrusting(path string, timeout time.Duration, trusted head) (*Journal, e
 	if err != nil {
 		return nil, err
 	}
-	err = guard(path, func() error {
-		return j.db.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketEntries, bucketTags} {
-				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-					return err
-				}
-			}
-			return catchUpIndex(tx) // a journal from before the index, or one that lags
-		})
-	})
+	err = j.prepare()
 	if err == nil {
 		if trusted.Entries == 0 {
-			err = j.checkChain()
+			_, err = j.checkChain(nil)
 		} else {
-			err = j.checkChainAfter(trusted)
+			err = j.checkChainAfter(trusted, true)
 		}
 	}
 	if err != nil {
@@ -110,9 +101,25 @@ func openTrusting(path string, timeout time.Duration, trusted head) (*Journal, e
 	return j, nil
 }
 
+// prepare creates the buckets a journal opened for writing needs and
+// brings its index up to date.
+func (j *Journal) prepare() error {
+	return guard(j.path, func() error {
+		return j.db.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketEntries, bucketTags} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
+			}
+			return catchUpIndex(tx) // a journal from before the index, or one that lags
+		})
+	})
+}
+
 // checkChainAfter verifies the entries after the trusted one, and that the
 // trusted one is still there with its hash.
-func (j *Journal) checkChainAfter(trusted head) error {
+// A read-only open (note false) leaves a lagging head file as it is.
+func (j *Journal) checkChainAfter(trusted head, note bool) error {
 	es, err := j.entriesFrom(trusted.Entries)
 	if err != nil {
 		return err
@@ -130,12 +137,12 @@ func (j *Journal) checkChainAfter(trusted head) error {
 	last := es[len(es)-1]
 	switch {
 	case !ok || h.Entries < trusted.Entries:
-		j.noteHead(last)
 	case h.Entries > last.Seq:
 		return damaged(j.path, "it holds %d entries but %d were written to it (head file %s): entries were removed or the file was replaced", last.Seq, h.Entries, headPath(j.path))
 	case es[h.Entries-trusted.Entries].Hash != h.Hash:
 		return damaged(j.path, "its entry %d is not the one written (head file %s records another hash): the file was replaced", h.Entries, headPath(j.path))
-	case h.Entries < last.Seq:
+	}
+	if note && (!ok || h.Entries < last.Seq) {
 		j.noteHead(last)
 	}
 	return nil
@@ -322,12 +329,14 @@ func openFile(path string, timeout time.Duration, readOnly, checkAllPages bool) 
 
 // checkChain verifies the whole hash chain and the head file, and brings a
 // head file that lags (or is missing, for a journal from before it) up to
-// date. It walks the entries one at a time: a journal of a million entries
-// is checked without being held.
-func (j *Journal) checkChain() error {
+// date; it returns the head it checked up to. It walks the entries one at a
+// time: a journal of a million entries is checked without being held.
+// progress (nil: none) hears how many entries are checked of how many, every
+// progressEvery entries and at the end.
+func (j *Journal) checkChain(progress func(done, total uint64)) (head, error) {
 	h, ok, err := readHead(j.path)
 	if err != nil {
-		return err
+		return head{}, err
 	}
 	var n uint64
 	var last head
@@ -336,6 +345,10 @@ func (j *Journal) checkChain() error {
 	err = guard(j.path, func() error {
 		return j.db.View(func(tx *bolt.Tx) error {
 			c := tx.Bucket(bucketEntries).Cursor()
+			var total uint64
+			if k, _ := c.Last(); k != nil {
+				total = binary.BigEndian.Uint64(k)
+			}
 			for k, v := c.First(); k != nil; k, v = c.Next() {
 				e, fast := sealedAsStored(v, n+1, last.Hash)
 				if !fast { // not as seal writes it, or broken: check it the long way, which names why
@@ -352,24 +365,34 @@ func (j *Journal) checkChain() error {
 				if ok && e.Entries == h.Entries {
 					atHead = e.Hash
 				}
+				if progress != nil && n%progressEvery == 0 {
+					progress(n, max(total, n))
+				}
+			}
+			if progress != nil {
+				progress(n, n)
 			}
 			return nil
 		})
 	})
 	if chainErr != nil {
-		return damaged(j.path, "%v", chainErr)
+		return head{}, damaged(j.path, "%v", chainErr)
 	}
 	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		return head{}, fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	if err := checkHeadAt(j.path, n, atHead, h, ok); err != nil {
-		return err
+		return head{}, err
 	}
 	if n > 0 && (!ok || h.Entries < n) {
 		j.noteHead(Entry{Seq: last.Entries, Hash: last.Hash})
 	}
-	return nil
+	return last, nil
 }
+
+// progressEvery is how often the chain check reports: often enough for a
+// status line, rarely enough to cost nothing.
+const progressEvery = 2000
 
 // noteHead records e as the chain's head in the head file. A failed write
 // is not an append failure: the entry is in the journal, and the next Open

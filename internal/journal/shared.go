@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -31,7 +32,18 @@ type Shared struct {
 
 	held     *Journal    // open for writing, for at most holdFor
 	released *time.Timer // closes held
+
+	// unverified: opened by OpenSharedUnverified and its whole check
+	// (Verify) not passed yet, so nothing is appended; held stays open
+	// until it ends. failed is why the check refused the journal.
+	unverified bool
+	failed     error
 }
+
+// ErrUnverified is an append to a journal whose hash chain is still being
+// checked: an action waits for the check rather than add to a log that may
+// not be trusted.
+var ErrUnverified = errors.New("its hash chain is still being checked, and nothing is written to it before that passed")
 
 // holdFor is how long a Shared keeps the file once it opened it to write:
 // a replay journals every message, and opening per entry (about 2 ms)
@@ -56,6 +68,73 @@ func OpenShared(path string, timeout time.Duration, stamp Stamp) (*Shared, error
 	return &Shared{path: path, timeout: timeout, stamp: stamp, trusted: trusted}, nil
 }
 
+// OpenSharedUnverified is OpenShared for the TUI's start, which must not
+// wait for a check whose cost grows with the journal: it opens the file
+// with the checks that cost the same at any size (its meta pages, its head
+// file against the entry that head names) and keeps it open for Verify,
+// which checks the rest. Until Verify passed, reads work and Append
+// refuses with ErrUnverified; a journal Verify refuses stays refused.
+func OpenSharedUnverified(path string, timeout time.Duration, stamp Stamp) (*Shared, error) {
+	j, err := openUnverified(path, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &Shared{path: path, timeout: timeout, stamp: stamp, held: j, unverified: true}, nil
+}
+
+// Verified reports whether the whole journal passed its check: always for
+// OpenShared, after Verify for OpenSharedUnverified.
+func (s *Shared) Verified() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.unverified && s.failed == nil
+}
+
+// Verify runs the check OpenSharedUnverified left: bbolt's page check, the
+// whole hash chain and the head file, reporting how many entries are
+// checked of how many to progress (nil: none). It does not hold the
+// Shared's lock meanwhile, so reads go on; appends wait for it to pass. A
+// journal it refuses is closed and every later Verify and Append returns
+// the same DamagedError.
+func (s *Shared) Verify(progress func(done, total uint64)) error {
+	s.mu.Lock()
+	j, pending, failed := s.held, s.unverified, s.failed
+	s.mu.Unlock()
+	if !pending || failed != nil {
+		return failed
+	}
+	var checked head
+	err := errors.New("the journal was closed before its check")
+	if j != nil {
+		checked, err = j.checkWhole(progress)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.failed = err
+		s.closeHeld()
+		return err
+	}
+	s.unverified, s.trusted = false, checked
+	if s.held != nil { // from now on held only as long as any write holds it
+		s.released = time.AfterFunc(holdFor, s.release)
+	}
+	return nil
+}
+
+// appendable says why nothing may be appended yet, nil when it may.
+func (s *Shared) appendable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.failed != nil:
+		return s.failed
+	case s.unverified:
+		return fmt.Errorf("journal %s: %w", s.path, ErrUnverified)
+	}
+	return nil
+}
+
 // write runs fn on the journal opened for writing; the file stays open
 // for up to holdFor, so a burst of appends pays for one open.
 func (s *Shared) write(fn func(*Journal) error) error {
@@ -70,6 +149,9 @@ func (s *Shared) write(fn func(*Journal) error) error {
 		s.released = time.AfterFunc(holdFor, s.release)
 	}
 	err := fn(s.held)
+	if s.unverified { // nothing was appended, and what is there is not checked yet
+		return err
+	}
 	if last, lerr := s.held.last(); lerr == nil {
 		s.trusted = last
 	}
@@ -105,7 +187,13 @@ func (s *Shared) read(fn func(*Journal) error) error {
 	if s.held != nil {
 		return fn(s.held)
 	}
-	j, err := OpenReadOnly(s.path, s.timeout)
+	open := OpenReadOnly
+	if s.trusted.Entries > 0 { // checked whole up to there: check only what follows
+		open = func(path string, timeout time.Duration) (*Journal, error) {
+			return openReadTrusting(path, timeout, s.trusted)
+		}
+	}
+	j, err := open(s.path, s.timeout)
 	if err != nil {
 		return err
 	}
@@ -125,6 +213,9 @@ func (s *Shared) Append(e Entry) (Entry, error) {
 	if e.Context == "" {
 		e.Context = s.stamp.Context
 	}
+	if err := s.appendable(); err != nil {
+		return Entry{}, err
+	}
 	var out Entry
 	err := s.write(func(j *Journal) (err error) {
 		out, err = j.Append(e)
@@ -140,6 +231,16 @@ func (s *Shared) Entries() (es []Entry, err error) {
 		return err
 	})
 	return es, err
+}
+
+// Page reads at most n entries before seq before (0: the newest) and the
+// newest seq (see Journal.Page).
+func (s *Shared) Page(before uint64, n int) (es []Entry, last uint64, err error) {
+	err = s.read(func(j *Journal) error {
+		es, last, err = j.Page(before, n)
+		return err
+	})
+	return es, last, err
 }
 
 // Records reads every entry back as the record it was written from.

@@ -39,6 +39,10 @@ type programContext struct {
 	busy    string // an action in flight, e.g. "discarding 3 messages…"
 	hint    string // a one-line hint until the next key
 
+	// check is the journal's whole check, which runs after the first
+	// screen; writes to the journal wait for it.
+	check journalCheck
+
 	// writers are the flows that change the broker; one at a time.
 	writers []interface{ inFlight() bool }
 	quit    func() tea.Cmd
@@ -69,7 +73,7 @@ func (c *programContext) setErr(err error) {
 func (c *programContext) noJournal() error {
 	switch {
 	case c.opts.Journal != nil:
-		return nil
+		return c.check.pending()
 	case c.opts.JournalErr != nil:
 		return c.opts.JournalErr
 	}

@@ -7,45 +7,65 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
-// journalScreen lists the journal's entries, newest first, with the chain
-// check; it owns the read of the journal.
+// journalScreen lists the journal's entries, newest first, a page at a
+// time; it owns the reads of the journal and the whole chain check the TUI
+// runs after its first screen (journalcheck.go).
 type journalScreen struct {
 	*views.Journal
 	returnTo
 	plainFilter
-	c   *programContext
-	req int // journal read awaited, 0 when none
+	c      *programContext
+	req    int           // page read awaited, 0 when none
+	oldest journal.Entry // the oldest entry read, which the next page links to
+	// pageErr is what the pages read so far failed of their own check
+	// (each page within itself, and linked to the one after it).
+	pageErr error
 }
 
-// journalMsg answers a read of the whole journal with its chain check.
+// journalPage is how many entries one read of the journal screen takes:
+// several screens, one cheap seek.
+const journalPage = 256
+
+// journalMsg answers a read of one page of the journal (older: the entries
+// before those read, else the newest) with the page's own check.
 type journalMsg struct {
 	id        int
-	entries   []journal.Entry
+	older     bool
+	entries   []journal.Entry // journal order
+	last      uint64          // the journal's newest seq: how many entries it holds
 	verifyErr error
 	err       error
 }
 
 func (journalMsg) owner() screenID { return screenJournal }
 
-func journalCmd(j EntryReader, id int) tea.Cmd {
+// journalCmd reads the page before seq before (0: the newest). next is the
+// oldest entry already read, which the page must link to; nil for none.
+func journalCmd(j EntryReader, id int, before uint64, next *journal.Entry) tea.Cmd {
 	return func() tea.Msg {
-		es, err := j.Entries()
+		es, last, err := j.Page(before, journalPage)
 		if err != nil {
-			return journalMsg{id: id, err: err}
+			return journalMsg{id: id, older: before != 0, err: err}
 		}
-		return journalMsg{id: id, entries: es, verifyErr: journal.VerifyChain(es)}
+		verifyErr := journal.VerifyRun(es)
+		if verifyErr == nil && next != nil && len(es) > 0 {
+			verifyErr = journal.VerifyRun([]journal.Entry{es[len(es)-1], *next})
+		}
+		return journalMsg{id: id, older: before != 0, entries: es, last: last, verifyErr: verifyErr}
 	}
 }
 
 func (s *journalScreen) list() *views.Table { return s.Table() }
 
-// open shows the journal from any screen; back returns there.
+// open shows the journal from any screen; back returns there. It reads
+// while the whole check runs: the screen says how far that got.
 func (s *journalScreen) open() tea.Cmd {
-	if err := s.c.noJournal(); err != nil {
-		s.c.setErr(fmt.Errorf("journal: %w", err))
+	if s.c.opts.Journal == nil {
+		s.c.setErr(fmt.Errorf("journal: %w", s.c.noJournal()))
 		return nil
 	}
 	s.visit(s.c, screenJournal)
@@ -54,14 +74,28 @@ func (s *journalScreen) open() tea.Cmd {
 
 func (s *journalScreen) reload() tea.Cmd {
 	s.SetLoading(s.c.opts.Journal.Path())
+	s.req, s.pageErr = s.c.nextID(), nil
+	return journalCmd(s.c.opts.Journal, s.req, 0, nil)
+}
+
+// readOlder reads the page before the oldest entry read, once the
+// selection nears it.
+func (s *journalScreen) readOlder() tea.Cmd {
+	if s.req != 0 || !s.WantsOlder() || s.pageErr != nil || s.c.opts.Journal == nil {
+		return nil
+	}
 	s.req = s.c.nextID()
-	return journalCmd(s.c.opts.Journal, s.req)
+	oldest := s.oldest
+	return journalCmd(s.c.opts.Journal, s.req, oldest.Seq, &oldest)
 }
 
 func (s *journalScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
-	if r, ok := msg.(journalMsg); ok {
+	switch r := msg.(type) {
+	case journalMsg:
 		s.onJournal(r)
-		return s, nil
+		return s, s.readOlder()
+	case journalCheckMsg:
+		return s, s.onCheck(r)
 	}
 	if r, ok := msg.(journalExportMsg); ok {
 		return s, s.onExport(r)
@@ -84,7 +118,7 @@ func (s *journalScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.ExportJournal) && !s.Detail():
 		return exportJournalCmd(s.c)
 	default:
-		return s.Journal.Update(k)
+		return tea.Batch(s.Journal.Update(k), s.readOlder())
 	}
 	return nil
 }
@@ -98,7 +132,29 @@ func (s *journalScreen) onJournal(msg journalMsg) {
 		s.c.setErr(fmt.Errorf("reading the journal: %w", msg.err))
 		return
 	}
-	s.SetEntries(journalRows(msg.entries), msg.verifyErr)
+	if msg.verifyErr != nil {
+		s.pageErr = msg.verifyErr
+	}
+	if len(msg.entries) > 0 {
+		s.oldest = msg.entries[0]
+	}
+	if msg.older {
+		s.AddOlder(journalRows(msg.entries))
+	} else {
+		s.SetPage(journalRows(msg.entries), int(msg.last))
+	}
+	s.showVerify()
+}
+
+// showVerify puts how the chain stands at the top of the screen: a page
+// that fails its own check, else the whole check (running, failed, passed).
+func (s *journalScreen) showVerify() {
+	if s.pageErr != nil {
+		s.SetVerify("CHAIN BROKEN: "+sanitize.Line(s.pageErr.Error()), true)
+		return
+	}
+	text, broken := s.c.check.verifyLine()
+	s.SetVerify(text, broken)
 }
 
 // journalRows are the journal's entries as the journal screen shows them.

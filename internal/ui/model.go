@@ -117,7 +117,7 @@ func (m *Model) register() {
 // Init lists the parking queues and, with StartQueue, opens that queue's
 // groups at once (esc then shows the list).
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.queues.refresh(), tea.RequestBackgroundColor, m.replay.loadInterrupted(), m.queues.pollTick()}
+	cmds := []tea.Cmd{m.queues.refresh(), tea.RequestBackgroundColor, m.replay.loadInterrupted(), m.queues.pollTick(), m.c.startCheck()}
 	if m.c.opts.StartQueue != "" {
 		cmds = append(cmds, m.flow.openQueue(m.c.opts.StartQueue))
 	}

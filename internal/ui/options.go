@@ -110,10 +110,11 @@ type (
 	TagStore interface {
 		Tags(vhost, queue string, ids []string) (map[string][]string, error)
 	}
-	// EntryReader reads the whole journal for its screen.
+	// EntryReader reads the journal for its screen a page at a time (see
+	// journal.Journal.Page).
 	EntryReader interface {
 		Path() string
-		Entries() ([]journal.Entry, error)
+		Page(before uint64, n int) ([]journal.Entry, uint64, error)
 	}
 	// ReplayLog is what the replays that started and never finished are
 	// found in (replay.Interrupted reads it).

@@ -142,6 +142,9 @@ func (m *Model) status() string {
 			parts = append(parts, r)
 		}
 	}
+	if c := m.c.check.statusPart(); c != "" {
+		parts = append(parts, c)
+	}
 	if o.Actor != "" {
 		parts = append(parts, "actor "+sanitize.Line(o.Actor))
 	}

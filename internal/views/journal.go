@@ -3,6 +3,7 @@ package views
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,15 +31,17 @@ type JournalEntry struct {
 	Hash       string
 }
 
-// Journal is the journal screen: every entry, newest first, with whether
-// the hash chain verifies at the top; enter shows one entry whole.
+// Journal is the journal screen: the newest entries, newest first, older
+// ones read as the selection nears the end of what was read, with how the
+// chain check stands at the top; enter shows one entry whole.
 type Journal struct {
 	listScreen
 	path    string
+	read    []JournalEntry       // the entries read so far, journal order: the newest ones
 	entries []JournalEntry       // newest first, as the rows; an outcome is folded into its decision
 	outcome map[int]JournalEntry // by row: the outcome entry of a decision
-	total   int                  // entries in the journal, folded ones included
-	verify  string               // "verified" or why not; empty while loading
+	total   int                  // entries in the journal (its newest seq), folded ones included
+	verify  string               // "chain verified…", how far the check got, or why it failed
 	broken  bool
 	loading bool
 	detail  bool      // one entry is open
@@ -65,11 +68,42 @@ func (j *Journal) SetLoading(path string) {
 	j.path, j.loading, j.detail = path, true, false
 }
 
-// SetEntries shows entries (in journal order) newest first; verifyErr is
-// the chain check's answer.
+// SetEntries shows every entry of the journal (in journal order) newest
+// first; verifyErr is the chain check's answer.
 func (j *Journal) SetEntries(entries []JournalEntry, verifyErr error) {
-	j.loading, j.total, j.readAt = false, len(entries), j.ctx.now()
-	folded, outcomes := foldOutcomes(entries)
+	j.SetPage(entries, len(entries))
+	j.SetVerify(verifyText(verifyErr), verifyErr != nil)
+}
+
+// SetPage shows the newest entries read (journal order) of a journal of
+// total entries, newest first.
+func (j *Journal) SetPage(entries []JournalEntry, total int) {
+	j.loading, j.total, j.readAt = false, total, j.ctx.now()
+	j.read = entries
+	j.fold()
+}
+
+// AddOlder adds entries read before the oldest shown (journal order); the
+// selection stays on the entry it was on.
+func (j *Journal) AddOlder(entries []JournalEntry) {
+	var seq uint64
+	if i, ok := j.table.Selected(); ok {
+		seq = j.entries[i].Seq
+	}
+	j.read = append(slices.Clip(entries), j.read...)
+	j.fold()
+	for i, e := range j.entries {
+		if e.Seq == seq {
+			j.table.Select(i)
+			break
+		}
+	}
+}
+
+// fold makes the rows of what was read: newest first, outcomes folded
+// into their decisions.
+func (j *Journal) fold() {
+	folded, outcomes := foldOutcomes(j.read)
 	j.entries = make([]JournalEntry, len(folded))
 	j.outcome = map[int]JournalEntry{}
 	for i, e := range folded {
@@ -79,12 +113,36 @@ func (j *Journal) SetEntries(entries []JournalEntry, verifyErr error) {
 			j.outcome[r] = o
 		}
 	}
-	j.broken = verifyErr != nil
-	j.verify = "chain verified: every entry's hash holds"
-	if verifyErr != nil {
-		j.verify = "CHAIN BROKEN: " + sanitize.Line(verifyErr.Error())
-	}
 	j.table.SetSource(len(j.entries), j.row)
+}
+
+// Oldest is the seq of the oldest entry read, 0 when none is.
+func (j *Journal) Oldest() uint64 {
+	if len(j.read) == 0 {
+		return 0
+	}
+	return j.read[0].Seq
+}
+
+// WantsOlder reports that the selection is within a screen of the oldest
+// row read while the journal holds older entries: time to read them.
+func (j *Journal) WantsOlder() bool {
+	i, ok := j.table.Selected()
+	return !j.loading && ok && j.Oldest() > 1 && i >= len(j.entries)-max(j.height, 1)
+}
+
+// SetVerify shows how the chain check stands: the line at the top, and
+// whether it says the chain is broken.
+func (j *Journal) SetVerify(text string, broken bool) {
+	j.verify, j.broken = text, broken
+}
+
+// verifyText is the line a check's answer shows.
+func verifyText(err error) string {
+	if err != nil {
+		return "CHAIN BROKEN: " + sanitize.Line(err.Error())
+	}
+	return "chain verified: every entry's hash holds"
 }
 
 // row is the cells of the i-th entry shown, newest first.
@@ -218,6 +276,9 @@ func (j *Journal) View() string {
 		entries := Count(j.total) + " entries"
 		if j.total == 1 {
 			entries = "1 entry"
+		}
+		if len(j.read) < j.total {
+			entries += " (newest " + Count(len(j.read)) + " read)"
 		}
 		title += " — " + entries + j.ctx.readAgo(j.readAt)
 		status = j.verify
