@@ -99,7 +99,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		JournalErr:   jerr,
 		Patterns:     a.patterns,
 		Redactor:     a.redactor(),
-		BrowseLimit:  a.limit,
+		BrowseLimit:  a.tuiLimit(),
 		MemoryBudget: int64(a.memBudget),
 		StartQueue:   a.queue,
 		KeyMap:       keys,
@@ -117,6 +117,16 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Revise:       a.tuiRevise(actions != nil),
 		Revisions:    a.useRevisions,
 	}, closeReader, nil
+}
+
+// tuiLimit is the TUI's browse bound: --limit (or browse_limit) when
+// given, else 0, the whole queue as far as the broker's headroom and
+// --memory-budget allow, as groups and messages --json read it.
+func (a *app) tuiLimit() int {
+	if a.limitSet {
+		return a.limit
+	}
+	return 0
 }
 
 // actAsKeyUser makes the key's user of the users file the actor, as
@@ -138,13 +148,13 @@ func (a *app) actAsKeyUser() (notice string) {
 func (a *app) liveActions(live *broker.Live) *ui.Actions {
 	return &ui.Actions{
 		Sweeper: live,
-		OpenReplay: func(ctx context.Context, replayID, queue string, acceptCost bool) (replay.Port, error) {
+		OpenReplay: func(ctx context.Context, replayID, queue string, acceptCost bool, holdLimit int) (replay.Port, error) {
 			port, err := live.OpenReplay(ctx, replayID, queue)
 			if err != nil {
 				return nil, err
 			}
 			port.AcceptDeliveryCost = a.acceptCost || acceptCost
-			port.HoldLimit = a.limit
+			port.HoldLimit = holdLimit
 			return port, nil
 		},
 		Allow:              a.replayAllow,
