@@ -45,9 +45,9 @@ type Options struct {
 	// Spill is where a browse keeps each message whole, on disk, while
 	// memory holds its index entry.
 	Spill      SpillOptions
-	StartQueue   string // --queue: open straight on this queue's groups
-	KeyMap       KeyMap // from LoadKeyMap
-	Notice       string // shown under the status line, e.g. "showing the demo snapshot"
+	StartQueue string // --queue: open straight on this queue's groups
+	KeyMap     KeyMap // from LoadKeyMap
+	Notice     string // shown under the status line, e.g. "showing the demo snapshot"
 	// Actions is the live broker's write side (discard, replay); nil on a
 	// snapshot, where each action says it needs a live broker.
 	Actions *Actions

@@ -12,12 +12,12 @@ import (
 // (and go, unless kept) as soon as a newer read replaces them, and all
 // close when the program ends.
 type spillSet struct {
-	dir   string // "" = the user's cache directory
-	keep  bool
-	kept  func(path string)
-	off   bool // whole messages stay in memory
-	mu    sync.Mutex
-	open  []*spill.Store
+	dir  string // "" = the user's cache directory
+	keep bool
+	kept func(path string)
+	off  bool // whole messages stay in memory
+	mu   sync.Mutex
+	open []*spill.Store
 }
 
 func newSpillSet(o SpillOptions) *spillSet {
