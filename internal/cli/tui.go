@@ -45,7 +45,13 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 		return "", err
 	}
 	defer closeReader()
-	return ui.Run(ctx, opts)
+	var kept []string
+	opts.Spill = ui.SpillOptions{Keep: a.keepSpill, Kept: func(path string) { kept = append(kept, path) }}
+	switchTo, err := ui.Run(ctx, opts)
+	for _, path := range kept { // after the program: the screen is the terminal's again
+		fmt.Fprintln(a.stderr, "dlqt: kept spill file", path)
+	}
+	return switchTo, err
 }
 
 // tuiOptions opens the source the TUI reads and its journal; closeReader

@@ -191,6 +191,9 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 		err, s.Batch.Err, s.Batch.Read = nil, nil, len(kept)
 		s.Batch.Bound = budget.String()
 	}
+	if s.Batch.Bound == "" && opts.Limit > 0 && s.Batch.Count() >= opts.Limit && s.Batch.Truncated() {
+		s.Batch.Bound = fmt.Sprintf("--limit %d", opts.Limit)
+	}
 	if index != nil {
 		index.UseTopology(s.Topology)
 		if ferr := store.Flush(); ferr != nil && err == nil {
