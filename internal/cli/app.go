@@ -44,6 +44,7 @@ type app struct {
 	limitSet     bool     // --limit or browse_limit given: streamed reads stop there too
 	acceptCost   bool     // --accept-delivery-cost
 	memBudget    byteSize // --memory-budget
+	keepSpill    bool     // --keep: leave the TUI's spill files
 
 	patterns    []string
 	replayAllow []string // replay.allow from the config file
@@ -77,14 +78,15 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
-	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
+	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: the TUI, groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
 	a.memBudget = byteSize(triage.DefaultMemoryBudget)
-	f.Var(&a.memBudget, "memory-budget", "memory a read may spend on messages (e.g. 64MiB, 1GiB): what the broker may push ahead of a streamed read, and how many messages the TUI keeps; a read it cuts short says so")
+	f.Var(&a.memBudget, "memory-budget", "memory a read may spend on messages (e.g. 64MiB, 1GiB): what the broker may push ahead of a streamed read, and how many messages' index entries (about 1 KiB each) the TUI keeps; a read it cuts short says so")
 	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts)")
 	f.StringVar(&a.usersFile, "users-file", "", "users file naming people, roles, keys and the teams they approve for (env DLQT_USERS_FILE; config users_file)")
 	f.StringVar(&a.keyFile, "key", "", "SSH private key (unencrypted) that signs proposals, approvals and rejections (env DLQT_KEY; config key)")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse discard and replay, and hide them and reveal in the TUI (env DLQT_READ_ONLY; config read_only)")
 	root.Flags().StringVar(&a.queue, "queue", "", "open straight on this queue's groups")
+	root.Flags().BoolVar(&a.keepSpill, "keep", false, "keep the TUI's spill files (each read's messages, whole, in the cache directory) and print their paths on exit")
 	root.Flags().BoolVar(&a.demoFallback, "demo-fallback", false, "when no broker answers, say so and open the demo snapshot")
 }
 

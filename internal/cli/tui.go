@@ -50,7 +50,13 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 	if j, ok := opts.Journal.(*sessionJournal); ok && opts.JournalErr == nil && a.session == nil {
 		defer j.Close() // the next TUI (a context switch) opens it again
 	}
-	return ui.Run(ctx, opts)
+	var kept []string
+	opts.Spill = ui.SpillOptions{Keep: a.keepSpill, Kept: func(path string) { kept = append(kept, path) }}
+	switchTo, err := ui.Run(ctx, opts)
+	for _, path := range kept { // after the program: the screen is the terminal's again
+		fmt.Fprintln(a.stderr, "dlqt: kept spill file", path)
+	}
+	return switchTo, err
 }
 
 // tuiOptions opens the source the TUI reads and its journal; closeReader
@@ -104,7 +110,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		JournalErr:   jerr,
 		Patterns:     a.patterns,
 		Redactor:     a.redactor(),
-		BrowseLimit:  a.limit,
+		BrowseLimit:  a.tuiLimit(),
 		MemoryBudget: int64(a.memBudget),
 		StartQueue:   a.queue,
 		KeyMap:       keys,
@@ -122,6 +128,16 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Revise:       a.tuiRevise(actions != nil),
 		Revisions:    a.useRevisions,
 	}, closeReader, nil
+}
+
+// tuiLimit is the TUI's browse bound: --limit (or browse_limit) when
+// given, else 0, the whole queue as far as the broker's headroom and
+// --memory-budget allow, as groups and messages --json read it.
+func (a *app) tuiLimit() int {
+	if a.limitSet {
+		return a.limit
+	}
+	return 0
 }
 
 // actAsKeyUser makes the key's user of the users file the actor, as
@@ -143,13 +159,13 @@ func (a *app) actAsKeyUser() (notice string) {
 func (a *app) liveActions(live *broker.Live) *ui.Actions {
 	return &ui.Actions{
 		Sweeper: live,
-		OpenReplay: func(ctx context.Context, replayID, queue string, acceptCost bool) (replay.Port, error) {
+		OpenReplay: func(ctx context.Context, replayID, queue string, acceptCost bool, holdLimit int) (replay.Port, error) {
 			port, err := live.OpenReplay(ctx, replayID, queue)
 			if err != nil {
 				return nil, err
 			}
 			port.AcceptDeliveryCost = a.acceptCost || acceptCost
-			port.HoldLimit = a.limit
+			port.HoldLimit = holdLimit
 			return port, nil
 		},
 		Allow:              a.replayAllow,

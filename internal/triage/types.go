@@ -141,6 +141,9 @@ type Triaged struct {
 	PayloadBytes  int       `json:"payload_bytes"`
 	Binary        bool      `json:"binary,omitempty"` // payload shown as a hex dump
 	Redactions    int       `json:"redactions"`
+
+	// spilled, set on an index entry (Spilled.Index), reads the rest back.
+	spilled *Spilled
 }
 
 // Group is the messages of one queue that share a (reason, reason_code).

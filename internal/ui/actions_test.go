@@ -64,7 +64,7 @@ func liveHarness(t testing.TB, w, h int) (*harness, *journal.Journal) {
 	j := openJournal(t)
 	hs := newHarness(t, Options{Reader: r, Journal: j, Host: "bastion", Actions: &Actions{
 		Sweeper:    r,
-		OpenReplay: func(context.Context, string, string, bool) (replay.Port, error) { return nil, nil },
+		OpenReplay: func(context.Context, string, string, bool, int) (replay.Port, error) { return nil, nil },
 	}}, w, h)
 	return hs, j
 }
@@ -364,7 +364,7 @@ func TestReplayRunsThroughTheEngineWithTheSelectedIDs(t *testing.T) {
 		return replay.Result{ID: plan.ID, Resolved: 2}, nil
 	}
 	closed := false
-	h.m.c.opts.Actions.OpenReplay = func(context.Context, string, string, bool) (replay.Port, error) {
+	h.m.c.opts.Actions.OpenReplay = func(context.Context, string, string, bool, int) (replay.Port, error) {
 		return closingPort{closed: &closed}, nil
 	}
 	openInvalidSKU(h)

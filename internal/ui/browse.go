@@ -26,7 +26,8 @@ type browseFlow struct {
 	browse       *browse // inspection awaited, nil when none
 	tagsReq      int     // tags awaited, 0 when none
 	tags         map[string][]string
-	costAccepted string // the queue whose delivery cost the user accepted
+	costAccepted string    // the queue whose delivery cost the user accepted
+	spills       *spillSet // the stores the reads keep whole messages in
 }
 
 // openQueue shows the groups screen of name and browses it.
@@ -56,10 +57,63 @@ func (f *browseFlow) openGroup() {
 
 // openMessage shows the selected message.
 func (f *browseFlow) openMessage() {
-	if t, ok := f.messages.Selected(); ok {
-		f.message.SetMessage(t, f.deliveryCost(), f.c.opts.Redactor, f.tags[t.ID])
+	if t, ok := f.messages.Selected(); ok && f.showMessage(t) {
 		f.c.focus = screenMessage
 	}
+}
+
+// showMessage puts t, read back whole from the read's spill store, on the
+// message screen. It reads one message from a local file in Update: a
+// few tens of microseconds (BenchmarkReadBackOne), not worth a round trip.
+func (f *browseFlow) showMessage(t triage.Triaged) bool {
+	whole, err := t.Whole()
+	if err != nil {
+		f.c.setErr(err)
+		return false
+	}
+	f.message.SetMessage(whole, f.deliveryCost(), f.c.opts.Redactor, f.tags[t.ID])
+	return true
+}
+
+// wholeOf is the shown read with only the messages ids names, each read
+// back whole: what a replay plan routes by (their headers) and samples.
+// It reads them in Update, as many as are selected (BenchmarkReadBackOne:
+// tens of microseconds each).
+func (f *browseFlow) wholeOf(ids []string) (*triage.Inspection, error) {
+	insp := f.groups.Inspection()
+	if insp == nil {
+		return nil, nil
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	out := *insp
+	out.Messages = nil
+	for _, t := range insp.Messages {
+		if !want[t.ID] {
+			continue
+		}
+		whole, err := t.Whole()
+		if err != nil {
+			return nil, err
+		}
+		out.Messages = append(out.Messages, whole)
+	}
+	return &out, nil
+}
+
+// readLimit is how far an action's hold reads to find what the user chose:
+// --limit when given, else as many messages as the shown read held (the
+// whole queue, or what the broker's headroom or the memory budget let it).
+func (f *browseFlow) readLimit() int {
+	if f.c.opts.BrowseLimit > 0 {
+		return f.c.opts.BrowseLimit
+	}
+	if insp := f.groups.Inspection(); insp != nil {
+		return max(insp.Batch.Count(), 1)
+	}
+	return 0
 }
 
 // refresh reads the queue again; the screen stays where it is.
@@ -72,7 +126,10 @@ func (f *browseFlow) start(queue string, acceptCost bool) tea.Cmd {
 	f.browse = b
 	spin := f.groups.StartLoading()
 	opts := triage.BrowseOptions{Limit: f.c.opts.BrowseLimit, AcceptDeliveryCost: acceptCost, MemoryBudget: f.c.opts.MemoryBudget}
-	return tea.Batch(spin, b.start(ctx, f.c.eng, f.c.opts.Reader, opts, f.c.opts.Redactor))
+	if f.spills == nil {
+		f.spills = newSpillSet(f.c.opts.Spill)
+	}
+	return tea.Batch(spin, b.start(ctx, f.c.eng, f.c.opts.Reader, opts, f.c.opts.Redactor, f.spills))
 }
 
 func (f *browseFlow) stop() {
@@ -119,19 +176,25 @@ func (f *browseFlow) noteChange(queue string) {
 	f.groups.NoteChange(queue, now)
 }
 
+// closeSpills closes every spill store; the program is over.
+func (f *browseFlow) closeSpills() { _ = f.spills.closeAllBut(nil) }
+
 func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 	if f.browse == nil || msg.id != f.browse.id {
+		f.spills.closeOne(msg.store) // a read the user walked away from
 		return nil
 	}
 	f.browse.cancel() // releases the context; the browse is over
 	f.browse = nil
 	var cost *triage.DeliveryCostError
 	if errors.As(msg.err, &cost) {
+		f.spills.closeOne(msg.store)
 		f.groups.StopLoading()
 		f.c.dialog = &costDialog{flow: f, cost: cost}
 		return nil
 	}
 	if msg.err != nil && len(msg.insp.Messages) == 0 {
+		f.spills.closeOne(msg.store)
 		f.groups.SetFailed()
 		f.c.setErr(fmt.Errorf("reading %s: %w", msg.queue, msg.err))
 		return nil
@@ -141,6 +204,12 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 			msg.queue, views.Plural(len(msg.insp.Messages), "message"), msg.err))
 	} else {
 		f.c.setErr(nil)
+	}
+	if err := f.spills.closeAllBut(msg.store); err != nil { // the reads this one replaces
+		f.c.setErr(fmt.Errorf("closing the spill file of an earlier read: %w", err))
+	}
+	if msg.spillErr != nil {
+		f.c.hint = "messages kept whole in memory, not on disk: " + sanitize.Line(msg.spillErr.Error())
 	}
 	insp := msg.insp
 	f.groups.SetInspection(&insp)
@@ -167,11 +236,10 @@ func (f *browseFlow) reselect(insp *triage.Inspection) {
 		shown := f.message.Shown()
 		f.messages.SelectID(shown.ID)
 		t, ok := f.messages.Selected()
-		if !ok || t.ID != shown.ID {
+		if !ok || t.ID != shown.ID || !f.showMessage(t) {
 			f.c.focus = screenMessages
 			return
 		}
-		f.message.SetMessage(t, f.deliveryCost(), f.c.opts.Redactor, f.tags[t.ID])
 	}
 }
 

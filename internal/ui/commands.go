@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/spill"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/redact"
@@ -72,6 +73,9 @@ type inspectedMsg struct {
 	queue string
 	insp  triage.Inspection
 	err   error
+	// spillErr says why the messages are kept whole in memory, not on disk.
+	spillErr error
+	store    *spill.Store // where insp's index entries read back from
 }
 
 // browse is one Inspect in flight. Progress comes from the reader's
@@ -84,6 +88,8 @@ type browse struct {
 	progress chan browseProgressMsg
 	done     chan inspectedMsg
 	expected atomic.Int64 // the last total the reader reported
+	spillErr error        // set by the reading goroutine before done
+	store    *spill.Store // this read's spill store, nil when none; ditto
 }
 
 func newBrowse(parent context.Context, id int, queue string) (*browse, context.Context) {
@@ -118,18 +124,18 @@ func (b *browse) publish(p browseProgressMsg) {
 }
 
 // start runs the inspection and waits for its first news.
-func (b *browse) start(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor) tea.Cmd {
+func (b *browse) start(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor, spills *spillSet) tea.Cmd {
 	return func() tea.Msg {
 		go func() {
 			opts.Progress = b.report
 			var insp triage.Inspection
 			var err error
 			if e.inspectEach != nil {
-				insp, err = b.stream(ctx, e, r, opts, red)
+				insp, err = b.stream(ctx, e, r, opts, red, spills)
 			} else {
 				insp, err = e.inspect(ctx, r, b.queue, opts, red)
 			}
-			b.done <- inspectedMsg{id: b.id, queue: b.queue, insp: insp, err: err}
+			b.done <- inspectedMsg{id: b.id, queue: b.queue, insp: insp, err: err, spillErr: b.spillErr, store: b.store}
 		}()
 		return b.wait()
 	}
@@ -141,17 +147,38 @@ const liveEvery = 200 * time.Millisecond
 // stream inspects the queue streamed (triage.InspectEach), publishing the
 // groups of what was read so far with the progress: the first groups are on
 // screen as soon as the first messages are read, not after the last.
-func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor) (triage.Inspection, error) {
+//
+// Each message goes whole to a spill store on disk; the inspection keeps
+// its index entry (triage.Spilled.Index), which reads it back when a
+// screen needs more. Without a store (no cache directory) it keeps whole
+// messages, as before, and the budget counts them so.
+func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor, spills *spillSet) (triage.Inspection, error) {
 	var kept []triage.Triaged
 	live := triage.NewGrouper(false)
 	var shown time.Time
 	budget := keepBudget{limit: opts.MemoryBudget}
+	store, spillErr := spills.create()
+	b.store = store
+	var index *triage.Spilled
+	if store != nil {
+		index = triage.NewSpilled(store, red)
+	}
 	s, err := e.inspectEach(ctx, r, b.queue, opts, triage.StreamOptions{Redactor: red, Payloads: true,
 		Each: func(t *triage.Triaged) (bool, error) {
-			if !budget.take(t) {
+			entry := *t
+			cost := wholeCost(t)
+			if index != nil {
+				t.Message.Position = len(kept) // the order this browse saw it: the store's key
+				if err := store.Put(t.Message); err != nil {
+					return false, err
+				}
+				entry = index.Index(*t)
+				cost = triage.IndexCost(&entry)
+			}
+			if !budget.take(cost) {
 				return false, errBudget
 			}
-			kept = append(kept, *t)
+			kept = append(kept, entry)
 			live.Add(t, len(kept)-1)
 			if time.Since(shown) >= liveEvery {
 				shown = time.Now()
@@ -164,24 +191,37 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 		err, s.Batch.Err, s.Batch.Read = nil, nil, len(kept)
 		s.Batch.Bound = budget.String()
 	}
-	insp := triage.Inspection{Batch: s.Batch, Topology: s.Topology, Messages: kept, Groups: triage.GroupMessages(kept)}
-	return insp, err
+	if s.Batch.Bound == "" && opts.Limit > 0 && s.Batch.Count() >= opts.Limit && s.Batch.Truncated() {
+		s.Batch.Bound = fmt.Sprintf("--limit %d", opts.Limit)
+	}
+	if index != nil {
+		index.UseTopology(s.Topology)
+		if ferr := store.Flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
+	b.spillErr = spillErr
+	return triage.Inspection{Batch: s.Batch, Topology: s.Topology, Messages: kept, Groups: triage.GroupMessages(kept)}, err
 }
 
 var errBudget = errors.New("the memory budget is spent")
 
-// keepBudget bounds what a browse keeps for the screens by bytes: each
-// message costs about its body twice (as read, and in the views and the
-// search cache), its rendered payload and a kilobyte of the rest.
+// keepBudget bounds by bytes what a browse keeps in memory for the screens.
 type keepBudget struct {
 	limit, spent int64
 }
 
-func (k *keepBudget) take(t *triage.Triaged) bool {
+// wholeCost is what a whole message kept in memory costs: about its body
+// twice (as read, and in the views and the search cache), its rendered
+// payload and a kilobyte of the rest.
+func wholeCost(t *triage.Triaged) int64 {
+	return 2*int64(len(t.Message.Body)) + int64(len(t.Payload)) + 1024
+}
+
+func (k *keepBudget) take(cost int64) bool {
 	if k.limit <= 0 {
 		k.limit = triage.DefaultMemoryBudget
 	}
-	cost := 2*int64(len(t.Message.Body)) + int64(len(t.Payload)) + 1024
 	if k.spent+cost > k.limit && k.spent > 0 {
 		return false
 	}

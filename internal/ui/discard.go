@@ -98,7 +98,7 @@ func (d *discardFlow) run(tg target, reason string) tea.Cmd {
 	req := triage.DiscardRequest{
 		Vhost: c.vhost(d.flow.groups.Inspection()), Queue: tg.queue, Reason: reason,
 		Selection: triage.Selection{IDs: tg.ids},
-		Browse:    triage.BrowseOptions{Limit: c.opts.BrowseLimit, AcceptDeliveryCost: d.flow.acceptCost(tg.queue)},
+		Browse:    triage.BrowseOptions{Limit: d.flow.readLimit(), AcceptDeliveryCost: d.flow.acceptCost(tg.queue)},
 	}
 	d.req = c.nextID()
 	c.busy = "discarding " + views.Plural(len(tg.ids), "message") + " from " + sanitize.Line(tg.queue) + "…"

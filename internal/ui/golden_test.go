@@ -131,7 +131,7 @@ func goLive(h *harness) {
 	h.t.Cleanup(func() { j.Close() })
 	h.m.c.opts.Journal = j
 	h.m.c.opts.Actions = &Actions{Sweeper: h.reader,
-		OpenReplay: func(context.Context, string, string, bool) (replay.Port, error) { return nil, nil }}
+		OpenReplay: func(context.Context, string, string, bool, int) (replay.Port, error) { return nil, nil }}
 	h.m.replay.fixedID = "rp-20261130T100000-0a1b2c3d"
 }
 

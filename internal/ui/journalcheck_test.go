@@ -44,7 +44,7 @@ func checkingHarness(t *testing.T) (h *harness, g *gatedJournal, next tea.Cmd) {
 	g.verified.Store(true) // the harness runs Init to its end: the test starts the check itself, as Init does
 	h = newHarness(t, Options{Reader: r, Journal: g, Host: "bastion", Actions: &Actions{
 		Sweeper:    r,
-		OpenReplay: func(context.Context, string, string, bool) (replay.Port, error) { return nil, nil },
+		OpenReplay: func(context.Context, string, string, bool, int) (replay.Port, error) { return nil, nil },
 	}}, 160, 40)
 	g.verified.Store(false)
 	start := h.m.c.startCheck()

@@ -198,7 +198,7 @@ func TestBrowseProgressReachesTheScreenThenTheBound(t *testing.T) {
 	h.mustShow("reading orders.dlq: 1 / 3 messages…", "reading orders.dlq…")
 	close(h.reader.pause)
 	h.run(next)
-	h.mustShow("first 3 of 5 messages")
+	h.mustShow("held 3 of 5 messages: --limit 3") // which bound, and why
 	h.mustNotShow("reading")
 }
 
@@ -459,7 +459,7 @@ func TestGroupsFillInWhileTheBrowseReads(t *testing.T) {
 		msg := next()
 		_, next = h.m.Update(msg)
 	}
-	h.mustShow("first 3 of 5 messages")
+	h.mustShow("held 3 of 5 messages: --limit 3") // which bound, and why
 	h.mustNotShow("read so far")
 }
 

@@ -17,6 +17,16 @@ import (
 // section).
 type HealthThresholds = views.HealthThresholds
 
+// SpillOptions place a browse's spill store (package spill).
+type SpillOptions struct {
+	Dir  string            // "" = dlqt's folder of the user's cache directory
+	Keep bool              // --keep: leave each file when its read is done
+	Kept func(path string) // told each kept file once it is closed
+	// InMemory keeps whole messages in memory instead (tests that look
+	// at memory only).
+	InMemory bool
+}
+
 // Options is everything main.go hands the TUI.
 type Options struct {
 	Reader      triage.Reader // live broker or snapshot file
@@ -32,9 +42,12 @@ type Options struct {
 	// MemoryBudget bounds the bytes of messages a browse keeps (0: the
 	// default); a read it cuts short says so on the status line.
 	MemoryBudget int64
-	StartQueue   string // --queue: open straight on this queue's groups
-	KeyMap       KeyMap // from LoadKeyMap
-	Notice       string // shown under the status line, e.g. "showing the demo snapshot"
+	// Spill is where a browse keeps each message whole, on disk, while
+	// memory holds its index entry.
+	Spill      SpillOptions
+	StartQueue string // --queue: open straight on this queue's groups
+	KeyMap     KeyMap // from LoadKeyMap
+	Notice     string // shown under the status line, e.g. "showing the demo snapshot"
 	// Actions is the live broker's write side (discard, replay); nil on a
 	// snapshot, where each action says it needs a live broker.
 	Actions *Actions
@@ -143,8 +156,9 @@ type Actions struct {
 	Sweeper triage.Sweeper
 	// OpenReplay prepares the broker side of replay replayID of queue.
 	// acceptCost is the user's consent to the delivery cost of holding a
-	// quorum queue with a delivery limit.
-	OpenReplay func(ctx context.Context, replayID, queue string, acceptCost bool) (replay.Port, error)
+	// quorum queue with a delivery limit. holdLimit is how many messages
+	// the read the selection was made in held: the hold reads as far.
+	OpenReplay func(ctx context.Context, replayID, queue string, acceptCost bool, holdLimit int) (replay.Port, error)
 	// Allow is replay.allow from the config file.
 	Allow []string
 	// AcceptDeliveryCost is --accept-delivery-cost.

@@ -198,6 +198,13 @@ func (c *programContext) proposeInstead(action string, tg target, insp *triage.I
 	ctx, count := c.base, len(tg.ids)
 	c.busy = "proposing the " + action + "…"
 	return func() tea.Msg {
+		for i := range msgs { // index entries: the proposal keeps what it needs of the whole
+			whole, err := msgs[i].Whole()
+			if err != nil {
+				return proposedMsg{action: action, count: count, err: err}
+			}
+			msgs[i] = whole
+		}
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		id, err := a.Propose(ctx, action, tg.queue, msgs, plan)

@@ -26,6 +26,7 @@ type replayScreen struct {
 
 	run       *replayRun // the replay in flight, nil when none
 	sel       triage.Selection
+	chosen    *triage.Inspection // the read, its selected messages whole (a plan routes by their headers)
 	what      string
 	opts      replay.Options
 	quitAfter bool   // quit once the aborted replay put everything back
@@ -119,6 +120,12 @@ func (s *replayScreen) plan(tg target) tea.Cmd {
 	s.sel, s.what = triage.Selection{IDs: tg.ids}, tg.what
 	s.opts = replay.Options{Allow: s.c.opts.Actions.Allow}
 	s.revs = nil
+	chosen, err := s.flow.wholeOf(tg.ids)
+	if err != nil {
+		s.c.setErr(fmt.Errorf("replay plan: %w", err))
+		return nil
+	}
+	s.chosen = chosen
 	if err := s.replan(); err != nil {
 		s.c.setErr(err)
 		return nil
@@ -129,7 +136,7 @@ func (s *replayScreen) plan(tg target) tea.Cmd {
 
 // replan runs the dry run again with the current settings.
 func (s *replayScreen) replan() error {
-	insp := s.flow.groups.Inspection()
+	insp := s.chosen
 	if insp == nil {
 		return errors.New("replay: nothing is read yet")
 	}

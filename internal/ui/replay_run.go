@@ -151,7 +151,10 @@ func (s *replayScreen) startRun(plan replay.Plan) tea.Cmd {
 	run.revise = c.opts.Revisions
 	s.run = run
 	s.Start()
-	return run.start(ctx, c.eng, c.opts.Actions.OpenReplay, plan, s.flow.acceptCost(plan.Queue), c.recorder())
+	open, hold := c.opts.Actions.OpenReplay, s.flow.readLimit()
+	return run.start(ctx, c.eng, func(ctx context.Context, id, queue string, acceptCost bool) (replay.Port, error) {
+		return open(ctx, id, queue, acceptCost, hold)
+	}, plan, s.flow.acceptCost(plan.Queue), c.recorder())
 }
 
 // abort asks the running replay to stop, and with quit to leave dlqt once

@@ -121,6 +121,10 @@ func (s *messageScreen) askRevealApproval(a *Approvals, queue, id string) tea.Cm
 	}
 	ctx := c.base
 	return func() tea.Msg {
+		msg, err := msg.Whole() // the index entry has no body to reveal
+		if err != nil {
+			return revealGateMsg{queue: queue, id: id, err: err}
+		}
 		p, ok, err := a.Reveal(ctx, queue, msg)
 		return revealGateMsg{queue: queue, id: id, proposal: p, approved: ok, err: err}
 	}

@@ -29,6 +29,7 @@ func Run(ctx context.Context, opts Options) (switchTo string, err error) {
 // stop ends what the model left running once its program is over.
 func (m *Model) stop() {
 	m.flow.stop()
+	m.flow.closeSpills()
 	m.replay.stop() // an unfinished replay aborts and puts its sources back
 }
 

@@ -27,7 +27,7 @@ func viewerHarness(t *testing.T) (*harness, *countingSweeper, *atomic.Int32) {
 	var opened atomic.Int32
 	h := newHarness(t, Options{Journal: openJournal(t), Actor: "bob", Role: "viewer", Actions: &Actions{
 		Sweeper: sw,
-		OpenReplay: func(context.Context, string, string, bool) (replay.Port, error) {
+		OpenReplay: func(context.Context, string, string, bool, int) (replay.Port, error) {
 			opened.Add(1)
 			return nil, context.Canceled
 		},

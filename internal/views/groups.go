@@ -80,7 +80,7 @@ func bound(b triage.Batch) string {
 		// The browse stopped at a message the AMQP client cannot decode:
 		// say where, and the command that sets it aside.
 		return fmt.Sprintf("first %s of %s; message at position %d unreadable (headers the AMQP client cannot decode: dlqt quarantine)",
-			Count(len(b.Messages)), Plural(b.Depth, "message"), u.Position)
+			Count(b.Count()), Plural(b.Depth, "message"), u.Position)
 	}
 	if b.Bound != "" && b.Truncated() {
 		// Something other than the limit stopped the hold: say what.

@@ -10,7 +10,8 @@ import (
 // SearchCache keeps what text~ and tenant read of each message (its
 // redacted payload and headers), so a filter bar that parses a new Filter
 // on every key press redacts each message once, not once per key. Use one
-// per read of a queue: it knows a message by queue, id and body size.
+// per read of a queue: it knows a message by queue, id and body size
+// (PayloadBytes, which an index entry of a spilled read keeps).
 // It is safe for concurrent use.
 type SearchCache struct {
 	mu      sync.Mutex
@@ -36,7 +37,7 @@ func NewSearchCache() *SearchCache { return &SearchCache{} }
 // first use. A cache used with another redactor starts afresh, so an entry
 // never holds text that a stricter rule set would mask.
 func (c *SearchCache) entry(t triage.Triaged, red *redact.Redactor, build func() *searchEntry) *searchEntry {
-	key := searchKey{t.Message.Queue, t.ID, len(t.Message.Body)}
+	key := searchKey{t.Message.Queue, t.ID, t.PayloadBytes} // an index entry has no body, but its size
 	c.mu.Lock()
 	if c.red != red || c.entries == nil {
 		c.red, c.entries = red, map[searchKey]*searchEntry{}

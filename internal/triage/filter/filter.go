@@ -151,9 +151,27 @@ func (f Filter) MarshalJSON() ([]byte, error) { return json.Marshal(f.Exprs()) }
 // matchInput is one message under test, with the costly views of it
 // (redacted payload and headers) made at most once.
 type matchInput struct {
-	t    *triage.Triaged
-	f    *Filter
-	seen *searchEntry
+	t     *triage.Triaged
+	f     *Filter
+	seen  *searchEntry
+	whole *triage.Triaged // t read back whole, for an index entry
+}
+
+// wholeMessage is the message with its body and headers: t itself, or, for
+// an index entry of a spilled read, the message read back from disk. One
+// that cannot be read back searches as empty (no text~ match).
+func (in *matchInput) wholeMessage() *triage.Triaged {
+	if !in.t.Indexed() {
+		return in.t
+	}
+	if in.whole == nil {
+		w, err := in.t.Whole()
+		if err != nil {
+			w = *in.t
+		}
+		in.whole = &w
+	}
+	return in.whole
 }
 
 // searched returns the redacted views of the message, from the cache when
@@ -175,11 +193,12 @@ func (in *matchInput) searched() *searchEntry {
 // haystack is the headers, one "key: value" per line, then the payload,
 // lower-cased.
 func (in *matchInput) render() *searchEntry {
-	p := in.t.Payload
-	if len(in.t.Message.Body) > 0 {
-		p = triage.RenderPayload(in.t.Message.Body, in.t.Message.Properties.ContentType, in.f.red).Text
+	t := in.wholeMessage()
+	p := t.Payload
+	if len(t.Message.Body) > 0 {
+		p = triage.RenderPayload(t.Message.Body, t.Message.Properties.ContentType, in.f.red).Text
 	}
-	h, _ := redact.Headers(in.t.Message.Headers, in.f.red)
+	h, _ := redact.Headers(t.Message.Headers, in.f.red)
 	var b strings.Builder
 	writeHeaderLines(&b, "", h)
 	b.WriteString(p)

@@ -104,7 +104,7 @@ func (in *matchInput) detectTenants() []string {
 
 // headerValues is the redacted header key as text, none when absent.
 func (in *matchInput) headerValues(key string) []string {
-	v, ok := in.t.Message.Headers[key]
+	v, ok := in.wholeMessage().Message.Headers[key]
 	if !ok {
 		return nil
 	}

@@ -1,0 +1,338 @@
+// Package spill keeps the whole of every message a TUI browse read in a
+// bbolt file in the user's cache directory, so memory holds only a compact
+// index of the queue: what is on screen, filtered or exported is read back
+// by position. It is a cache: written without fsync, removed on Close
+// unless kept.
+package spill
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/headerjson"
+)
+
+var bucket = []byte("messages")
+
+// A chunk is written in one transaction once it holds this many messages
+// or bytes: one fsync-free commit per chunk, not per message.
+const (
+	chunkMessages = 512
+	chunkBytes    = 4 << 20
+)
+
+// Store is one browse's messages on disk, keyed by Message.Position. It is
+// safe for concurrent use: the browse writes while the screens read.
+type Store struct {
+	mu      sync.Mutex
+	db      *bolt.DB
+	path    string
+	keep    bool
+	pending map[int][]byte // encoded, not yet committed
+	order   []int
+	bytes   int
+	closed  bool
+}
+
+// Dir is where spill files go: dlqt's folder of the user's cache directory
+// (XDG_CACHE_HOME, else ~/.cache, on Linux).
+func Dir() (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("spill: no cache directory: %w", err)
+	}
+	return filepath.Join(base, "dlqt"), nil
+}
+
+// Create makes a new, empty store in dir ("" means Dir()), readable by its
+// owner only. keep leaves the file in place on Close.
+func Create(dir string, keep bool) (*Store, error) {
+	if dir == "" {
+		d, err := Dir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "browse-*.db")
+	if err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	path := f.Name()
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, NoSync: true, NoFreelistSync: true})
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	db.NoSync = true
+	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucket); return err }); err != nil {
+		db.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	return &Store{db: db, path: path, keep: keep, pending: map[int][]byte{}}, nil
+}
+
+// Open opens a kept store to read it; its Close leaves the file.
+func Open(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("spill: %w", err)
+	}
+	return &Store{db: db, path: path, keep: true, pending: map[int][]byte{}}, nil
+}
+
+// Path is the store's file.
+func (s *Store) Path() string { return s.path }
+
+// ErrClosed is what a read of a closed store returns.
+var ErrClosed = errors.New("spill: the store of this read is closed (the queue was read again)")
+
+// Put stores m under m.Position; a full chunk is committed at once.
+func (s *Store) Put(m triage.Message) error {
+	rec, err := Encode(m)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if _, dup := s.pending[m.Position]; !dup {
+		s.order = append(s.order, m.Position)
+	}
+	s.pending[m.Position] = rec
+	s.bytes += len(rec)
+	if len(s.order) >= chunkMessages || s.bytes >= chunkBytes {
+		return s.flushLocked()
+	}
+	return nil
+}
+
+// Flush commits what Put has not yet.
+func (s *Store) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.flushLocked()
+}
+
+func (s *Store) flushLocked() error {
+	if len(s.order) == 0 {
+		return nil
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		for _, pos := range s.order {
+			if err := b.Put(key(pos), s.pending[pos]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("spill: write: %w", err)
+	}
+	clear(s.pending)
+	s.order, s.bytes = s.order[:0], 0
+	return nil
+}
+
+// Message reads back the message stored at pos.
+func (s *Store) Message(pos int) (triage.Message, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return triage.Message{}, ErrClosed
+	}
+	if rec, ok := s.pending[pos]; ok {
+		s.mu.Unlock()
+		return Decode(rec)
+	}
+	db := s.db
+	s.mu.Unlock()
+	var m triage.Message
+	err := db.View(func(tx *bolt.Tx) error {
+		rec := tx.Bucket(bucket).Get(key(pos))
+		if rec == nil {
+			return fmt.Errorf("spill: no message at position %d", pos)
+		}
+		var err error
+		m, err = Decode(rec) // copies: rec is valid only in the transaction
+		return err
+	})
+	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		err = ErrClosed
+	}
+	return m, err
+}
+
+// Close closes the store and removes its file unless it is kept; it
+// returns the path of a kept file, "" otherwise. A second Close does
+// nothing.
+func (s *Store) Close() (kept string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", nil
+	}
+	s.closed = true
+	if s.keep && !s.db.IsReadOnly() {
+		err = s.flushLocked()
+	}
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	if s.keep {
+		return s.path, err
+	}
+	if rerr := os.Remove(s.path); err == nil && rerr != nil && !os.IsNotExist(rerr) {
+		err = rerr
+	}
+	return "", err
+}
+
+func key(pos int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(pos)) }
+
+// Encode writes m as a record: its fields length-prefixed as raw bytes (an
+// AMQP short string need not be UTF-8, and JSON would alter it), the
+// headers as tagged JSON (headerjson), then the body as it is.
+func Encode(m triage.Message) ([]byte, error) {
+	h, err := json.Marshal(headerjson.Tag(m.Headers))
+	if err != nil {
+		return nil, fmt.Errorf("spill: encode headers: %w", err)
+	}
+	p := m.Properties
+	out := make([]byte, 0, 128+len(h)+len(m.Body))
+	for _, s := range []string{m.Queue, m.Exchange, m.RoutingKey, p.MessageID, p.CorrelationID, p.ContentType,
+		p.ContentEncoding, p.Type, p.AppID, p.UserID, p.ReplyTo, p.Expiration} {
+		out = appendBytes(out, s)
+	}
+	var flags byte
+	if m.Redelivered {
+		flags |= flagRedelivered
+	}
+	if m.Body == nil {
+		flags |= flagNilBody
+	}
+	if !p.Timestamp.IsZero() {
+		flags |= flagTimestamp
+	}
+	out = append(out, flags, p.Priority, p.DeliveryMode)
+	out = binary.AppendVarint(out, int64(m.Position))
+	out = binary.AppendVarint(out, p.Timestamp.Unix())
+	out = binary.AppendVarint(out, int64(p.Timestamp.Nanosecond()))
+	out = appendBytes(out, string(h))
+	return append(out, m.Body...), nil
+}
+
+const (
+	flagRedelivered = 1 << iota
+	flagNilBody
+	flagTimestamp
+)
+
+func appendBytes(out []byte, s string) []byte {
+	out = binary.AppendUvarint(out, uint64(len(s)))
+	return append(out, s...)
+}
+
+var errDamaged = errors.New("spill: a damaged record")
+
+// recordReader reads the fields of a record in order; the first error sticks.
+type recordReader struct {
+	rec []byte
+	err error
+}
+
+func (r *recordReader) bytes() []byte {
+	n, w := binary.Uvarint(r.rec)
+	if r.err != nil || w <= 0 || uint64(len(r.rec)-w) < n {
+		r.err = errDamaged
+		return nil
+	}
+	b := r.rec[w : w+int(n)]
+	r.rec = r.rec[w+int(n):]
+	return b
+}
+
+func (r *recordReader) varint() int64 {
+	v, w := binary.Varint(r.rec)
+	if r.err != nil || w <= 0 {
+		r.err = errDamaged
+		return 0
+	}
+	r.rec = r.rec[w:]
+	return v
+}
+
+func (r *recordReader) byte() byte {
+	if r.err != nil || len(r.rec) == 0 {
+		r.err = errDamaged
+		return 0
+	}
+	b := r.rec[0]
+	r.rec = r.rec[1:]
+	return b
+}
+
+// Decode reads a record Encode wrote; the message owns its memory.
+func Decode(rec []byte) (triage.Message, error) {
+	r := &recordReader{rec: rec}
+	var s [12]string
+	for i := range s {
+		s[i] = string(r.bytes())
+	}
+	flags, prio, mode := r.byte(), r.byte(), r.byte()
+	pos, sec, nsec := r.varint(), r.varint(), r.varint()
+	h := r.bytes()
+	if r.err != nil {
+		return triage.Message{}, r.err
+	}
+	dec := json.NewDecoder(bytes.NewReader(h))
+	dec.UseNumber()
+	var tagged triage.Headers
+	if err := dec.Decode(&tagged); err != nil {
+		return triage.Message{}, fmt.Errorf("spill: decode headers: %w", err)
+	}
+	headers, err := headerjson.Untag(tagged)
+	if err != nil {
+		return triage.Message{}, fmt.Errorf("spill: decode headers: %w", err)
+	}
+	m := triage.Message{
+		Queue: s[0], Position: int(pos), Redelivered: flags&flagRedelivered != 0, Exchange: s[1], RoutingKey: s[2],
+		Properties: triage.Properties{
+			MessageID: s[3], CorrelationID: s[4], ContentType: s[5], ContentEncoding: s[6], Type: s[7],
+			AppID: s[8], UserID: s[9], ReplyTo: s[10], Expiration: s[11], Priority: prio, DeliveryMode: mode,
+		},
+		Headers: headers,
+	}
+	if flags&flagTimestamp != 0 {
+		m.Properties.Timestamp = time.Unix(sec, nsec).UTC()
+	}
+	if flags&flagNilBody == 0 {
+		m.Body = append([]byte{}, r.rec...)
+	}
+	return m, nil
+}

@@ -1,0 +1,193 @@
+// Package headerjson writes triage.Headers as JSON that reads back to the
+// same Go values: the snapshot file and the TUI's spill store both use it.
+//
+// Each value is tagged with its type, so that what JSON would blur comes
+// back as it was: {"int":"3"} vs {"float":3}, {"time":"..."} and
+// {"bytes":"base64"} vs {"str":"..."}, {"table":{...}} vs a map. Integers
+// are strings so no reader rounds them through float64. A string that is
+// not valid UTF-8 (an AMQP longstr is bytes) is {"str64":"base64"}, since
+// encoding/json would replace its bad bytes. The same tagging covers queue
+// and binding arguments.
+package headerjson
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// Tag returns h with every value tagged, ready for encoding/json.
+func Tag(h triage.Headers) map[string]any {
+	if h == nil {
+		return nil
+	}
+	out := make(map[string]any, len(h))
+	for k, v := range h {
+		out[k] = tagValue(v)
+	}
+	return out
+}
+
+// Untag reverses Tag on what encoding/json decoded (with UseNumber) into a
+// Headers field.
+func Untag(raw triage.Headers) (triage.Headers, error) { return untagHeaders(raw) }
+
+func tagValue(v any) map[string]any {
+	switch v := v.(type) {
+	case nil:
+		return map[string]any{"null": true}
+	case string:
+		if !utf8.ValidString(v) {
+			return map[string]any{"str64": base64.StdEncoding.EncodeToString([]byte(v))}
+		}
+		return map[string]any{"str": v}
+	case bool:
+		return map[string]any{"bool": v}
+	case int64:
+		return map[string]any{"int": strconv.FormatInt(v, 10)}
+	case int:
+		return map[string]any{"int": strconv.Itoa(v)}
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return map[string]any{"float": strconv.FormatFloat(v, 'g', -1, 64)}
+		}
+		return map[string]any{"float": v}
+	case time.Time:
+		return map[string]any{"time": v.UTC().Format(time.RFC3339Nano)}
+	case []byte:
+		return map[string]any{"bytes": base64.StdEncoding.EncodeToString(v)}
+	case []any:
+		list := make([]any, len(v))
+		for i, e := range v {
+			list[i] = tagValue(e)
+		}
+		return map[string]any{"list": list}
+	case triage.Headers:
+		return map[string]any{"table": Tag(v)}
+	case map[string]any:
+		return map[string]any{"table": Tag(v)}
+	default:
+		// Not a value triage.Headers allows; keep its text rather than fail.
+		return map[string]any{"str": fmt.Sprint(v)}
+	}
+}
+
+func untagHeaders(raw triage.Headers) (triage.Headers, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	out := make(triage.Headers, len(raw))
+	for k, v := range raw {
+		val, err := untagValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("header %q: %w", k, err)
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+func untagValue(v any) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return nil, fmt.Errorf("want one {type: value} pair, got %v", v)
+	}
+	for tag, x := range m {
+		decode, known := untaggers[tag]
+		if !known {
+			return nil, fmt.Errorf("unknown value type %q", tag)
+		}
+		val, ok, err := decode(x)
+		if err != nil || ok {
+			return val, err
+		}
+		return nil, fmt.Errorf("bad %s value %v", tag, x)
+	}
+	panic("unreachable")
+}
+
+// untaggers decode the value of each tag tagValue writes; ok is false when
+// the JSON value has the wrong shape for its tag.
+var untaggers map[string]func(x any) (val any, ok bool, err error)
+
+func init() {
+	untaggers = map[string]func(any) (any, bool, error){
+		"null": func(any) (any, bool, error) { return nil, true, nil },
+		"str":  func(x any) (any, bool, error) { s, ok := x.(string); return s, ok, nil },
+		"str64": func(x any) (any, bool, error) {
+			return fromString(x, func(s string) (any, error) {
+				b, err := base64.StdEncoding.DecodeString(s)
+				return string(b), err
+			})
+		},
+		"bool": func(x any) (any, bool, error) { b, ok := x.(bool); return b, ok, nil },
+		"int": func(x any) (any, bool, error) {
+			return fromString(x, func(s string) (any, error) { return strconv.ParseInt(s, 10, 64) })
+		},
+		"float": untagFloat,
+		"time": func(x any) (any, bool, error) {
+			return fromString(x, func(s string) (any, error) {
+				t, err := time.Parse(time.RFC3339Nano, s)
+				if err != nil { // written by a dlqt that kept years past 9999
+					return "timestamp out of range: " + s, nil
+				}
+				return t.UTC(), nil
+			})
+		},
+		"bytes": func(x any) (any, bool, error) {
+			return fromString(x, func(s string) (any, error) { return base64.StdEncoding.DecodeString(s) })
+		},
+		"list": untagList,
+		"table": func(x any) (any, bool, error) {
+			t, ok := x.(map[string]any)
+			if !ok {
+				return nil, false, nil
+			}
+			h, err := untagHeaders(triage.Headers(t))
+			return h, true, err
+		},
+	}
+}
+
+func fromString(x any, parse func(string) (any, error)) (any, bool, error) {
+	s, ok := x.(string)
+	if !ok {
+		return nil, false, nil
+	}
+	v, err := parse(s)
+	return v, true, err
+}
+
+func untagFloat(x any) (any, bool, error) {
+	switch f := x.(type) {
+	case json.Number:
+		v, err := f.Float64()
+		return v, true, err
+	case string:
+		v, err := strconv.ParseFloat(f, 64)
+		return v, true, err
+	}
+	return nil, false, nil
+}
+
+func untagList(x any) (any, bool, error) {
+	l, ok := x.([]any)
+	if !ok {
+		return nil, false, nil
+	}
+	out := make([]any, len(l))
+	for i, e := range l {
+		val, err := untagValue(e)
+		if err != nil {
+			return nil, true, fmt.Errorf("[%d]: %w", i, err)
+		}
+		out[i] = val
+	}
+	return out, true, nil
+}

@@ -1,0 +1,107 @@
+package triage
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
+)
+
+// A browse of a whole queue keeps each message in two parts: the whole of
+// it in a store on disk (package spill, through Bodies), and in memory an
+// index entry, a Triaged without body, headers, payload or timeline but
+// with everything groups, lists and the non-text filter fields read.
+// Whatever needs the rest (the message screen, an edit, a text~ filter, a
+// replay plan) asks the entry for its Whole, which reads the message back
+// and derives it again, with the same identity.
+
+// Bodies is where a browse put its whole messages, by Message.Position.
+type Bodies interface {
+	Message(pos int) (Message, error)
+}
+
+// Spilled re-derives the index entries of one browse from their whole
+// messages, as the streamed inspection derived them.
+type Spilled struct {
+	bodies Bodies
+	r      *router
+	red    *redact.Redactor
+}
+
+// NewSpilled reads back from bodies, deriving with red and the browse's
+// topology (UseTopology, which a stream learns only at its end: entries
+// are indexed before, read back after).
+func NewSpilled(bodies Bodies, red *redact.Redactor) *Spilled {
+	return &Spilled{bodies: bodies, red: red, r: newRouter(Topology{})}
+}
+
+// UseTopology is the topology the browse classified with; call it before
+// any entry is read back.
+func (s *Spilled) UseTopology(top Topology) { s.r = newRouter(top) }
+
+// indexHeaders are the headers an index entry keeps: DiedIn reads
+// x-first-death-queue when no x-death names a queue.
+var indexHeaders = []string{"x-first-death-queue"}
+
+// Index is t as the index keeps it: no body, headers (but the few the
+// index reads), payload or timeline, and a way back to them.
+func (s *Spilled) Index(t Triaged) Triaged {
+	var kept Headers
+	for _, k := range indexHeaders {
+		if v, ok := t.Message.Headers[k]; ok && (len(t.Deaths) == 0 || t.Deaths[0].Queue == "") {
+			if kept == nil {
+				kept = Headers{}
+			}
+			kept[k] = v
+		}
+	}
+	t.Message.Body, t.Message.Headers = nil, kept
+	t.Payload, t.Timeline = "", nil
+	t.spilled = s
+	return t
+}
+
+// Indexed reports an index entry: its body, headers, payload and timeline
+// are on disk (Whole reads them).
+func (t Triaged) Indexed() bool { return t.spilled != nil }
+
+// Whole is t with its whole message read back and everything derived from
+// it again (same ID); t itself when it is not an index entry.
+func (t Triaged) Whole() (Triaged, error) {
+	s := t.spilled
+	if s == nil {
+		return t, nil
+	}
+	m, err := s.bodies.Message(t.Message.Position)
+	if err != nil {
+		return t, fmt.Errorf("reading back message %s: %w", t.ID, err)
+	}
+	return analyzeOne(s.r, m, DecodeEnvelope(m.Body), t.ID, s.red, true), nil
+}
+
+// Full is the i-th message of the inspection, whole.
+func (in Inspection) Full(i int) (Triaged, error) { return in.Messages[i].Whole() }
+
+// IndexCost is about what an index entry holds in memory, in bytes: the
+// struct, the strings and slices it points to, and its place in a group.
+func IndexCost(t *Triaged) int64 {
+	n := int(unsafe.Sizeof(*t)) + 8 // + its index in Group.Members
+	p := &t.Message.Properties
+	n += len(t.ID) + len(t.Message.Exchange) + len(t.Message.RoutingKey) + len(t.ReasonCode) +
+		len(p.MessageID) + len(p.CorrelationID) + len(p.ContentType) + len(p.ContentEncoding) + len(p.Type) +
+		len(p.AppID) + len(p.UserID) + len(p.ReplyTo) + len(p.Expiration)
+	e := &t.Envelope
+	n += len(e.MessageID) + len(e.EventType) + len(e.SchemaVersion) + len(e.OccurredAt) + len(e.CorrelationID)
+	if f := e.Failure; f != nil {
+		n += int(unsafe.Sizeof(*f)) + len(f.ReasonCode) + len(f.Consumer) + len(f.ConsumerVersion) +
+			len(f.FirstFailedAt) + len(f.LastFailedAt)
+	}
+	for _, d := range t.Deaths {
+		n += int(unsafe.Sizeof(d)) + len(d.Queue) + len(d.Exchange) + len(d.OriginalExpiration)
+		for _, k := range d.RoutingKeys {
+			n += 16 + len(k)
+		}
+	}
+	n += len(t.Message.Headers) * 64
+	return int64(n)
+}

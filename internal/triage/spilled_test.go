@@ -1,0 +1,110 @@
+package triage
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
+)
+
+// memBodies is a Bodies in memory, as the spill store is on disk.
+type memBodies map[int]Message
+
+func (b memBodies) Message(pos int) (Message, error) {
+	m, ok := b[pos]
+	if !ok {
+		return Message{}, errors.New("no such position")
+	}
+	return m, nil
+}
+
+// TestWholeDerivesTheSameMessage: an index entry read back is what the
+// streamed inspection derived from the whole message, identity included
+// (the stream gives repeated ids their occurrence suffix).
+func TestWholeDerivesTheSameMessage(t *testing.T) {
+	batch := syntheticBatch(400)
+	top := seed002Topology()
+	top.Queues = append(top.Queues, Queue{Name: batch.Queue, Type: QueueClassic})
+	red := redact.New()
+	bodies := memBodies{}
+	for _, m := range batch.Messages {
+		bodies[m.Position] = m
+	}
+	s := NewSpilled(bodies, red)
+	s.UseTopology(top)
+	var full, index []Triaged
+	_, err := InspectEach(context.Background(), sliceReader{top: top, msgs: batch.Messages}, batch.Queue, BrowseOptions{},
+		StreamOptions{Redactor: red, Payloads: true, Each: func(t *Triaged) (bool, error) {
+			full = append(full, *t)
+			index = append(index, s.Index(*t))
+			return true, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffixed := 0
+	for i := range full {
+		e := index[i]
+		if e.Message.Body != nil || e.Payload != "" || e.Timeline != nil || !e.Indexed() {
+			t.Fatalf("index entry %d keeps the body, payload or timeline", i)
+		}
+		if DiedIn(e) != DiedIn(full[i]) || FirstDied(e) != FirstDied(full[i]) || e.PayloadBytes != len(full[i].Message.Body) {
+			t.Errorf("index entry %d: the fields the index serves differ", i)
+		}
+		back, err := e.Whole()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, full[i]) {
+			t.Fatalf("message %d read back differs:\n got %+v\nwant %+v", i, back, full[i])
+		}
+		if len(back.ID) > 2 && back.ID[len(back.ID)-2] == '#' {
+			suffixed++
+		}
+	}
+	if suffixed == 0 {
+		t.Error("the batch has no repeated ids: the test does not show the suffix kept")
+	}
+	in := Inspection{Messages: index}
+	if got, err := in.Full(3); err != nil || !reflect.DeepEqual(got, full[3]) {
+		t.Errorf("Inspection.Full(3) = %v, %v", got.ID, err)
+	}
+	if _, err := (Inspection{Messages: []Triaged{NewSpilled(memBodies{}, red).Index(full[0])}}).Full(0); err == nil {
+		t.Error("a message the store lacks read back without error")
+	}
+}
+
+// BenchmarkIndexEntryBytes measures what an index entry of a 1 KiB parked
+// message holds on the heap (bytes/entry), beside what IndexCost, the
+// TUI's memory budget, counts for it (cost/entry).
+func BenchmarkIndexEntryBytes(b *testing.B) {
+	const n = 100000
+	r := benchReader(n)
+	s := NewSpilled(memBodies{}, nil)
+	for b.Loop() {
+		var kept []Triaged
+		var cost int64
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := InspectEach(context.Background(), r, "bench.dlq", BrowseOptions{}, StreamOptions{Payloads: true,
+			Each: func(t *Triaged) (bool, error) {
+				e := s.Index(*t)
+				cost += IndexCost(&e)
+				kept = append(kept, e)
+				return true, nil
+			}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		kept = kept[:len(kept):len(kept)]
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "bytes/entry")
+		b.ReportMetric(float64(cost)/n, "cost/entry")
+		runtime.KeepAlive(kept)
+	}
+}

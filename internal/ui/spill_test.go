@@ -1,0 +1,132 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestBrowseKeepsNoBodyAndReadsTheMessageBack: after a browse, what the
+// screens hold of each message is its index entry (no body, headers,
+// payload or timeline); the message screen still shows the redacted
+// payload, headers and timeline, read back from the spill file.
+func TestBrowseKeepsNoBodyAndReadsTheMessageBack(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	dir := t.TempDir()
+	h := newHarness(t, Options{Spill: SpillOptions{Dir: dir}}, 120, 50)
+	h.openQueue("orders.dlq")
+	insp := h.m.groups.Inspection()
+	if insp == nil || len(insp.Messages) != 5 {
+		t.Fatalf("inspection %v", insp)
+	}
+	for _, m := range insp.Messages {
+		if m.Message.Body != nil || m.Payload != "" || m.Timeline != nil || len(m.Message.Headers) != 0 || !m.Indexed() {
+			t.Fatalf("%s keeps more than its index entry: body %d bytes, payload %q, %d headers",
+				m.ID, len(m.Message.Body), m.Payload, len(m.Message.Headers))
+		}
+		if m.PayloadBytes == 0 {
+			t.Errorf("%s lost its size", m.ID)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.db")); len(files) != 1 {
+		t.Fatalf("spill files %v, want one", files)
+	}
+	openInvalidSKU(h)
+	h.m.messages.SelectID("m-1001")
+	h.press("open")
+	if h.m.c.focus != screenMessage {
+		t.Fatalf("screen %d, want the message", h.m.c.focus)
+	}
+	shown := h.m.message.Shown()
+	if shown.ID != "m-1001" || len(shown.Message.Body) == 0 || shown.Payload == "" || len(shown.Timeline) == 0 {
+		t.Fatalf("the message screen holds %+v", shown)
+	}
+	h.mustShow(`"consumer": "fulfilment"`, "a***@example.com", "2 values redacted", "attempt timeline (5 events)")
+	h.mustNotShow("hunter2") // redacted, as read the first time
+	if v, ok := shown.Message.Headers["x-api-token"]; !ok || v != "tok_live_abcdefghijklmnop" {
+		t.Errorf("the headers read back: %v", shown.Message.Headers)
+	}
+}
+
+// TestTextFilterReadsBackIndexEntries: text~ searches the redacted payload
+// and headers of messages kept only as index entries.
+func TestTextFilterReadsBackIndexEntries(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{Spill: SpillOptions{Dir: t.TempDir()}}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.press("filter")
+	h.typeText(`text~x-2`)
+	insp := h.m.groups.Inspection()
+	if len(insp.Messages) != 1 || insp.Messages[0].ID != "m-1003" {
+		t.Fatalf("text~x-2 kept %d messages", len(insp.Messages))
+	}
+	h.press("back")
+	h.press("filter")
+	h.typeText(`text~hunter2`) // masked on screen, so never found by a search
+	if n := len(h.m.groups.Inspection().Messages); n != 0 {
+		t.Fatalf("text~hunter2 found %d messages in redacted text", n)
+	}
+}
+
+// TestSpillFilesGoWithTheirReads: a read again replaces the previous
+// read's file; the program's end removes the last one, or keeps every one
+// with --keep and names them.
+func TestSpillFilesGoWithTheirReads(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		dir := t.TempDir()
+		var kept []string
+		h := newHarness(t, Options{Spill: SpillOptions{Dir: dir, Keep: keep, Kept: func(p string) { kept = append(kept, p) }}}, 120, 40)
+		h.openQueue("orders.dlq")
+		h.press("refresh")
+		if h.m.groups.Inspection() == nil {
+			t.Fatal("no read after refresh")
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.db"))
+		if want := map[bool]int{false: 1, true: 2}[keep]; len(files) != want {
+			t.Fatalf("keep=%v: %d files after two reads, want %d", keep, len(files), want)
+		}
+		h.m.stop()
+		files, _ = filepath.Glob(filepath.Join(dir, "*.db"))
+		switch {
+		case !keep && (len(files) != 0 || len(kept) != 0):
+			t.Errorf("after the end: files %v, kept %v", files, kept)
+		case keep && (len(files) != 2 || len(kept) != 2):
+			t.Errorf("--keep: files %v, kept %v", files, kept)
+		}
+		for _, p := range kept {
+			if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
+				t.Errorf("kept %s: %v", p, err)
+			}
+		}
+	}
+}
+
+// TestStreamedBrowseReadsTheWholeQueueByDefault: with no --limit the TUI
+// asks for the whole queue (Limit 0, streamed); with one, it caps and the
+// status line names it.
+func TestStreamedBrowseReadsTheWholeQueueByDefault(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	r := scenario()
+	for i := 5; i < 12; i++ {
+		m := rejected("m-20"+string(rune('0'+i)), "order.placed", "INVALID_SKU", 1, 0, `"n":1`)
+		r.messages["orders.dlq"] = append(r.messages["orders.dlq"], m)
+	}
+	r.top.Queues[1].Messages = 12
+	h := newHarness(t, Options{Reader: r, Spill: SpillOptions{Dir: t.TempDir()}}, 120, 40)
+	h.openQueue("orders.dlq")
+	calls := r.calls()
+	if last := calls[len(calls)-1]; last.Limit != 0 || last.Each == nil {
+		t.Fatalf("browse options %+v, want the whole queue streamed", last)
+	}
+	if n := h.m.groups.Inspection().Batch.Count(); n != 12 {
+		t.Fatalf("read %d of 12", n)
+	}
+	h.mustNotShow("first ")
+
+	h = newHarness(t, Options{Reader: r, BrowseLimit: 10, Spill: SpillOptions{Dir: t.TempDir()}}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.mustShow("held 10 of 12 messages: --limit 10")
+	if got := h.m.flow.readLimit(); got != 10 {
+		t.Errorf("an action's hold reads %d, want --limit's 10", got)
+	}
+}
