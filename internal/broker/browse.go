@@ -114,16 +114,7 @@ func windowFor(opts triage.BrowseOptions, q triage.Queue) int {
 	if opts.Each == nil {
 		return 0
 	}
-	budget := opts.MemoryBudget
-	if budget <= 0 {
-		budget = triage.DefaultMemoryBudget
-	}
-	avg := int64(0)
-	if q.Messages > 0 {
-		avg = q.Bytes / int64(q.Messages)
-	}
-	const overhead = 1024 // headers, properties and the client's bookkeeping
-	return int(max(1, min(budget/4/(avg+overhead), math.MaxUint16)))
+	return memoryWindow(opts.MemoryBudget, q)
 }
 
 func finish(b triage.Batch, err error) (triage.Batch, error) {
@@ -348,8 +339,8 @@ func (h *held) stopConsuming() error {
 	timeout := make(chan struct{})
 	t := time.AfterFunc(releaseWait, func() { close(timeout) })
 	defer t.Stop()
-	last, err := h.win.cancel(timeout)
-	h.lastTag = max(h.lastTag, last)
+	_, err := h.win.cancel(timeout)
+	h.lastTag = max(h.lastTag, h.win.maxTag)
 	return err
 }
 

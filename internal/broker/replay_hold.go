@@ -24,13 +24,13 @@ type heldSources struct {
 	tags   map[string]uint64
 	tables map[string]amqp.Table // headers as delivered, for republishing
 
-	// On a quorum queue the hold's consumer stays up while it holds (see
+	// On a quorum queue the hold's consumers stay up while it holds (see
 	// keepConsuming): spare are the deliveries it keeps that were not
-	// selected, consumer its tag until it is cancelled, and reading closes
-	// when its deliveries end.
-	spare    []uint64
-	consumer string
-	reading  chan struct{}
+	// selected, win its consumers until they are cancelled, and reading
+	// closes when their deliveries end.
+	spare   []uint64
+	win     *window
+	reading chan struct{}
 }
 
 // Hold implements replay.Port. It consumes the queue with manual ack
@@ -78,26 +78,43 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		limit = triage.DefaultBrowseLimit
 	}
 	want := min(depth, limit)
-	if err := ch.Qos(holdPrefetch(want), 0, false); err != nil {
-		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
-	}
 	quorum := q.Type == triage.QueueQuorum
 	pass := newPassing(queue, ids, replayID)
-	ds, deliveries, err := r.consumeAll(ctx, ch, queue, want, !quorum, pass.keep)
-	if err != nil {
-		releaseAll(ch, r.consumerTag())
+	w := r.holdWindow(ch, queue, memoryWindow(0, q), want)
+	if err := r.consumeAll(ctx, w, queue, want, pass); err != nil {
+		w.release()
 		ch.Close()
 		return nil, err
 	}
-
-	out, put := r.sortHeld(ds, pass.bases, queue, ids, replayID)
 	if quorum {
-		r.keepConsuming(put, deliveries)
+		out, put := r.sortHeld(pass, queue, ids)
+		r.keepConsuming(put, w)
 		return out, nil
 	}
+	// What the broker pushed before the cancel-ok is sorted with the rest:
+	// it may be selected too.
+	timeout := make(chan struct{})
+	t := time.AfterFunc(releaseWait, func() { close(timeout) })
+	late, err := w.cancel(timeout)
+	t.Stop()
+	if err != nil {
+		w.release()
+		ch.Close()
+		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
+	}
+	for _, d := range late {
+		pass.take(d)
+	}
+	out, put := r.sortHeld(pass, queue, ids)
+	// The messages not selected go back only now, each on its own, once
+	// every consumer is cancelled: requeued while one is up, a message
+	// returns to its place at the head and is delivered straight back to
+	// this hold (TestRequeueToALiveHoldComesStraightBack), so releasing
+	// them as they pass would loop. Until then they stay unacked, kept
+	// as a delivery tag and a base id each (passing.take).
 	for _, tag := range put {
 		if err := ch.Nack(tag, false, true); err != nil {
-			releaseAll(ch, r.consumerTag())
+			w.release()
 			ch.Close()
 			return nil, fmt.Errorf("replay: put back the messages not selected: %w", err)
 		}
@@ -105,45 +122,50 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	return out, nil
 }
 
-// holdPrefetch is the prefetch of a hold of want messages, all kept
-// unacked: exactly want. Unlimited (0) is not: a quorum queue gives such a
-// consumer a credit of 2,000 only, and a larger hold would stall there.
-// Above what basic.qos takes, 0 is the best there is.
-func holdPrefetch(want int) int {
-	if want > maxHoldPrefetch {
-		return 0
+// holdWindow is the windowed consume of a hold of want messages (see
+// window.go): consumers of at most size credit each, the credit granted in
+// all exactly want, so no hold ever asks for an unlimited prefetch (a
+// quorum queue gives such a consumer a credit of 2,000 only, and a classic
+// queue pushes its whole content into the client). Its consumers are named
+// after the replay.
+func (r *Replay) holdWindow(ch *amqp.Channel, queue string, size, want int) *window {
+	w := newWindow(ch, queue, nil, size, want)
+	n := 0
+	w.name = func() string {
+		n++
+		return r.consumerTag() + "-" + strconv.Itoa(n)
 	}
-	return max(want, 1)
+	return w
 }
 
-// sortHeld splits what a hold read into the messages to keep (the selected
-// ids, recorded in r.held, and this replay's own copies, reported as such)
-// and the delivery tags to put back. bases are the base identities of ds
-// (passing.keep), "" for the copies.
-func (r *Replay) sortHeld(ds []amqp.Delivery, bases []string, queue string, ids []string, replayID string) (out []replay.HeldMessage, put []uint64) {
-	var own []amqp.Delivery // not copies of this replay
+// sortHeld splits what a hold read (p) into the messages to keep (the
+// selected ids, recorded in r.held, and this replay's own copies, reported
+// as such) and the delivery tags to put back.
+func (r *Replay) sortHeld(p *passing, queue string, ids []string) (out []replay.HeldMessage, put []uint64) {
+	var own []int // positions of what is not a copy of this replay
 	var ownBases []string
-	for i, d := range ds {
-		if id, _ := d.Headers[triage.HeaderReplayID].(string); id == replayID {
-			put = append(put, d.DeliveryTag)
+	for i, tag := range p.tags {
+		if d := p.whole[i]; d != nil && p.bases[i] == "" {
+			put = append(put, tag)
 			item, _ := d.Headers[triage.HeaderReplayItem].(string)
-			out = append(out, replay.HeldMessage{ID: item, Message: toMessage(d, queue, -1), Copy: true})
+			out = append(out, replay.HeldMessage{ID: item, Message: toMessage(*d, queue, -1), Copy: true})
 			continue
 		}
-		own, ownBases = append(own, d), append(ownBases, bases[i])
+		own, ownBases = append(own, i), append(ownBases, p.bases[i])
 	}
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
 	}
-	for i, id := range triage.SuffixIDs(ownBases) {
-		if want[id] {
-			out = append(out, replay.HeldMessage{ID: id, Message: toMessage(own[i], queue, i)})
-			r.held.tags[id] = own[i].DeliveryTag
-			r.held.tables[id] = own[i].Headers
+	for n, id := range triage.SuffixIDs(ownBases) {
+		i := own[n]
+		if d := p.whole[i]; d != nil && want[id] {
+			out = append(out, replay.HeldMessage{ID: id, Message: toMessage(*d, queue, n)})
+			r.held.tags[id] = d.DeliveryTag
+			r.held.tables[id] = d.Headers
 			continue
 		}
-		put = append(put, own[i].DeliveryTag)
+		put = append(put, p.tags[i])
 	}
 	return out, put
 }
@@ -151,16 +173,19 @@ func (r *Replay) sortHeld(ds []amqp.Delivery, bases []string, queue string, ids 
 // passing keeps of each delivery a hold reads only what the replay may
 // need: the whole delivery when it is a copy of this replay or its
 // identity may be one of the selected, else its tag and base identity
-// alone. A hold of a large queue so keeps the bodies of what it replays,
-// not of the whole queue.
+// alone, its body, headers and properties dropped as soon as it is
+// classified. A hold of a large queue so keeps the bodies of what it
+// replays, not of the whole queue.
 type passing struct {
 	queue, replayID string
-	maybe           map[string]bool // base ids a selected id may have
-	bases           []string        // base id of each delivery kept, "" for a copy
+	maybe           map[string]bool        // base ids a selected id may have
+	tags            []uint64               // delivery tag of each delivery, in queue order
+	bases           []string               // base id of each delivery, "" for a copy
+	whole           map[int]*amqp.Delivery // by position: the copies and what may be selected
 }
 
 func newPassing(queue string, ids []string, replayID string) *passing {
-	p := &passing{queue: queue, replayID: replayID, maybe: make(map[string]bool, len(ids))}
+	p := &passing{queue: queue, replayID: replayID, maybe: make(map[string]bool, len(ids)), whole: map[int]*amqp.Delivery{}}
 	for _, id := range ids {
 		p.maybe[id] = true
 		if i := strings.LastIndexByte(id, '#'); i > 0 {
@@ -172,19 +197,24 @@ func newPassing(queue string, ids []string, replayID string) *passing {
 	return p
 }
 
-func (p *passing) keep(d amqp.Delivery) amqp.Delivery {
+// take classifies one delivery, in queue order.
+func (p *passing) take(d amqp.Delivery) {
+	i := len(p.tags)
+	p.tags = append(p.tags, d.DeliveryTag)
 	if id, _ := d.Headers[triage.HeaderReplayID].(string); id == p.replayID {
 		p.bases = append(p.bases, "")
-		return d
+		p.whole[i] = &d
+		return
 	}
 	m := toMessage(d, p.queue, 0)
 	base := triage.BaseIDs([]triage.Message{m}, []triage.Envelope{triage.DecodeEnvelope(d.Body)})[0]
 	p.bases = append(p.bases, base)
-	if !p.maybe[base] {
-		d.Body, d.Headers = nil, nil // never selected: the tag is all it needs
+	if p.maybe[base] {
+		p.whole[i] = &d
 	}
-	return d
 }
+
+func (p *passing) read() int { return len(p.tags) }
 
 // deliveredTable is the header table to publish for held item id: each
 // header the replay did not change goes out exactly as it was delivered
@@ -207,73 +237,52 @@ func (r *Replay) deliveredTable(id string, h triage.Headers) amqp.Table {
 	return t
 }
 
-// consumeAll takes up to depth deliveries, then, with cancel, cancels the
-// consumer and takes in what the broker pushed before the cancel-ok;
-// without, it leaves the consumer up and returns its deliveries.
-func (r *Replay) consumeAll(ctx context.Context, ch *amqp.Channel, queue string, depth int, cancel bool, keep func(amqp.Delivery) amqp.Delivery) ([]amqp.Delivery, <-chan amqp.Delivery, error) {
-	tag := r.consumerTag()
-	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	deliveries, err := ch.Consume(queue, tag, false, false, false, false, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("replay: hold %q: %w", queue, err)
+// consumeAll hands p up to want deliveries, in queue order, through w;
+// w's consumers stay up.
+func (r *Replay) consumeAll(ctx context.Context, w *window, queue string, want int, p *passing) error {
+	closed := w.ch.NotifyClose(make(chan *amqp.Error, 1))
+	if err := w.grow(); err != nil {
+		return fmt.Errorf("replay: %w", err)
 	}
-	var ds []amqp.Delivery
+	var ready []amqp.Delivery
 	timer := time.NewTimer(firstMessageWait)
 	defer timer.Stop()
 	lastHeard := time.Now()
-read:
-	for len(ds) < depth {
+	for p.read() < want {
 		select {
-		case d, ok := <-deliveries:
-			if !ok {
-				// A message whose headers the client cannot decode drops the
-				// connection: name it (see quarantine.go).
-				return nil, nil, nameUnreadable(fmt.Errorf("replay: hold %q: the channel closed: %w", queue, closeCause(closed)), queue)
+		case d := <-w.merged:
+			ready = w.order(d, ready[:0])
+			for _, d := range ready {
+				p.take(d)
 			}
-			ds = append(ds, keep(d))
+			clear(ready) // let the bodies go
+			if w.due(p.read()) {
+				if err := w.grow(); err != nil {
+					return fmt.Errorf("replay: %w", err)
+				}
+			}
 			timer.Reset(idleGap)
 			lastHeard = time.Now()
+		case <-w.gone:
+			if len(w.merged) == 0 {
+				// A message whose headers the client cannot decode drops the
+				// connection: name it (see quarantine.go).
+				return nameUnreadable(fmt.Errorf("replay: hold %q: the channel closed: %w", queue, closeCause(closed)), queue)
+			}
 		case <-timer.C:
 			ready, err := passiveDepth(r.hold, queue, "")
 			if err != nil || ready == 0 {
-				break read // the rest is held by other consumers, or gone
+				return nil // the rest is held by other consumers, or gone
 			}
 			if time.Since(lastHeard) > maxStall {
-				return nil, nil, fmt.Errorf("replay: hold %q: the broker sent nothing for %s while %d messages were ready", queue, maxStall, ready)
+				return fmt.Errorf("replay: hold %q: the broker sent nothing for %s while %d messages were ready", queue, maxStall, ready)
 			}
 			timer.Reset(idleGap)
 		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	if !cancel {
-		return ds, deliveries, nil
-	}
-	if err := ch.Cancel(tag, false); err != nil {
-		return nil, nil, fmt.Errorf("replay: hold %q: cancel: %w", queue, err)
-	}
-	for _, d := range drainDeliveries(deliveries) {
-		ds = append(ds, keep(d))
-	}
-	return ds, nil, nil
-}
-
-// drainDeliveries takes in what a cancelled consumer's broker pushed
-// before the cancel-ok, at most releaseWait.
-func drainDeliveries(deliveries <-chan amqp.Delivery) []amqp.Delivery {
-	var ds []amqp.Delivery
-	timeout := time.After(releaseWait)
-	for {
-		select {
-		case d, ok := <-deliveries:
-			if !ok {
-				return ds
-			}
-			ds = append(ds, d)
-		case <-timeout:
-			return ds
-		}
-	}
+	return nil
 }
 
 func (r *Replay) consumerTag() string { return "dlqt-replay-" + r.replayID }

@@ -19,37 +19,59 @@ import (
 // when the hold is released: consumer cancelled first, then every one
 // requeued in delivery order.
 
-// keepConsuming keeps the hold's consumer up, with put (read, not
-// selected) and whatever it is sent from now on held as spare.
-func (r *Replay) keepConsuming(put []uint64, deliveries <-chan amqp.Delivery) {
+// keepConsuming keeps the hold's consumers up, with put (read, not
+// selected), the deliveries w has not handed out, and whatever they are
+// sent from now on held as spare.
+func (r *Replay) keepConsuming(put []uint64, w *window) {
 	h := r.held
 	h.mu.Lock()
-	h.spare, h.consumer, h.reading = put, r.consumerTag(), make(chan struct{})
+	h.spare, h.win, h.reading = put, w, make(chan struct{})
+	for _, d := range w.rest() {
+		h.spare = append(h.spare, d.DeliveryTag)
+	}
 	h.mu.Unlock()
+	spare := func(d amqp.Delivery) {
+		h.mu.Lock()
+		h.spare = append(h.spare, d.DeliveryTag)
+		h.mu.Unlock()
+	}
 	go func() {
 		defer close(h.reading)
-		for d := range deliveries {
-			h.mu.Lock()
-			h.spare = append(h.spare, d.DeliveryTag)
-			h.mu.Unlock()
+		for {
+			select {
+			case d := <-w.merged:
+				spare(d)
+			case <-w.gone:
+				for {
+					select {
+					case d := <-w.merged:
+						spare(d)
+					default:
+						return
+					}
+				}
+			}
 		}
 	}()
 }
 
-// stopConsuming cancels a consumer kept up and waits, at most
-// releaseWait, until what the broker sent before the cancel-ok is in.
+// stopConsuming cancels the consumers kept up and waits, at most
+// releaseWait, until what the broker sent before the cancel-oks is in.
 func (r *Replay) stopConsuming() {
 	h := r.held
 	h.mu.Lock()
-	tag, reading := h.consumer, h.reading
-	h.consumer = ""
+	w, reading := h.win, h.reading
+	h.win = nil
 	h.mu.Unlock()
-	if tag == "" {
+	if w == nil {
 		return
 	}
-	_ = h.ch.Cancel(tag, false)
+	for _, tag := range w.tags {
+		_ = h.ch.Cancel(tag, false)
+	}
 	select {
 	case <-reading:
 	case <-time.After(releaseWait):
 	}
+	w.stop()
 }

@@ -1,12 +1,16 @@
 package broker
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // window lets a hold keep any number of messages unacked without ever
@@ -30,7 +34,8 @@ type window struct {
 	size    int // prefetch of each consumer
 	want    int // credit to grant in all
 	granted int
-	tags    []string // consumer tags
+	tags    []string      // consumer tags
+	name    func() string // the tag of the next consumer
 
 	merged chan amqp.Delivery
 	gone   chan struct{} // closed when every consumer's deliveries ended
@@ -48,8 +53,24 @@ func newWindow(ch *amqp.Channel, queue string, args amqp.Table, size, want int) 
 	return &window{
 		ch: ch, queue: queue, args: args, size: size, want: want,
 		merged: make(chan amqp.Delivery, 64), gone: make(chan struct{}), done: make(chan struct{}),
-		next: 1, pending: map[uint64]amqp.Delivery{},
+		next: 1, pending: map[uint64]amqp.Delivery{}, name: consumerTag,
 	}
+}
+
+// memoryWindow is the prefetch of each consumer of a hold that keeps
+// little of what it reads: a quarter of budget (DefaultMemoryBudget when
+// <= 0) in messages of q's average size plus what a delivery costs beside
+// its body, never more than basic.qos takes.
+func memoryWindow(budget int64, q triage.Queue) int {
+	if budget <= 0 {
+		budget = triage.DefaultMemoryBudget
+	}
+	avg := int64(0)
+	if q.Messages > 0 {
+		avg = q.Bytes / int64(q.Messages)
+	}
+	const overhead = 1024 // headers, properties and the client's bookkeeping
+	return int(max(1, min(budget/4/(avg+overhead), math.MaxUint16)))
 }
 
 // grow starts one more consumer with the next window of credit.
@@ -59,12 +80,12 @@ func (w *window) grow() error {
 		return nil
 	}
 	if err := w.ch.Qos(credit, 0, false); err != nil {
-		return fmt.Errorf("browse %q: set prefetch: %w", w.queue, err)
+		return fmt.Errorf("hold %q: set prefetch: %w", w.queue, err)
 	}
-	tag := consumerTag()
+	tag := w.name()
 	deliveries, err := w.ch.Consume(w.queue, tag, false, false, false, false, w.args)
 	if err != nil {
-		return fmt.Errorf("browse %q: consume: %w", w.queue, err)
+		return fmt.Errorf("hold %q: consume: %w", w.queue, err)
 	}
 	w.tags = append(w.tags, tag)
 	w.granted += credit
@@ -116,31 +137,65 @@ func (w *window) order(d amqp.Delivery, out []amqp.Delivery) []amqp.Delivery {
 
 // cancel cancels every consumer (each waits for its cancel-ok) and takes
 // in what the broker pushed before, until every consumer's deliveries ended
-// or wait ran out. It returns the highest delivery tag seen.
-func (w *window) cancel(timeout <-chan struct{}) (uint64, error) {
+// or timeout closed. It returns the deliveries not yet handed out by order
+// (those waiting for an earlier tag, and what came after the read stopped),
+// in delivery-tag order; maxTag covers them all.
+func (w *window) cancel(timeout <-chan struct{}) ([]amqp.Delivery, error) {
 	defer w.stop()
 	for _, tag := range w.tags {
 		if err := w.ch.Cancel(tag, false); err != nil {
-			return w.maxTag, fmt.Errorf("cancel consumer: %w", err)
+			return w.rest(), fmt.Errorf("cancel consumer: %w", err)
 		}
 	}
 	for {
 		select {
 		case d := <-w.merged:
-			w.maxTag = max(w.maxTag, d.DeliveryTag)
+			w.keepLate(d)
 		case <-w.gone:
 			for {
 				select {
 				case d := <-w.merged:
-					w.maxTag = max(w.maxTag, d.DeliveryTag)
+					w.keepLate(d)
 				default:
-					return w.maxTag, nil
+					return w.rest(), nil
 				}
 			}
 		case <-timeout:
-			return w.maxTag, nil // the channel close requeues the rest
+			return w.rest(), nil // the channel close requeues the rest
 		}
 	}
+}
+
+func (w *window) keepLate(d amqp.Delivery) {
+	w.maxTag = max(w.maxTag, d.DeliveryTag)
+	w.pending[d.DeliveryTag] = d
+}
+
+// rest empties pending, in delivery-tag order.
+func (w *window) rest() []amqp.Delivery {
+	out := make([]amqp.Delivery, 0, len(w.pending))
+	for _, d := range w.pending {
+		out = append(out, d)
+	}
+	clear(w.pending)
+	slices.SortFunc(out, func(a, b amqp.Delivery) int { return cmp.Compare(a.DeliveryTag, b.DeliveryTag) })
+	return out
+}
+
+// release gives back everything the channel holds on an error path:
+// every consumer cancelled first (a requeue to a live one comes straight
+// back), then one Nack of delivery tag 0 with multiple, which AMQP defines
+// as every outstanding delivery. Errors are ignored: the close that
+// follows requeues whatever this could not.
+func (w *window) release() {
+	defer w.stop()
+	if w.ch.IsClosed() {
+		return
+	}
+	for _, tag := range w.tags {
+		_ = w.ch.Cancel(tag, false)
+	}
+	_ = w.ch.Nack(0, true, true)
 }
 
 // stop lets the forwarders go once nobody reads the merged stream.
