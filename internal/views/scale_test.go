@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 )
 
 func TestShortNumber(t *testing.T) {
@@ -515,5 +517,101 @@ func BenchmarkTypingKeyOverAMillionRows(b *testing.B) {
 			b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-ms/key")
 			b.ReportMetric(float64(total)/float64(keys)/float64(time.Millisecond), "ms/key")
 		})
+	}
+}
+
+// BenchmarkGroupsFieldFilter1M is a field filter put in force on the groups
+// screen of 1,000,000 messages: every message matched and regrouped.
+func BenchmarkGroupsFieldFilter1M(b *testing.B) {
+	insp, _ := millionMessages(1_000_000)
+	insp.Groups = triage.GroupMessages(insp.Messages)
+	g := NewGroups(testContext())
+	g.SetSize(120, 40)
+	g.Open("orders.dlq")
+	g.SetInspection(insp)
+	f, err := filter.ParseLine("reason_code=E42", filter.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		g.SetFilter(f)
+		g.SetFilter(filter.Filter{})
+	}
+}
+
+// manyMessages are n messages of several reasons, codes and event types.
+func manyMessages(n int) *triage.Inspection {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	reasons := []triage.Reason{triage.ReasonRejected, triage.ReasonExpired, triage.ReasonMaxlen}
+	insp := &triage.Inspection{Batch: triage.Batch{Queue: "orders.dlq", Depth: n}}
+	insp.Messages = make([]triage.Triaged, n)
+	for i := range insp.Messages {
+		insp.Messages[i] = triage.Triaged{ID: fmt.Sprintf("m-%07d", i), Attempts: i % 7,
+			Reason: reasons[i%3], ReasonCode: fmt.Sprintf("E%d", i%5),
+			DiedAt:   at.Add(-time.Duration(i) * time.Second),
+			Envelope: triage.Envelope{EventType: fmt.Sprintf("order.%d", i%4)}}
+	}
+	insp.Groups = triage.GroupMessages(insp.Messages)
+	return insp
+}
+
+// TestGroupsFieldFilterInStepsEqualsNarrow: a field filter over many
+// messages is put in force in steps; meanwhile the filter in force and its
+// groups stay (what an action takes) and the screen says how far it got;
+// a step of a filter replaced does nothing; the end is filter.Narrow's.
+func TestGroupsFieldFilterInStepsEqualsNarrow(t *testing.T) {
+	ctx := testContext()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	ctx.Now = func() time.Time { return now }
+	all := manyMessages(30_000)
+	g := NewGroups(ctx)
+	g.SetSize(120, 20)
+	g.Open("orders.dlq")
+	g.SetInspection(all)
+	g.stepRows = 7000
+	parse := func(line string) filter.Filter {
+		f, err := filter.ParseLine(line, filter.Options{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, line := range []string{"reason_code=E3", "reason=expired event_type=order.1", "died<2h", "reason_code=none"} {
+		f := parse(line)
+		before, beforeFilter := g.Inspection(), g.Filter()
+		g.SetFilter(f)
+		if !g.Narrowing() || g.Inspection() != before || g.Filter().String() != beforeFilter.String() {
+			t.Fatalf("%s: after one step the filter in force changed", line)
+		}
+		if v := ansi.Strip(g.View()); !strings.Contains(v, "filtering by "+f.String()+": 7,000 of 30,000 messages tested…") {
+			t.Fatalf("%s: no progress line:\n%s", line, v)
+		}
+		stale := g.SearchCmd()
+		g.SetFilter(f) // typed again: the step above is stale
+		stale().(SearchStep).Continue()
+		steps := 0
+		for cmd := g.SearchCmd(); cmd != nil; cmd = g.SearchCmd() {
+			cmd().(SearchStep).Continue()
+			steps++
+		}
+		want := f.Narrow(*all)
+		got := g.Inspection()
+		if steps != 4 || g.Narrowing() || g.Filter().String() != f.String() {
+			t.Fatalf("%s: %d steps, narrowing %v, filter %q", line, steps, g.Narrowing(), g.Filter())
+		}
+		if !reflect.DeepEqual(got.Messages, want.Messages) || !reflect.DeepEqual(got.Groups, want.Groups) {
+			t.Fatalf("%s: %d messages in %d groups, Narrow has %d in %d", line, len(got.Messages), len(got.Groups), len(want.Messages), len(want.Groups))
+		}
+	}
+	// a read arriving while a filter is put in force: the filter narrows
+	// it at once
+	f := parse("reason_code=E1")
+	g.SetFilter(f)
+	fresh := manyMessages(20_000)
+	g.SetInspection(fresh)
+	want := f.Narrow(*fresh)
+	if g.Narrowing() || g.Filter().String() != f.String() || !reflect.DeepEqual(g.Inspection().Groups, want.Groups) {
+		t.Fatalf("new read under a filter being put in force: narrowing %v, filter %q", g.Narrowing(), g.Filter())
 	}
 }
