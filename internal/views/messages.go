@@ -92,7 +92,7 @@ func (m *Messages) SetFilter(f filter.Filter) {
 		if m.insp == nil || row >= len(m.group.Members) {
 			return false
 		}
-		return m.filter.Match(m.insp.Messages[m.group.Members[row]])
+		return m.filter.MatchAt(m.insp.Messages, m.group.Members[row])
 	})
 }
 
