@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -108,4 +110,45 @@ func BenchmarkFilterKeyOverAMillionMessages(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-ms/key")
+}
+
+// TestGroupsFieldFilterOverManyMessagesAnswersAtOnce: on the groups screen
+// of 200,000 messages, the key that completes a field filter returns from
+// Update with the filter still being put in force (the last one stays, and
+// the screen says how far it got); its command's steps bring the groups
+// filter.Narrow makes.
+func TestGroupsFieldFilterOverManyMessagesAnswersAtOnce(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{}, 120, 40)
+	const n = 200_000
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	insp := &triage.Inspection{Batch: triage.Batch{Queue: "orders.dlq", Depth: n}}
+	insp.Messages = make([]triage.Triaged, n)
+	for i := range insp.Messages {
+		insp.Messages[i] = triage.Triaged{ID: fmt.Sprintf("m-%07d", i), Reason: triage.ReasonRejected,
+			ReasonCode: fmt.Sprintf("E%d", i%5), DiedAt: at.Add(-time.Duration(i) * time.Millisecond)}
+	}
+	insp.Groups = triage.GroupMessages(insp.Messages)
+	h.m.groups.Open("orders.dlq")
+	h.m.groups.SetInspection(insp)
+	h.m.c.focus = screenGroups
+	h.press("filter")
+	h.typeText("reason_code=E")
+	_, cmd := h.m.Update(keyPress("1"))
+	if !h.m.groups.Narrowing() || h.m.groups.Filter().String() != "reason_code=E" {
+		t.Fatalf("the key put the filter in force in Update (narrowing %v, filter %q)", h.m.groups.Narrowing(), h.m.groups.Filter())
+	}
+	h.mustShow("filtering by reason_code=E1:", "of 200,000 messages tested")
+	h.run(cmd)
+	f, err := filter.ParseLine("reason_code=E1", filter.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := f.Narrow(*insp)
+	got := h.m.groups.Inspection()
+	if h.m.groups.Narrowing() || len(got.Messages) != n/5 || !reflect.DeepEqual(got.Groups, want.Groups) {
+		t.Fatalf("after the steps: narrowing %v, %d messages in %d groups", h.m.groups.Narrowing(), len(got.Messages), len(got.Groups))
+	}
+	h.mustShow("filtered: 40,000 of 200,000 messages where reason_code=E1")
+	h.mustNotShow("tested")
 }

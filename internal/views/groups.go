@@ -461,7 +461,7 @@ func (g *Groups) View() string {
 	if g.loading {
 		second = g.progress()
 	}
-	if g.insp != nil && len(g.insp.Groups) == 0 && !g.loading {
+	if g.insp != nil && len(g.insp.Groups) == 0 && !g.loading && g.narrow == nil {
 		second = "The queue is empty: nothing to triage."
 		if !g.filter.Empty() {
 			second = "No message matches " + g.filter.String() + " (" + Plural(len(g.all.Messages), "message") + " read)."
