@@ -464,60 +464,42 @@ func searchAgainstAPlainScan(t *testing.T, seed uint64, script []byte) {
 
 // BenchmarkTypingOverAMillionRows is the filter after each key of "m-0999"
 // over 1,000,000 rows, each key's search run to its end (the exact count):
-// the whole work of typing slowly.
+// the whole work of typing slowly. ms/key and max-ms/key are the part of
+// it in each key's Update (target < 16 ms).
 func BenchmarkTypingOverAMillionRows(b *testing.B) {
-	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}, {Title: "n", Width: 3, Right: true}})
-	tb.SetSize(120, 40)
-	tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i), Count(i)} })
-	b.ResetTimer()
-	for b.Loop() {
-		for _, q := range typed {
-			tb.SetSubstring(q)
-			tb.Settle()
-		}
-		tb.SetSubstring("")
-	}
+	benchmarkTyping(b, true)
+}
+
+// BenchmarkTypingKeyOverAMillionRows is the keys of "m-0999" over
+// 1,000,000 rows typed faster than the search: each key replaces the
+// search of the one before. ms/key and max-ms/key are each key's Update.
+func BenchmarkTypingKeyOverAMillionRows(b *testing.B) {
+	benchmarkTyping(b, false)
 }
 
 var typed = []string{"m", "m-", "m-0", "m-09", "m-099", "m-0999"}
 
-// BenchmarkTypingKeyOverAMillionRows is what one key of "m-0999" costs in
-// Update over 1,000,000 rows (target < 16 ms), the search of the key
-// before ended ("settled") or not ("burst", typed faster than the search);
-// max-ms/key is the slowest key.
-func BenchmarkTypingKeyOverAMillionRows(b *testing.B) {
-	for _, settle := range []bool{true, false} {
-		name := "burst"
-		if settle {
-			name = "settled"
-		}
-		b.Run(name, func(b *testing.B) {
-			tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}, {Title: "n", Width: 3, Right: true}})
-			tb.SetSize(120, 40)
-			tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i), Count(i)} })
-			var worst, total time.Duration
-			keys := 0
-			b.ResetTimer()
-			for b.Loop() {
-				for _, q := range typed {
-					start := time.Now()
-					tb.SetSubstring(q)
-					took := time.Since(start)
-					worst, total, keys = max(worst, took), total+took, keys+1
-					if settle {
-						b.StopTimer()
-						tb.Settle()
-						b.StartTimer()
-					}
-				}
-				b.StopTimer()
-				tb.SetSubstring("")
-				b.StartTimer()
+func benchmarkTyping(b *testing.B, settle bool) {
+	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}, {Title: "n", Width: 3, Right: true}})
+	tb.SetSize(120, 40)
+	tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i), Count(i)} })
+	var worst, total time.Duration
+	keys := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, q := range typed {
+			start := time.Now()
+			tb.SetSubstring(q)
+			took := time.Since(start)
+			worst, total, keys = max(worst, took), total+took, keys+1
+			if settle {
+				tb.Settle()
 			}
-			b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-ms/key")
-			b.ReportMetric(float64(total)/float64(keys)/float64(time.Millisecond), "ms/key")
-		})
+		}
+		tb.SetSubstring("")
 	}
+	b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-ms/key")
+	b.ReportMetric(float64(total)/float64(keys)/float64(time.Millisecond), "ms/key")
 }
 
 // BenchmarkGroupsFieldFilter1M is a field filter put in force on the groups
@@ -623,5 +605,45 @@ func TestGroupsFieldFilterInStepsEqualsNarrow(t *testing.T) {
 	want := f.Narrow(*fresh)
 	if g.Narrowing() || g.Filter().String() != f.String() || !reflect.DeepEqual(g.Inspection().Groups, want.Groups) {
 		t.Fatalf("new read under a filter being put in force: narrowing %v, filter %q", g.Narrowing(), g.Filter())
+	}
+}
+
+// BenchmarkMessagesResize1M is a resize of the messages screen over a group
+// of 1,000,000 messages and the frame after it.
+func BenchmarkMessagesResize1M(b *testing.B) {
+	insp, g := millionMessages(1_000_000)
+	m := NewMessages(testContext())
+	m.SetSize(120, 40)
+	m.Open(insp, g, nil)
+	m.table.Select(500_000)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		m.SetSize(100+n%40, 30+n%20)
+		_ = m.View()
+		n++
+	}
+}
+
+// BenchmarkMessagesRefresh1M is a refresh landing on the messages screen of
+// a group of 1,000,000 messages with two marked and the cursor in the
+// middle: the selection and the marks are found again in the new read.
+func BenchmarkMessagesRefresh1M(b *testing.B) {
+	insp, g := millionMessages(1_000_000)
+	m := NewMessages(testContext())
+	m.SetSize(120, 40)
+	m.Open(insp, g, nil)
+	m.table.Select(3)
+	m.ToggleMark()
+	m.table.Select(500_000)
+	m.ToggleMark()
+	m.table.Select(500_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.SetGroup(insp, g, nil)
+		_ = m.View()
+	}
+	if sel, _ := m.Selected(); sel.ID != "msg_order-0500000" || len(m.Marked()) != 2 {
+		b.Fatalf("selected %s, %d marked", sel.ID, len(m.Marked()))
 	}
 }
