@@ -214,13 +214,14 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 	insp := msg.insp
 	f.groups.SetInspection(&insp)
 	f.queues.NoteRead(msg.queue, &insp) // the queues screen learns the messages' real ages
-	f.reselect(&insp)
+	f.reselect()
 	return f.loadTags(&insp)
 }
 
 // reselect keeps the user where they were after a refresh: same group, same
-// message, or the nearest screen up that still exists.
-func (f *browseFlow) reselect(insp *triage.Inspection) {
+// message, or the nearest screen up that still exists. The group's members
+// index the groups screen's inspection, which a field filter narrows.
+func (f *browseFlow) reselect() {
 	if f.c.focus != screenMessages && f.c.focus != screenMessage {
 		return // a side screen (journal, doctor, replay) opened meanwhile stays
 	}
@@ -231,7 +232,7 @@ func (f *browseFlow) reselect(insp *triage.Inspection) {
 		f.c.focus = screenGroups
 		return
 	}
-	f.messages.SetGroup(insp, g, f.tags)
+	f.messages.SetGroup(f.groups.Inspection(), g, f.tags)
 	if f.c.focus == screenMessage {
 		shown := f.message.Shown()
 		f.messages.SelectID(shown.ID)

@@ -77,6 +77,10 @@ func hasFieldExpr(line string) bool {
 	return false
 }
 
+// narrower is a screen whose field filter is put in force in steps (the
+// groups screen regroups every message read).
+type narrower interface{ SearchCmd() tea.Cmd }
+
 // searchSteps are the next steps of the filters still searching their
 // rows, one per list. A key searches only a slice of a large list; each
 // further slice runs in an Update of its own, so the keys typed meanwhile
@@ -88,6 +92,9 @@ func searchSteps(screens []screen) tea.Cmd {
 			if t := l.list(); t != nil {
 				cmds = append(cmds, t.SearchCmd())
 			}
+		}
+		if n, ok := s.(narrower); ok {
+			cmds = append(cmds, n.SearchCmd())
 		}
 	}
 	return tea.Batch(cmds...)

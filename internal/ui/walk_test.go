@@ -316,7 +316,7 @@ func TestARefreshLeavesASideScreenOpen(t *testing.T) {
 	if h.m.c.focus != screenJournal {
 		t.Fatalf("the journal did not open: focus %v", h.m.c.focus)
 	}
-	h.m.flow.reselect(h.m.groups.Inspection())
+	h.m.flow.reselect()
 	if h.m.c.focus != screenJournal {
 		t.Errorf("a refresh moved the focus from the journal to %v", h.m.c.focus)
 	}

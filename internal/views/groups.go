@@ -32,6 +32,25 @@ type Groups struct {
 	spin    spinner.Model
 	readAt  time.Time // when the inspection shown was read
 	changed time.Time // when an action last changed the queue
+	narrow  *narrowing
+	// stepRows, when above 0, makes a narrowing step test that many
+	// messages instead of running for a time slice (tests).
+	stepRows int
+}
+
+// narrowing is a field filter being put in force over the messages read,
+// a slice per Update, as the table's search (search.go): typing one over a
+// million messages matched and regrouped them all in each key's Update.
+// Until it ends, the filter in force and its groups stay on screen and are
+// what an action takes.
+type narrowing struct {
+	f         filter.Filter
+	next      int             // the next message of all to test
+	matched   []int           // the indexes in all of the matches so far
+	groups    *triage.Grouper // of the matches, by their rank in matched
+	msgs      []triage.Triaged
+	copied    int  // of matched into msgs, once every message is tested
+	scheduled bool // a SearchStep is on its way
 }
 
 // NoteChange records that an action changed queue name at `at`: until it
@@ -110,7 +129,7 @@ func ReadToTheEnd(b triage.Batch) bool {
 // starts the browse (and StartLoading).
 func (g *Groups) Open(name string) {
 	g.queue, g.insp, g.all, g.failed = name, nil, nil, false
-	g.filter = filter.Filter{}
+	g.filter, g.narrow = filter.Filter{}, nil
 	g.table.ClearFilter()
 	g.table.SetRows(nil)
 }
@@ -147,7 +166,7 @@ func (g *Groups) SetFailed() {
 // last complete read on screen instead, and so does a filter.
 func (g *Groups) SetLive(partial *triage.Inspection) {
 	g.read = max(g.read, partial.Batch.Read)
-	if !g.loading || (g.all != nil && !g.live) || !g.filter.Empty() {
+	if !g.loading || (g.all != nil && !g.live) || !g.filter.Empty() || g.narrow != nil {
 		return
 	}
 	partial.Batch.Depth = max(g.expect, partial.Batch.Read)
@@ -157,7 +176,7 @@ func (g *Groups) SetLive(partial *triage.Inspection) {
 
 func (g *Groups) dropLive() {
 	if g.live {
-		g.all, g.insp, g.live = nil, nil, false
+		g.all, g.insp, g.live, g.narrow = nil, nil, false, nil
 		g.table.SetRows(nil)
 	}
 }
@@ -181,33 +200,115 @@ func (g *Groups) UpdateSpinner(msg spinner.TickMsg) tea.Cmd {
 
 // SetInspection shows what the browse found, narrowed by the filter in force.
 func (g *Groups) SetInspection(insp *triage.Inspection) {
+	if n := g.narrow; n != nil {
+		// the filter typed last narrows the new read, at once, as before
+		g.filter, g.narrow = n.f, nil
+		g.table.filterBy(nil)
+	}
 	g.all, g.loading, g.failed, g.live = insp, false, false, false
 	g.readAt = g.ctx.now()
 	g.regroup()
 }
 
 // SetFilter narrows the groups to the messages f matches, regrouped, so
-// counts and ages are the filtered ones; an empty f shows everything.
+// counts and ages are the filtered ones; an empty f shows everything. Over
+// many messages the narrowing ends in later steps (SearchCmd); the filter
+// in force stays until then.
 func (g *Groups) SetFilter(f filter.Filter) {
-	g.filter = f
-	if !f.Empty() {
-		g.table.filterBy(nil) // the rows are narrowed already
+	g.narrow = nil
+	if f.Empty() || g.all == nil {
+		g.filter = f
+		if !f.Empty() {
+			g.table.filterBy(nil) // the rows are narrowed already
+		}
+		if g.all != nil {
+			g.regroup()
+		}
+		return
 	}
-	if g.all != nil {
-		g.regroup()
+	g.narrow = &narrowing{f: f, groups: triage.NewGrouper(true)}
+	g.stepNarrow(searchSlice)
+}
+
+// SearchCmd is the command for the next step of the field filter being put
+// in force; nil when there is none or its step is on its way.
+func (g *Groups) SearchCmd() tea.Cmd {
+	n := g.narrow
+	if n == nil || n.scheduled {
+		return nil
 	}
+	n.scheduled = true
+	return stepCmd(func() {
+		if g.narrow == n { // not replaced by a later key or read
+			n.scheduled = false
+			g.stepNarrow(searchSlice)
+		}
+	})
+}
+
+// Narrowing reports a field filter still being put in force.
+func (g *Groups) Narrowing() bool { return g.narrow != nil }
+
+// stepNarrow matches messages for at most budget (all of them up to
+// wholeRows) and puts the filter in force once every message is tested:
+// the same messages and groups as filter.Narrow (Apply, then the grouping
+// of the matches in order). The matches are copied once, into a slice of
+// their exact size, also a slice of time at a time: a filter that keeps a
+// million messages moves half a gigabyte.
+func (g *Groups) stepNarrow(budget time.Duration) {
+	n := g.narrow
+	start := time.Now()
+	all := g.all.Messages
+	spent := func(done int) bool {
+		if g.stepRows > 0 {
+			return done >= g.stepRows
+		}
+		return done >= wholeRows && done%256 == 0 && time.Since(start) >= budget
+	}
+	for done := 1; n.next < len(all); done++ {
+		if n.f.MatchAt(all, n.next) {
+			n.matched = append(n.matched, n.next)
+			n.groups.Add(&all[n.next], len(n.matched)-1)
+		}
+		n.next++
+		if n.next < len(all) && spent(done) {
+			return
+		}
+	}
+	if n.msgs == nil && len(n.matched) > 0 {
+		n.msgs = make([]triage.Triaged, len(n.matched))
+	}
+	for n.copied < len(n.matched) {
+		hi := min(n.copied+4096, len(n.matched))
+		for ; n.copied < hi; n.copied++ {
+			n.msgs[n.copied] = all[n.matched[n.copied]]
+		}
+		if n.copied < len(n.matched) && g.stepRows == 0 && time.Since(start) >= budget {
+			return
+		}
+	}
+	g.filter, g.narrow = n.f, nil
+	g.table.filterBy(nil) // the rows are narrowed already
+	narrowed := *g.all
+	narrowed.Messages, narrowed.Groups = n.msgs, n.groups.Groups()
+	g.show(&narrowed)
 }
 
 // Filter is the field filter in force.
 func (g *Groups) Filter() filter.Filter { return g.filter }
 
 func (g *Groups) regroup() {
-	g.insp = g.all
+	insp := g.all
 	if !g.filter.Empty() {
 		n := g.filter.Narrow(*g.all)
-		g.insp = &n
+		insp = &n
 	}
-	insp := g.insp
+	g.show(insp)
+}
+
+// show puts insp's groups in the table.
+func (g *Groups) show(insp *triage.Inspection) {
+	g.insp = insp
 	now := g.ctx.now()
 	g.table.SetSource(len(insp.Groups), func(i int) []string {
 		gr := insp.Groups[i]
@@ -353,10 +454,14 @@ func (g *Groups) rate() string {
 func (g *Groups) View() string {
 	st := g.ctx.Styles
 	second := g.filterLine()
+	if n := g.narrow; n != nil {
+		second = fmt.Sprintf("filtering by %s: %s of %s tested, %s matched…", n.f.String(),
+			Count(n.next), Plural(len(g.all.Messages), "message"), Count(len(n.matched)))
+	}
 	if g.loading {
 		second = g.progress()
 	}
-	if g.insp != nil && len(g.insp.Groups) == 0 && !g.loading {
+	if g.insp != nil && len(g.insp.Groups) == 0 && !g.loading && g.narrow == nil {
 		second = "The queue is empty: nothing to triage."
 		if !g.filter.Empty() {
 			second = "No message matches " + g.filter.String() + " (" + Plural(len(g.all.Messages), "message") + " read)."

@@ -92,7 +92,7 @@ func (m *Messages) SetFilter(f filter.Filter) {
 		if m.insp == nil || row >= len(m.group.Members) {
 			return false
 		}
-		return m.filter.Match(m.insp.Messages[m.group.Members[row]])
+		return m.filter.MatchAt(m.insp.Messages, m.group.Members[row])
 	})
 }
 
@@ -260,7 +260,11 @@ func (m *Messages) View() string {
 	}
 	second := ""
 	if !m.filter.Empty() && m.insp != nil {
-		second = fmt.Sprintf("filtered: %s of %s where %s", Count(m.table.Len()),
+		shown := Count(m.table.Len())
+		if m.table.Searching() {
+			shown += " so far" // the filter is still testing the group
+		}
+		second = fmt.Sprintf("filtered: %s of %s where %s", shown,
 			Plural(len(m.group.Members), "message"), m.filter.String())
 	}
 	return m.frame(st.Title.Render(title), second, m.table.View())

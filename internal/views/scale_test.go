@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 )
 
 func TestShortNumber(t *testing.T) {
@@ -462,58 +464,186 @@ func searchAgainstAPlainScan(t *testing.T, seed uint64, script []byte) {
 
 // BenchmarkTypingOverAMillionRows is the filter after each key of "m-0999"
 // over 1,000,000 rows, each key's search run to its end (the exact count):
-// the whole work of typing slowly.
+// the whole work of typing slowly. ms/key and max-ms/key are the part of
+// it in each key's Update (target < 16 ms).
 func BenchmarkTypingOverAMillionRows(b *testing.B) {
-	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}, {Title: "n", Width: 3, Right: true}})
-	tb.SetSize(120, 40)
-	tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i), Count(i)} })
-	b.ResetTimer()
-	for b.Loop() {
-		for _, q := range typed {
-			tb.SetSubstring(q)
-			tb.Settle()
-		}
-		tb.SetSubstring("")
-	}
+	benchmarkTyping(b, true)
+}
+
+// BenchmarkTypingKeyOverAMillionRows is the keys of "m-0999" over
+// 1,000,000 rows typed faster than the search: each key replaces the
+// search of the one before. ms/key and max-ms/key are each key's Update.
+func BenchmarkTypingKeyOverAMillionRows(b *testing.B) {
+	benchmarkTyping(b, false)
 }
 
 var typed = []string{"m", "m-", "m-0", "m-09", "m-099", "m-0999"}
 
-// BenchmarkTypingKeyOverAMillionRows is what one key of "m-0999" costs in
-// Update over 1,000,000 rows (target < 16 ms), the search of the key
-// before ended ("settled") or not ("burst", typed faster than the search);
-// max-ms/key is the slowest key.
-func BenchmarkTypingKeyOverAMillionRows(b *testing.B) {
-	for _, settle := range []bool{true, false} {
-		name := "burst"
-		if settle {
-			name = "settled"
-		}
-		b.Run(name, func(b *testing.B) {
-			tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}, {Title: "n", Width: 3, Right: true}})
-			tb.SetSize(120, 40)
-			tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i), Count(i)} })
-			var worst, total time.Duration
-			keys := 0
-			b.ResetTimer()
-			for b.Loop() {
-				for _, q := range typed {
-					start := time.Now()
-					tb.SetSubstring(q)
-					took := time.Since(start)
-					worst, total, keys = max(worst, took), total+took, keys+1
-					if settle {
-						b.StopTimer()
-						tb.Settle()
-						b.StartTimer()
-					}
-				}
-				b.StopTimer()
-				tb.SetSubstring("")
-				b.StartTimer()
+func benchmarkTyping(b *testing.B, settle bool) {
+	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}, {Title: "n", Width: 3, Right: true}})
+	tb.SetSize(120, 40)
+	tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i), Count(i)} })
+	var worst, total time.Duration
+	keys := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, q := range typed {
+			start := time.Now()
+			tb.SetSubstring(q)
+			took := time.Since(start)
+			worst, total, keys = max(worst, took), total+took, keys+1
+			if settle {
+				tb.Settle()
 			}
-			b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-ms/key")
-			b.ReportMetric(float64(total)/float64(keys)/float64(time.Millisecond), "ms/key")
-		})
+		}
+		tb.SetSubstring("")
+	}
+	b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-ms/key")
+	b.ReportMetric(float64(total)/float64(keys)/float64(time.Millisecond), "ms/key")
+}
+
+// BenchmarkGroupsFieldFilter1M is a field filter put in force on the groups
+// screen of 1,000,000 messages: every message matched and regrouped. "key"
+// is the part in the key's Update, "settled" the whole (then cleared).
+func BenchmarkGroupsFieldFilter1M(b *testing.B) {
+	insp, _ := millionMessages(1_000_000)
+	insp.Groups = triage.GroupMessages(insp.Messages)
+	g := NewGroups(testContext())
+	g.SetSize(120, 40)
+	g.Open("orders.dlq")
+	g.SetInspection(insp)
+	f, err := filter.ParseLine("reason_code=E42", filter.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("key", func(b *testing.B) { // what the key's Update does
+		for b.Loop() {
+			g.SetFilter(f)
+		}
+	})
+	b.Run("settled", func(b *testing.B) { // to the filter in force
+		for b.Loop() {
+			g.SetFilter(f)
+			for cmd := g.SearchCmd(); cmd != nil; cmd = g.SearchCmd() {
+				cmd().(SearchStep).Continue()
+			}
+			g.SetFilter(filter.Filter{})
+		}
+	})
+}
+
+// manyMessages are n messages of several reasons, codes and event types.
+func manyMessages(n int) *triage.Inspection {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	reasons := []triage.Reason{triage.ReasonRejected, triage.ReasonExpired, triage.ReasonMaxlen}
+	insp := &triage.Inspection{Batch: triage.Batch{Queue: "orders.dlq", Depth: n}}
+	insp.Messages = make([]triage.Triaged, n)
+	for i := range insp.Messages {
+		insp.Messages[i] = triage.Triaged{ID: fmt.Sprintf("m-%07d", i), Attempts: i % 7,
+			Reason: reasons[i%3], ReasonCode: fmt.Sprintf("E%d", i%5),
+			DiedAt:   at.Add(-time.Duration(i) * time.Second),
+			Envelope: triage.Envelope{EventType: fmt.Sprintf("order.%d", i%4)}}
+	}
+	insp.Groups = triage.GroupMessages(insp.Messages)
+	return insp
+}
+
+// TestGroupsFieldFilterInStepsEqualsNarrow: a field filter over many
+// messages is put in force in steps; meanwhile the filter in force and its
+// groups stay (what an action takes) and the screen says how far it got;
+// a step of a filter replaced does nothing; the end is filter.Narrow's.
+func TestGroupsFieldFilterInStepsEqualsNarrow(t *testing.T) {
+	ctx := testContext()
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	ctx.Now = func() time.Time { return now }
+	all := manyMessages(30_000)
+	g := NewGroups(ctx)
+	g.SetSize(120, 20)
+	g.Open("orders.dlq")
+	g.SetInspection(all)
+	g.stepRows = 7000
+	parse := func(line string) filter.Filter {
+		f, err := filter.ParseLine(line, filter.Options{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, line := range []string{"reason_code=E3", "reason=expired event_type=order.1", "died<2h", "reason_code=none"} {
+		f := parse(line)
+		before, beforeFilter := g.Inspection(), g.Filter()
+		g.SetFilter(f)
+		if !g.Narrowing() || g.Inspection() != before || g.Filter().String() != beforeFilter.String() {
+			t.Fatalf("%s: after one step the filter in force changed", line)
+		}
+		if v := ansi.Strip(g.View()); !strings.Contains(v, "filtering by "+f.String()+": 7,000 of 30,000 messages tested") {
+			t.Fatalf("%s: no progress line:\n%s", line, v)
+		}
+		stale := g.SearchCmd()
+		g.SetFilter(f) // typed again: the step above is stale
+		stale().(SearchStep).Continue()
+		steps := 0
+		for cmd := g.SearchCmd(); cmd != nil; cmd = g.SearchCmd() {
+			cmd().(SearchStep).Continue()
+			steps++
+		}
+		want := f.Narrow(*all)
+		got := g.Inspection()
+		if steps != 4 || g.Narrowing() || g.Filter().String() != f.String() {
+			t.Fatalf("%s: %d steps, narrowing %v, filter %q", line, steps, g.Narrowing(), g.Filter())
+		}
+		if !reflect.DeepEqual(got.Messages, want.Messages) || !reflect.DeepEqual(got.Groups, want.Groups) {
+			t.Fatalf("%s: %d messages in %d groups, Narrow has %d in %d", line, len(got.Messages), len(got.Groups), len(want.Messages), len(want.Groups))
+		}
+	}
+	// a read arriving while a filter is put in force: the filter narrows
+	// it at once
+	f := parse("reason_code=E1")
+	g.SetFilter(f)
+	fresh := manyMessages(20_000)
+	g.SetInspection(fresh)
+	want := f.Narrow(*fresh)
+	if g.Narrowing() || g.Filter().String() != f.String() || !reflect.DeepEqual(g.Inspection().Groups, want.Groups) {
+		t.Fatalf("new read under a filter being put in force: narrowing %v, filter %q", g.Narrowing(), g.Filter())
+	}
+}
+
+// BenchmarkMessagesResize1M is a resize of the messages screen over a group
+// of 1,000,000 messages and the frame after it.
+func BenchmarkMessagesResize1M(b *testing.B) {
+	insp, g := millionMessages(1_000_000)
+	m := NewMessages(testContext())
+	m.SetSize(120, 40)
+	m.Open(insp, g, nil)
+	m.table.Select(500_000)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		m.SetSize(100+n%40, 30+n%20)
+		_ = m.View()
+		n++
+	}
+}
+
+// BenchmarkMessagesRefresh1M is a refresh landing on the messages screen of
+// a group of 1,000,000 messages with two marked and the cursor in the
+// middle: the selection and the marks are found again in the new read.
+func BenchmarkMessagesRefresh1M(b *testing.B) {
+	insp, g := millionMessages(1_000_000)
+	m := NewMessages(testContext())
+	m.SetSize(120, 40)
+	m.Open(insp, g, nil)
+	m.table.Select(3)
+	m.ToggleMark()
+	m.table.Select(500_000)
+	m.ToggleMark()
+	m.table.Select(500_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		m.SetGroup(insp, g, nil)
+		_ = m.View()
+	}
+	if sel, _ := m.Selected(); sel.ID != "msg_order-0500000" || len(m.Marked()) != 2 {
+		b.Fatalf("selected %s, %d marked", sel.ID, len(m.Marked()))
 	}
 }

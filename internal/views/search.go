@@ -47,21 +47,17 @@ type search struct {
 	qb               []byte // query, as bytes
 }
 
-// SearchStep continues a table's search in the next Update. It carries the
-// search's id: a step of a search a later key replaced is dropped.
-type SearchStep struct {
-	t  *Table
-	id uint64
-}
+// SearchStep continues a search (a table's filter, the groups' field
+// filter) in the next Update. It knows which search it continues: a step
+// of a search a later key replaced does nothing.
+type SearchStep struct{ cont func() }
 
 // Continue runs one more slice of the search, unless it is stale.
-func (m SearchStep) Continue() {
-	s := &m.t.search
-	if s.id != m.id || s.done {
-		return
-	}
-	s.scheduled = false
-	m.t.step(searchSlice, false)
+func (m SearchStep) Continue() { m.cont() }
+
+func stepCmd(cont func()) tea.Cmd {
+	step := SearchStep{cont: cont}
+	return func() tea.Msg { return step }
 }
 
 // SearchCmd is the command for the next step of the search in flight; nil
@@ -72,8 +68,14 @@ func (t *Table) SearchCmd() tea.Cmd {
 		return nil
 	}
 	s.scheduled = true
-	step := SearchStep{t: t, id: s.id}
-	return func() tea.Msg { return step }
+	id := s.id
+	return stepCmd(func() {
+		if s.id != id || s.done {
+			return
+		}
+		s.scheduled = false
+		t.step(searchSlice, false)
+	})
 }
 
 // Searching reports a filter whose matches are still being counted: Len is
