@@ -104,7 +104,7 @@ func TestADamagedJournalFoundByTheCheckRefusesActions(t *testing.T) {
 	damage := &journal.DamagedError{Path: g.Path(), Reason: "journal chain broken at entry 7: hash does not match"}
 	g.gate <- damage
 	h.run(next)
-	h.mustShow("is damaged", "chain broken at entry 7")
+	h.mustShow("is damaged", "chain broken at entry 7", "JOURNAL DAMAGED: actions off")
 	h.press("discard")
 	if h.m.c.dialog != nil {
 		t.Fatalf("discard opened %T on a damaged journal", h.m.c.dialog)
