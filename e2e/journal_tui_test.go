@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/dlqt/dlqt/internal/journal"
 )
@@ -60,4 +63,50 @@ func TestJournalExportsBesideARunningTUIAndFromItsScreen(t *testing.T) {
 	if r := runDlqt(t, env, "journal", "verify"); r.code != 0 || !strings.Contains(r.stdout, "entries 1-5 verified") {
 		t.Errorf("after the TUI: %s%s", r.stdout, r.stderr)
 	}
+}
+
+// An entry changed in place is found by the whole check the TUI runs after
+// its first screen: the screen comes first, then the damage on the status
+// line and, in one line, in every refusal; no entry is added to it.
+func TestTUIChecksItsJournalAfterTheFirstScreenAndRefusesADamagedOne(t *testing.T) {
+	env, path := seededJournal(t, 5)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("entries"))
+		key := []byte{0, 0, 0, 0, 0, 0, 0, 3}
+		changed := strings.Replace(string(b.Get(key)), "entry 2,", "entry 9,", 1)
+		return b.Put(key, []byte(changed))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s := startTerm(t, 120, 40, env, "--demo")
+	s.waitFor("DEMO data", "billing.parking", "JOURNAL DAMAGED: actions off")
+	s.keys("Enter")
+	s.waitFor("reason_code")
+	s.keys("Enter")
+	s.keys("t")
+	s.waitFor("tagging is off: journal /", "journal chain broken at entry 3", "will not use it") // the line breaks at the width
+	s.keys("J")
+	s.waitFor("error: journal: journal /", "journal chain broken at entry 3")
+	s.keys("q")
+	waitExit(t, s)
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if n := tx.Bucket([]byte("entries")).Stats().KeyN; n != 5 {
+			t.Errorf("the damaged journal holds %d entries after the TUI, want its 5", n)
+		}
+		return nil
+	})
 }

@@ -205,3 +205,40 @@ func TestUnverifiedSharedStillRefusesADamagedJournal(t *testing.T) {
 		})
 	}
 }
+
+// Reads and index lookups go on while the check runs, on the file the
+// check holds, and none of them waits for it.
+func TestUnverifiedSharedReadsWhileItsCheckRuns(t *testing.T) {
+	path := bigJournal(t, 10_000)
+	s, err := OpenSharedUnverified(path, time.Second, Stamp{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.Verify(nil) }()
+	reads := 0
+	for checking := true; checking; reads++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			checking = false
+		default:
+		}
+		if es, last, err := s.Page(0, 10); err != nil || len(es) != 10 || last != 10_000 {
+			t.Fatalf("page during the check: %d entries, last %d, %v", len(es), last, err)
+		}
+		if _, err := s.Discarded("/", "orders-1.dlq", []string{"msg-1"}); err != nil {
+			t.Fatalf("discard index during the check: %v", err)
+		}
+		if ids, err := s.OpenReplays(); err != nil || len(ids) != 0 {
+			t.Fatalf("open replays during the check: %v, %v", ids, err)
+		}
+	}
+	if !s.Verified() {
+		t.Fatal("not verified after its check")
+	}
+	t.Logf("%d rounds of reads while the check ran", reads)
+}

@@ -31,6 +31,10 @@ func (journalExportMsg) owner() screenID { return screenJournal }
 // journal verify --file) to a new file in the current directory, else beside
 // the journal, and journals the export as the headless command does.
 func exportJournalCmd(c *programContext) tea.Cmd {
+	if err := c.noJournal(); err != nil { // the export is journalled: not before the check passed
+		c.setErr(fmt.Errorf("export: %w", err))
+		return nil
+	}
 	ex, ok := c.opts.Journal.(journalExporter)
 	if !ok {
 		c.setErr(fmt.Errorf("export: this journal cannot be exported from here; run dlqt journal export"))

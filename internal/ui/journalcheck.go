@@ -126,12 +126,17 @@ func (k *journalCheck) howFar() string {
 	return fmt.Sprintf("%s of %s entries", views.Count(int(k.done)), views.Count(int(k.total)))
 }
 
-// statusPart is the status line's word on the check while it runs.
+// statusPart is the status line's word on the check: how far it got while
+// it runs, and for as long as the TUI runs that it failed (the error line
+// that said why goes with the next action; each refusal says it again).
 func (k *journalCheck) statusPart() string {
-	if !k.running {
-		return ""
+	switch {
+	case k.running:
+		return "checking journal: " + k.howFar()
+	case k.err != nil:
+		return "JOURNAL DAMAGED: actions off"
 	}
-	return "checking journal: " + k.howFar()
+	return ""
 }
 
 // verifyLine is the journal screen's line on the whole check.

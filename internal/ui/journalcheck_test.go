@@ -104,7 +104,7 @@ func TestADamagedJournalFoundByTheCheckRefusesActions(t *testing.T) {
 	damage := &journal.DamagedError{Path: g.Path(), Reason: "journal chain broken at entry 7: hash does not match"}
 	g.gate <- damage
 	h.run(next)
-	h.mustShow("is damaged", "chain broken at entry 7")
+	h.mustShow("is damaged", "chain broken at entry 7", "JOURNAL DAMAGED: actions off")
 	h.press("discard")
 	if h.m.c.dialog != nil {
 		t.Fatalf("discard opened %T on a damaged journal", h.m.c.dialog)
@@ -158,4 +158,22 @@ func TestJournalScreenReadsOlderPagesAsItScrolls(t *testing.T) {
 	}
 	h.press("top")
 	h.mustShow("reason-300", "chain verified")
+}
+
+// The journal screen's export is journalled too: it waits for the check
+// and leaves no file behind meanwhile.
+func TestJournalExportWaitsForTheCheck(t *testing.T) {
+	h, g, next := checkingHarness(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	h.press("journal")
+	h.press("export_journal")
+	h.mustShow("export: the journal is still being checked")
+	if m, _ := filepath.Glob(filepath.Join(dir, "dlqt-journal-*")); len(m) != 0 {
+		t.Fatalf("an export before the check: %v", m)
+	}
+	g.gate <- nil
+	h.run(next)
+	h.press("export_journal")
+	h.mustShow("exported 0 journal entries to " + dir)
 }
