@@ -75,30 +75,25 @@ func (f *browseFlow) showMessage(t triage.Triaged) bool {
 	return true
 }
 
-// wholeOf is the shown read with only the messages ids names, each read
-// back whole: what a replay plan routes by (their headers) and samples.
-// It reads them in Update, as many as are selected (BenchmarkReadBackOne:
-// tens of microseconds each).
-func (f *browseFlow) wholeOf(ids []string) (*triage.Inspection, error) {
-	insp := f.groups.Inspection()
-	if insp == nil {
-		return nil, nil
-	}
+// chosenOf is insp with only the messages ids names, each with its whole
+// message read back (WithMessage): what a replay plan routes by. It reads
+// as many messages as are chosen, so it runs in a tea.Cmd.
+func chosenOf(insp triage.Inspection, ids []string) (*triage.Inspection, error) {
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
 	}
-	out := *insp
+	out := insp
 	out.Messages = nil
 	for _, t := range insp.Messages {
 		if !want[t.ID] {
 			continue
 		}
-		whole, err := t.Whole()
+		full, err := t.WithMessage()
 		if err != nil {
 			return nil, err
 		}
-		out.Messages = append(out.Messages, whole)
+		out.Messages = append(out.Messages, full)
 	}
 	return &out, nil
 }
