@@ -26,9 +26,13 @@ type browseFlow struct {
 	browse       *browse // inspection awaited, nil when none
 	tagsReq      int     // tags awaited, 0 when none
 	tags         map[string][]string
-	costAccepted string    // the queue whose delivery cost the user accepted
-	spills       *spillSet // the stores the reads keep whole messages in
+	costAccepted string             // the queue whose delivery cost the user accepted
+	spills       *spillSet          // the stores the reads keep whole messages in
+	read         *triage.Inspection // the shown read, every message (the groups may show fewer)
 }
+
+// shownRead is every message of the shown read, nil before the first.
+func (f *browseFlow) shownRead() *triage.Inspection { return f.read }
 
 // openQueue shows the groups screen of name and browses it.
 func (f *browseFlow) openQueue(name string) tea.Cmd {
@@ -207,6 +211,7 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 		f.c.hint = "messages kept whole in memory, not on disk: " + sanitize.Line(msg.spillErr.Error())
 	}
 	insp := msg.insp
+	f.read = &insp
 	f.groups.SetInspection(&insp)
 	f.queues.NoteRead(msg.queue, &insp) // the queues screen learns the messages' real ages
 	f.reselect(&insp)

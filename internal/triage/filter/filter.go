@@ -33,6 +33,8 @@ type Filter struct {
 	// detected counts where tenant= found tenants when no path is
 	// configured and it looks for the common keys (tenant.go).
 	detected *tenantUse
+	// resolved answers Match by message id (Resolve); nil: evaluate.
+	resolved map[string]bool
 }
 
 // A Filter is what a triage.Selection narrows by; read back from a journal
@@ -95,6 +97,9 @@ func (f Filter) Match(t triage.Triaged) bool { return f.match(&t) }
 func (f *Filter) match(t *triage.Triaged) bool {
 	if len(f.clauses) == 0 {
 		return true
+	}
+	if m, ok := f.resolved[t.ID]; ok {
+		return m
 	}
 	in := &matchInput{t: t, f: f}
 	for _, c := range f.clauses {
