@@ -18,6 +18,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/headerjson"
@@ -245,7 +246,7 @@ func (s *Store) Message(pos int) (triage.Message, error) {
 		m, err = Decode(rec) // copies: rec is valid only in the transaction
 		return err
 	})
-	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		err = ErrClosed
 	}
 	return m, err
