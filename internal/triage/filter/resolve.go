@@ -32,7 +32,7 @@ func (f Filter) Resolved() bool { return f.resolved != nil }
 // see (a later read) is evaluated as any other. ctx stops it early (the
 // user typed on), with ctx's error.
 func (f Filter) Resolve(ctx context.Context, ts []triage.Triaged) (Filter, error) {
-	if f.Empty() {
+	if f.Empty() || len(ts) == 0 {
 		return f, nil
 	}
 	matched := make([]bool, len(ts))
@@ -61,5 +61,22 @@ func (f Filter) Resolve(ctx context.Context, ts []triage.Triaged) (Filter, error
 	for i := range ts {
 		f.resolved[ts[i].ID] = matched[i]
 	}
+	f.resolvedOn = &resolvedSlice{first: &ts[0], n: len(ts), matched: matched}
 	return f, nil
+}
+
+// resolvedSlice is Resolve's answer by index, for Apply over the very
+// slice it resolved (no lookup by id).
+type resolvedSlice struct {
+	first   *triage.Triaged
+	n       int
+	matched []bool
+}
+
+// of returns the answers by index when ts is the slice resolved.
+func (r *resolvedSlice) of(ts []triage.Triaged) []bool {
+	if r == nil || len(ts) != r.n || len(ts) == 0 || &ts[0] != r.first {
+		return nil
+	}
+	return r.matched
 }

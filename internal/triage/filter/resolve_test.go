@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -60,8 +61,11 @@ func TestTextAndTenantReadIndexEntriesBack(t *testing.T) {
 		if err != nil || !r.Resolved() {
 			t.Fatal(err)
 		}
-		if got := len(r.Apply(ts)); got != want {
+		if got := len(r.Apply(ts)); got != want { // by index: the slice resolved
 			t.Errorf("%s resolved: %d matched, want %d", expr, got, want)
+		}
+		if got := len(r.Apply(slices.Clone(ts))); got != want { // by id: another slice
+			t.Errorf("%s resolved, by id: %d matched, want %d", expr, got, want)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
