@@ -298,10 +298,7 @@ func key(pos int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(pos)
 // AMQP short string need not be UTF-8, and JSON would alter it), the
 // headers as tagged JSON (headerjson), then the body as it is.
 func Encode(m triage.Message) ([]byte, error) {
-	h, err := json.Marshal(headerjson.Tag(m.Headers))
-	if err != nil {
-		return nil, fmt.Errorf("spill: encode headers: %w", err)
-	}
+	h := headerjson.AppendTagged(nil, m.Headers)
 	p := m.Properties
 	out := make([]byte, 0, 128+len(h)+len(m.Body))
 	for _, s := range []string{m.Queue, m.Exchange, m.RoutingKey, p.MessageID, p.CorrelationID, p.ContentType,
