@@ -39,7 +39,7 @@ unit:
 # the big run) x BENCH_SIZE bytes into a vhost of its own and compares
 # dlqt groups --json with a raw amqp091-go reader, BENCH_ROUNDS rounds.
 bench: prepare
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/ ./internal/views/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/ ./internal/views/ ./internal/spill/
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count=1 ./internal/broker/
 	$(GO) build -o $(BIN) . && $(GO) build -o bin/rawread ./bench/rawread
 	$(GO) run ./bench/browse
@@ -47,7 +47,7 @@ bench: prepare
 # Each fuzz target for FUZZTIME (CI runs only their seed corpora, in `make test`).
 FUZZTIME ?= 30s
 fuzz:
-	@for pkg in ./internal/triage/ ./internal/triage/redact/ ./internal/triage/sanitize/ ./internal/triage/filter/ ./internal/broker/; do \
+	@for pkg in ./internal/triage/ ./internal/triage/redact/ ./internal/triage/sanitize/ ./internal/triage/filter/ ./internal/broker/ ./internal/spill/; do \
 		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 			echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done; done
 

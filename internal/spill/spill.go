@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/headerjson"
@@ -32,16 +34,38 @@ const (
 )
 
 // Store is one browse's messages on disk, keyed by Message.Position. It is
-// safe for concurrent use: the browse writes while the screens read.
+// safe for concurrent use: the browse writes while the screens read. Put
+// only queues a message: a writer goroutine encodes and commits each full
+// chunk while the browse goes on, so the disk never slows the read.
 type Store struct {
-	mu      sync.Mutex
-	db      *bolt.DB
-	path    string
-	keep    bool
-	pending map[int][]byte // encoded, not yet committed
-	order   []int
-	bytes   int
-	closed  bool
+	wmu      sync.Mutex // Put, Flush and Close: one writer side at a time
+	mu       sync.Mutex // the fields below
+	db       *bolt.DB
+	path     string
+	keep     bool
+	filling  *chunk
+	inflight []*chunk // handed to the writer, not yet committed
+	writeErr error    // the writer's first error
+	work     chan *chunk
+	written  chan struct{} // closed when the writer has stopped
+	idle     *sync.Cond    // signalled when a chunk is committed
+	closed   bool
+}
+
+// chunk is messages written in one transaction.
+type chunk struct {
+	msgs  []triage.Message
+	at    map[int]int // position -> index in msgs
+	bytes int
+}
+
+func newChunk() *chunk { return &chunk{at: map[int]int{}} }
+
+func newStore(db *bolt.DB, path string, keep bool) *Store {
+	s := &Store{db: db, path: path, keep: keep, filling: newChunk(), work: make(chan *chunk, 2), written: make(chan struct{})}
+	s.idle = sync.NewCond(&s.mu)
+	go s.writer()
+	return s
 }
 
 // Dir is where spill files go: dlqt's folder of the user's cache directory
@@ -88,7 +112,7 @@ func Create(dir string, keep bool) (*Store, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	return &Store{db: db, path: path, keep: keep, pending: map[int][]byte{}}, nil
+	return newStore(db, path, keep), nil
 }
 
 // Open opens a kept store to read it; its Close leaves the file.
@@ -97,7 +121,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	return &Store{db: db, path: path, keep: true, pending: map[int][]byte{}}, nil
+	return newStore(db, path, true), nil
 }
 
 // Path is the store's file.
@@ -106,30 +130,80 @@ func (s *Store) Path() string { return s.path }
 // ErrClosed is what a read of a closed store returns.
 var ErrClosed = errors.New("spill: the store of this read is closed (the queue was read again)")
 
-// Put stores m under m.Position; a full chunk is committed at once.
+// Put stores m under m.Position. The store keeps m (its body and headers
+// are not copied) until it is written: the caller must not change them.
 func (s *Store) Put(m triage.Message) error {
-	rec, err := Encode(m)
-	if err != nil {
-		return err
-	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrClosed
 	}
-	if _, dup := s.pending[m.Position]; !dup {
-		s.order = append(s.order, m.Position)
+	if s.writeErr != nil {
+		return s.writeErr
 	}
-	s.pending[m.Position] = rec
-	s.bytes += len(rec)
-	if len(s.order) >= chunkMessages || s.bytes >= chunkBytes {
-		return s.flushLocked()
+	c := s.filling
+	if i, dup := c.at[m.Position]; dup {
+		c.msgs[i] = m
+	} else {
+		c.at[m.Position] = len(c.msgs)
+		c.msgs = append(c.msgs, m)
+	}
+	c.bytes += len(m.Body)
+	if len(c.msgs) >= chunkMessages || c.bytes >= chunkBytes {
+		s.handOverLocked()
 	}
 	return nil
 }
 
-// Flush commits what Put has not yet.
+// handOverLocked sends the filling chunk to the writer; s.wmu and s.mu are
+// held. The send may wait for the writer (two chunks queued at most): the
+// store's memory stays bounded when the disk is slower than the read.
+func (s *Store) handOverLocked() {
+	c := s.filling
+	if len(c.msgs) == 0 {
+		return
+	}
+	s.filling = newChunk()
+	s.inflight = append(s.inflight, c)
+	s.mu.Unlock()
+	s.work <- c
+	s.mu.Lock()
+}
+
+// writer commits each chunk in one transaction, without fsync.
+func (s *Store) writer() {
+	defer close(s.written)
+	for c := range s.work {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucket)
+			b.FillPercent = 1 // keys only grow: fill each page, never split one in half
+			for _, m := range c.msgs {
+				rec, err := Encode(m)
+				if err != nil {
+					return err
+				}
+				if err := b.Put(key(m.Position), rec); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		s.mu.Lock()
+		if err != nil && s.writeErr == nil {
+			s.writeErr = fmt.Errorf("spill: write: %w", err)
+		}
+		s.inflight = slices.DeleteFunc(s.inflight, func(o *chunk) bool { return o == c })
+		s.idle.Broadcast()
+		s.mu.Unlock()
+	}
+}
+
+// Flush writes what Put has queued and waits until it is committed.
 func (s *Store) Flush() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -139,24 +213,11 @@ func (s *Store) Flush() error {
 }
 
 func (s *Store) flushLocked() error {
-	if len(s.order) == 0 {
-		return nil
+	s.handOverLocked()
+	for len(s.inflight) > 0 {
+		s.idle.Wait()
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucket)
-		for _, pos := range s.order {
-			if err := b.Put(key(pos), s.pending[pos]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("spill: write: %w", err)
-	}
-	clear(s.pending)
-	s.order, s.bytes = s.order[:0], 0
-	return nil
+	return s.writeErr
 }
 
 // Message reads back the message stored at pos.
@@ -166,9 +227,12 @@ func (s *Store) Message(pos int) (triage.Message, error) {
 		s.mu.Unlock()
 		return triage.Message{}, ErrClosed
 	}
-	if rec, ok := s.pending[pos]; ok {
-		s.mu.Unlock()
-		return Decode(rec)
+	for _, c := range append([]*chunk{s.filling}, s.inflight...) {
+		if i, ok := c.at[pos]; ok {
+			m := c.msgs[i]
+			s.mu.Unlock()
+			return roundTrip(m) // a copy, as from the file
+		}
 	}
 	db := s.db
 	s.mu.Unlock()
@@ -182,7 +246,7 @@ func (s *Store) Message(pos int) (triage.Message, error) {
 		m, err = Decode(rec) // copies: rec is valid only in the transaction
 		return err
 	})
-	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		err = ErrClosed
 	}
 	return m, err
@@ -192,15 +256,21 @@ func (s *Store) Message(pos int) (triage.Message, error) {
 // returns the path of a kept file, "" otherwise. A second Close does
 // nothing.
 func (s *Store) Close() (kept string, err error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return "", nil
 	}
-	s.closed = true
-	if s.keep && !s.db.IsReadOnly() {
+	if s.keep {
 		err = s.flushLocked()
 	}
+	s.closed = true
+	close(s.work)
+	s.mu.Unlock()
+	<-s.written // what was queued is committed (or failed) before the file goes
+	s.mu.Lock()
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
@@ -213,16 +283,22 @@ func (s *Store) Close() (kept string, err error) {
 	return "", err
 }
 
+// roundTrip copies m as the file would give it back.
+func roundTrip(m triage.Message) (triage.Message, error) {
+	rec, err := Encode(m)
+	if err != nil {
+		return triage.Message{}, err
+	}
+	return Decode(rec)
+}
+
 func key(pos int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(pos)) }
 
 // Encode writes m as a record: its fields length-prefixed as raw bytes (an
 // AMQP short string need not be UTF-8, and JSON would alter it), the
 // headers as tagged JSON (headerjson), then the body as it is.
 func Encode(m triage.Message) ([]byte, error) {
-	h, err := json.Marshal(headerjson.Tag(m.Headers))
-	if err != nil {
-		return nil, fmt.Errorf("spill: encode headers: %w", err)
-	}
+	h := headerjson.AppendTagged(nil, m.Headers)
 	p := m.Properties
 	out := make([]byte, 0, 128+len(h)+len(m.Body))
 	for _, s := range []string{m.Queue, m.Exchange, m.RoutingKey, p.MessageID, p.CorrelationID, p.ContentType,

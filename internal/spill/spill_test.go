@@ -281,3 +281,33 @@ func TestCreateHonoursXDGCacheHome(t *testing.T) {
 		t.Errorf("store at %s, want under %s/dlqt", s.Path(), home)
 	}
 }
+
+// TestReadsWhileTheBrowseWrites: a message is readable as soon as Put
+// returns, queued, being written or committed, while more are put.
+func TestReadsWhileTheBrowseWrites(t *testing.T) {
+	s, err := Create(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 6 * chunkMessages
+	put := make(chan int, n)
+	go func() {
+		defer close(put)
+		for i := range n {
+			if err := s.Put(everyKind(i)); err != nil {
+				t.Error(err)
+				return
+			}
+			put <- i
+		}
+	}()
+	for i := range put {
+		for _, pos := range []int{i, i / 2, 0} {
+			got, err := s.Message(pos)
+			if err != nil || got.Position != pos || !reflect.DeepEqual(got, everyKind(pos)) {
+				t.Fatalf("position %d while %d were put: %v", pos, i+1, err)
+			}
+		}
+	}
+}

@@ -26,9 +26,13 @@ type browseFlow struct {
 	browse       *browse // inspection awaited, nil when none
 	tagsReq      int     // tags awaited, 0 when none
 	tags         map[string][]string
-	costAccepted string    // the queue whose delivery cost the user accepted
-	spills       *spillSet // the stores the reads keep whole messages in
+	costAccepted string             // the queue whose delivery cost the user accepted
+	spills       *spillSet          // the stores the reads keep whole messages in
+	read         *triage.Inspection // the shown read, every message (the groups may show fewer)
 }
+
+// shownRead is every message of the shown read, nil before the first.
+func (f *browseFlow) shownRead() *triage.Inspection { return f.read }
 
 // openQueue shows the groups screen of name and browses it.
 func (f *browseFlow) openQueue(name string) tea.Cmd {
@@ -75,30 +79,25 @@ func (f *browseFlow) showMessage(t triage.Triaged) bool {
 	return true
 }
 
-// wholeOf is the shown read with only the messages ids names, each read
-// back whole: what a replay plan routes by (their headers) and samples.
-// It reads them in Update, as many as are selected (BenchmarkReadBackOne:
-// tens of microseconds each).
-func (f *browseFlow) wholeOf(ids []string) (*triage.Inspection, error) {
-	insp := f.groups.Inspection()
-	if insp == nil {
-		return nil, nil
-	}
+// chosenOf is insp with only the messages ids names, each with its whole
+// message read back (WithMessage): what a replay plan routes by. It reads
+// as many messages as are chosen, so it runs in a tea.Cmd.
+func chosenOf(insp triage.Inspection, ids []string) (*triage.Inspection, error) {
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
 	}
-	out := *insp
+	out := insp
 	out.Messages = nil
 	for _, t := range insp.Messages {
 		if !want[t.ID] {
 			continue
 		}
-		whole, err := t.Whole()
+		full, err := t.WithMessage()
 		if err != nil {
 			return nil, err
 		}
-		out.Messages = append(out.Messages, whole)
+		out.Messages = append(out.Messages, full)
 	}
 	return &out, nil
 }
@@ -212,6 +211,7 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 		f.c.hint = "messages kept whole in memory, not on disk: " + sanitize.Line(msg.spillErr.Error())
 	}
 	insp := msg.insp
+	f.read = &insp
 	f.groups.SetInspection(&insp)
 	f.queues.NoteRead(msg.queue, &insp) // the queues screen learns the messages' real ages
 	f.reselect()

@@ -1,10 +1,12 @@
 package ui
 
 import (
+	"context"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
@@ -17,15 +19,39 @@ import (
 // to its longest run of whole words that parses, never to a half-typed
 // word that happened to parse on the way ("reason" read as text~reason
 // while "reason=bogus" was typed).
+//
+// A text~ or tenant= filter over a read kept as index entries reads every
+// message back from disk: it is resolved in a tea.Cmd (filter.Resolve) and
+// put in force when done; the filter before it stays until then, and a
+// newer line cancels it.
 type fieldFilter struct {
-	c     *programContext
-	table *views.Table
-	set   func(filter.Filter) // the screen's own filter in force
+	c      *programContext
+	table  *views.Table
+	set    func(filter.Filter) // the screen's own filter in force
+	screen screenID
+	read   func() *triage.Inspection // every message of the shown read
+	work   *filterWork
 }
 
-func newFieldFilter(c *programContext, t *views.Table, set func(filter.Filter)) fieldFilter {
-	return fieldFilter{c: c, table: t, set: set}
+// filterWork is the resolve in flight, shared by the copies of a bar.
+type filterWork struct {
+	id     int
+	cancel context.CancelFunc
 }
+
+func newFieldFilter(c *programContext, t *views.Table, set func(filter.Filter), screen screenID, read func() *triage.Inspection) fieldFilter {
+	return fieldFilter{c: c, table: t, set: set, screen: screen, read: read, work: &filterWork{}}
+}
+
+// filterResolvedMsg answers a resolve: the filter, ready to put in force.
+type filterResolvedMsg struct {
+	screen screenID
+	id     int
+	f      filter.Filter
+	err    error
+}
+
+func (m filterResolvedMsg) owner() screenID { return m.screen }
 
 func (f fieldFilter) list() *views.Table { return f.table }
 
@@ -33,37 +59,92 @@ func (fieldFilter) filterHelp() string {
 	return "words, or fields: reason=expired died<1h • enter keep • esc clear • ctrl+c quit"
 }
 
-func (f fieldFilter) refilter() {
+func (f fieldFilter) refilter() tea.Cmd {
 	t := f.table
 	words := strings.Fields(t.FilterValue())
-	err := f.apply(t.FilterValue())
+	cmd, err := f.apply(t.FilterValue())
 	if err == nil {
 		t.SetFilterError("")
-		return
+		return cmd
 	}
 	t.SetFilterError(sanitize.Line(err.Error()))
 	for n := len(words) - 1; n >= 0; n-- {
-		if f.apply(strings.Join(words[:n], " ")) == nil {
-			return
+		if cmd, err := f.apply(strings.Join(words[:n], " ")); err == nil {
+			return cmd
 		}
 	}
+	return nil
 }
 
-// apply puts line in force when it parses.
-func (f fieldFilter) apply(line string) error {
+// apply puts line in force when it parses, or, when it must read messages
+// back first, returns the command that resolves it.
+func (f fieldFilter) apply(line string) (tea.Cmd, error) {
+	f.stopResolving()
 	if !hasFieldExpr(line) {
 		f.set(filter.Filter{})
 		f.table.SetSubstring(line)
-		return nil
+		return nil, nil
 	}
 	opts := f.c.opts.Filter
 	opts.Now = f.c.now() // died<1h is counted from the screen's clock
 	parsed, err := filter.ParseLine(line, opts)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if read := f.readBack(parsed); read != nil {
+		return f.resolve(parsed, read), nil
 	}
 	f.set(parsed)
-	return nil
+	return nil, nil
+}
+
+// readBack is the read parsed must read messages back from, nil when it
+// can be evaluated at once.
+func (f fieldFilter) readBack(parsed filter.Filter) *triage.Inspection {
+	if f.read == nil || !parsed.ReadsMessages() {
+		return nil
+	}
+	r := f.read()
+	if r == nil || len(r.Messages) == 0 || !r.Messages[0].Indexed() {
+		return nil
+	}
+	return r
+}
+
+func (f fieldFilter) resolve(parsed filter.Filter, read *triage.Inspection) tea.Cmd {
+	ctx, cancel := context.WithCancel(f.c.base)
+	f.work.id, f.work.cancel = f.c.nextID(), cancel
+	f.c.busy = "searching " + views.Plural(len(read.Messages), "message") + " (read back from disk)…"
+	id, screen, msgs := f.work.id, f.screen, read.Messages
+	return func() tea.Msg {
+		resolved, err := parsed.Resolve(ctx, msgs)
+		return filterResolvedMsg{screen: screen, id: id, f: resolved, err: err}
+	}
+}
+
+// stopResolving cancels the resolve in flight: a newer line replaces it.
+func (f fieldFilter) stopResolving() {
+	if f.work.cancel != nil {
+		f.work.cancel()
+		f.work.id, f.work.cancel = 0, nil
+		f.c.busy = ""
+	}
+}
+
+// onResolved puts a resolved filter in force, unless a newer line
+// replaced it meanwhile.
+func (f fieldFilter) onResolved(msg filterResolvedMsg) {
+	if msg.id != f.work.id || f.work.cancel == nil {
+		return
+	}
+	f.work.cancel()
+	f.work.id, f.work.cancel = 0, nil
+	f.c.busy = ""
+	if msg.err != nil {
+		f.c.setErr(msg.err)
+		return
+	}
+	f.set(msg.f)
 }
 
 // hasFieldExpr reports a line with at least one FIELD OP VALUE word; a

@@ -98,9 +98,9 @@ func (m *Model) register() {
 	m.discard = &discardFlow{c: c, flow: f}
 	m.queues = newQueuesScreen(c, f)
 	m.discard.refreshList = m.queues.refresh
-	m.groups = &groupsScreen{Groups: f.groups, fieldFilter: newFieldFilter(c, f.groups.Table(), f.groups.SetFilter),
+	m.groups = &groupsScreen{Groups: f.groups, fieldFilter: newFieldFilter(c, f.groups.Table(), f.groups.SetFilter, screenGroups, f.shownRead),
 		flow: f, discard: m.discard}
-	m.messages = &messagesScreen{Messages: f.messages, fieldFilter: newFieldFilter(c, f.messages.Table(), f.messages.SetFilter),
+	m.messages = &messagesScreen{Messages: f.messages, fieldFilter: newFieldFilter(c, f.messages.Table(), f.messages.SetFilter, screenMessages, f.shownRead),
 		flow: f}
 	m.message = &messageScreen{Message: f.message, c: c, flow: f}
 	m.replay = &replayScreen{Replay: ref(views.NewReplay(c.Context)), c: c, flow: f, queues: m.queues}

@@ -27,6 +27,7 @@ type replayScreen struct {
 	run       *replayRun // the replay in flight, nil when none
 	sel       triage.Selection
 	chosen    *triage.Inspection // the read, its selected messages whole (a plan routes by their headers)
+	chosenReq int                // the read-back awaited, 0 when none
 	what      string
 	opts      replay.Options
 	quitAfter bool   // quit once the aborted replay put everything back
@@ -101,6 +102,8 @@ func (s *replayScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		s.onInterrupted(msg)
 	case revisionsMsg:
 		s.onRevisions(msg)
+	case chosenMsg:
+		return s, s.onChosen(msg)
 	case tea.KeyPressMsg:
 		switch {
 		case !s.Started():
@@ -114,18 +117,47 @@ func (s *replayScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 	return s, nil
 }
 
-// plan plans a replay of tg, shows the dry run and reads the revisions
-// of its edited messages.
+// chosenMsg answers the read-back of a replay's chosen messages.
+type chosenMsg struct {
+	id     int
+	chosen *triage.Inspection
+	err    error
+}
+
+func (chosenMsg) owner() screenID { return screenReplay }
+
+// plan plans a replay of tg: it reads the chosen messages back from the
+// read's spill file (off Update: a group may be large), then shows the dry
+// run and reads the revisions of its edited messages.
 func (s *replayScreen) plan(tg target) tea.Cmd {
+	insp := s.flow.groups.Inspection()
+	if insp == nil {
+		s.c.setErr(errors.New("replay: nothing is read yet"))
+		return nil
+	}
 	s.sel, s.what = triage.Selection{IDs: tg.ids}, tg.what
 	s.opts = replay.Options{Allow: s.c.opts.Actions.Allow}
 	s.revs = nil
-	chosen, err := s.flow.wholeOf(tg.ids)
-	if err != nil {
-		s.c.setErr(fmt.Errorf("replay plan: %w", err))
+	s.chosenReq = s.c.nextID()
+	s.c.busy = "reading " + views.Plural(len(tg.ids), "chosen message") + " back for the replay plan…"
+	id, read := s.chosenReq, *insp
+	return func() tea.Msg {
+		chosen, err := chosenOf(read, tg.ids)
+		return chosenMsg{id: id, chosen: chosen, err: err}
+	}
+}
+
+func (s *replayScreen) onChosen(msg chosenMsg) tea.Cmd {
+	if msg.id != s.chosenReq {
 		return nil
 	}
-	s.chosen = chosen
+	s.chosenReq = 0
+	s.c.busy = ""
+	if msg.err != nil {
+		s.c.setErr(fmt.Errorf("replay plan: %w", msg.err))
+		return nil
+	}
+	s.chosen = msg.chosen
 	if err := s.replan(); err != nil {
 		s.c.setErr(err)
 		return nil
@@ -146,6 +178,13 @@ func (s *replayScreen) replan() error {
 	}
 	if s.fixedID != "" {
 		plan.ID = s.fixedID
+	}
+	for i, t := range plan.Sample { // the few the dry run shows, with their payload
+		if t.Indexed() {
+			if whole, err := t.Whole(); err == nil {
+				plan.Sample[i] = whole
+			}
+		}
 	}
 	plan.UseRevisions(s.revs)
 	s.SetPlan(plan, s.what, false)

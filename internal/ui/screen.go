@@ -47,7 +47,8 @@ type reply interface{ owner() screenID }
 // lister is a screen with a list the filter bar narrows.
 type lister interface {
 	list() *views.Table // nil while no list shows (one entry open)
-	refilter()          // puts the bar's text in force
+	refilter() tea.Cmd  // puts the bar's text in force (or starts to)
+	onResolved(filterResolvedMsg)
 	filterHelp() string // the help line while the bar has the keyboard
 }
 
@@ -57,7 +58,8 @@ type leaver interface{ unfocused() }
 // plainFilter is the bar of lists that filter by substring as it is typed.
 type plainFilter struct{}
 
-func (plainFilter) refilter() {}
+func (plainFilter) refilter() tea.Cmd            { return nil }
+func (plainFilter) onResolved(filterResolvedMsg) {}
 func (plainFilter) filterHelp() string {
 	return "typing filters the list • enter keep filter • esc clear • ctrl+c quit"
 }
@@ -70,21 +72,23 @@ func listKeys(l lister, keys *views.KeyMap, msg tea.Msg) (cmd tea.Cmd, ok bool) 
 	if t == nil {
 		return nil, false
 	}
+	if r, ok := msg.(filterResolvedMsg); ok {
+		l.onResolved(r)
+		return nil, true
+	}
 	k, isKey := msg.(tea.KeyPressMsg)
 	_, isPaste := msg.(tea.PasteMsg)
 	switch {
 	case t.Filtering() && (isKey || isPaste):
 		cmd = t.Update(msg)
-		l.refilter()
-		return cmd, true
+		return tea.Batch(cmd, l.refilter()), true
 	case !isKey:
 		return nil, false
 	case key.Matches(k, keys.Filter):
 		return t.StartFilter(), true
 	case key.Matches(k, keys.Back) && t.FilterValue() != "":
 		t.ClearFilter()
-		l.refilter()
-		return nil, true
+		return l.refilter(), true
 	}
 	return nil, false
 }

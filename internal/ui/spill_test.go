@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // TestBrowseKeepsNoBodyAndReadsTheMessageBack: after a browse, what the
@@ -129,4 +131,59 @@ func TestStreamedBrowseReadsTheWholeQueueByDefault(t *testing.T) {
 	if got := h.m.flow.readLimit(); got != 10 {
 		t.Errorf("an action's hold reads %d, want --limit's 10", got)
 	}
+}
+
+// TestReplayPlanRoutesIndexEntriesByTheirHeaders: the dry run of a group
+// read as index entries finds each message's original route in its
+// headers, read back off Update, and samples the redacted payload.
+func TestReplayPlanRoutesIndexEntriesByTheirHeaders(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h, _ := liveHarness(t, 120, 40)
+	h.openQueue("orders.dlq")
+	if !h.m.groups.Inspection().Messages[0].Indexed() {
+		t.Fatal("the read kept whole messages: the test would prove nothing")
+	}
+	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+	_, cmd := h.m.Update(keyPress(h.m.c.Keys.Replay.Keys()[0]))
+	if h.m.c.focus == screenReplay || cmd == nil {
+		t.Fatal("the plan was made in Update, before its messages were read back")
+	}
+	h.run(cmd)
+	if h.m.c.focus != screenReplay {
+		t.Fatalf("screen %d after the read-back, want the replay dry run", h.m.c.focus)
+	}
+	plan := h.m.replay.Plan()
+	if len(plan.Items) != 3 || len(plan.Unroutable) != 0 {
+		t.Fatalf("plan items %d, unroutable %v", len(plan.Items), plan.Unroutable)
+	}
+	h.mustShow("orders:order.placed", "original route (allowed)", "3 messages", `m-1002  rejected/INVALID_SKU  { "message_id": "m-1002"`)
+}
+
+// TestTextFilterOverIndexEntriesResolvesOffUpdate: a key press that makes
+// a text~ filter over a spilled read returns the command that reads the
+// messages back, and changes nothing until its answer; a newer line drops
+// an older answer.
+func TestTextFilterOverIndexEntriesResolvesOffUpdate(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{Spill: SpillOptions{Dir: t.TempDir()}}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.press("filter")
+	h.typeText("text~x-")
+	before := len(h.m.groups.Inspection().Messages)
+	_, stale := h.m.Update(keyPress("1")) // text~x-1, not run yet
+	if stale == nil || len(h.m.groups.Inspection().Messages) != before {
+		t.Fatalf("text~x-1 applied in Update (%d messages shown, %d before)", len(h.m.groups.Inspection().Messages), before)
+	}
+	h.mustShow("searching 5 messages (read back from disk)")
+	_, cmd := h.m.Update(keyPress("backspace"))
+	h.send(keyPress("2")) // text~x-2, run to its end
+	if got := h.m.groups.Inspection().Messages; len(got) != 1 || got[0].ID != "m-1003" {
+		t.Fatalf("text~x-2 shows %d messages", len(got))
+	}
+	h.run(stale) // the answer for text~x-1 arrives late: dropped
+	h.run(cmd)
+	if got := h.m.groups.Inspection().Messages; len(got) != 1 || got[0].ID != "m-1003" {
+		t.Fatalf("a stale answer replaced text~x-2: %d messages", len(got))
+	}
+	h.mustNotShow("searching")
 }

@@ -33,6 +33,9 @@ type Filter struct {
 	// detected counts where tenant= found tenants when no path is
 	// configured and it looks for the common keys (tenant.go).
 	detected *tenantUse
+	// resolved answers Match by message id (Resolve); nil: evaluate.
+	resolved   map[string]bool
+	resolvedOn *resolvedSlice
 }
 
 // A Filter is what a triage.Selection narrows by; read back from a journal
@@ -100,6 +103,9 @@ func (f *Filter) match(t *triage.Triaged) bool {
 	if len(f.clauses) == 0 {
 		return true
 	}
+	if m, ok := f.resolved[t.ID]; ok {
+		return m
+	}
 	in := &matchInput{t: t, f: f}
 	for _, c := range f.clauses {
 		if !c.holds(in) {
@@ -113,6 +119,21 @@ func (f *Filter) match(t *triage.Triaged) bool {
 func (f Filter) Apply(ts []triage.Triaged) []triage.Triaged {
 	if f.Empty() {
 		return ts
+	}
+	if matched := f.resolvedOn.of(ts); matched != nil {
+		n := 0
+		for _, m := range matched {
+			if m {
+				n++
+			}
+		}
+		out := make([]triage.Triaged, 0, n)
+		for i, m := range matched {
+			if m {
+				out = append(out, ts[i])
+			}
+		}
+		return out
 	}
 	var out []triage.Triaged
 	for i := range ts {
@@ -162,14 +183,15 @@ type matchInput struct {
 }
 
 // wholeMessage is the message with its body and headers: t itself, or, for
-// an index entry of a spilled read, the message read back from disk. One
-// that cannot be read back searches as empty (no text~ match).
+// an index entry of a spilled read, the message read back from disk (and
+// nothing derived again: render does what text~ needs). One that cannot
+// be read back searches as empty (no text~ match).
 func (in *matchInput) wholeMessage() *triage.Triaged {
 	if !in.t.Indexed() {
 		return in.t
 	}
 	if in.whole == nil {
-		w, err := in.t.Whole()
+		w, err := in.t.WithMessage() // body and headers: render redacts them itself
 		if err != nil {
 			w = *in.t
 		}
