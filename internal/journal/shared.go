@@ -104,7 +104,7 @@ func (s *Shared) Verify(progress func(done, total uint64)) error {
 		return failed
 	}
 	var checked head
-	err := errors.New("the journal was closed before its check")
+	err := errClosing
 	if j != nil {
 		checked, err = j.checkWhole(progress)
 	}
