@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -60,7 +61,15 @@ type Journal struct {
 
 	headMu  sync.Mutex
 	headSeq uint64 // last head written to the head file
+
+	// closing stops a chain check under way: Close waits for the check's
+	// read transaction, and a TUI that quits must not wait for a million
+	// entries.
+	closing atomic.Bool
 }
+
+// errClosing ends a chain check the journal's Close stopped.
+var errClosing = errors.New("the journal was closed before its check ended")
 
 // Open opens or creates the journal at path for writing. A second process
 // holding the file makes Open fail after timeout with ErrLocked, never
@@ -365,8 +374,13 @@ func (j *Journal) checkChain(progress func(done, total uint64)) (head, error) {
 				if ok && e.Entries == h.Entries {
 					atHead = e.Hash
 				}
-				if progress != nil && n%progressEvery == 0 {
-					progress(n, max(total, n))
+				if n%progressEvery == 0 {
+					if j.closing.Load() {
+						return errClosing
+					}
+					if progress != nil {
+						progress(n, max(total, n))
+					}
 				}
 			}
 			if progress != nil {
@@ -413,6 +427,7 @@ func (j *Journal) Path() string { return j.path }
 
 // Close releases the file (and removes the copy a read-only open made).
 func (j *Journal) Close() error {
+	j.closing.Store(true)
 	err := j.db.Close()
 	if j.copy != "" {
 		os.Remove(j.copy)

@@ -242,3 +242,38 @@ func TestUnverifiedSharedReadsWhileItsCheckRuns(t *testing.T) {
 	}
 	t.Logf("%d rounds of reads while the check ran", reads)
 }
+
+// Closing the journal stops its check (a TUI that quits does not wait for
+// the rest of the chain), and nothing is appended after.
+func TestClosingStopsTheCheck(t *testing.T) {
+	path := bigJournal(t, 10_000)
+	s, err := OpenSharedUnverified(path, time.Second, Stamp{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	var once bool
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Verify(func(n, _ uint64) {
+			if !once {
+				once = true
+				close(started)
+				time.Sleep(50 * time.Millisecond) // Close comes while the check is mid-chain
+			}
+		})
+	}()
+	<-started
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, errClosing) {
+		t.Fatalf("Verify after Close = %v, want it stopped", err)
+	}
+	if _, err := s.Append(Entry{Action: "note"}); err == nil {
+		t.Fatal("an append after a stopped check")
+	}
+	if s.Verified() {
+		t.Fatal("a stopped check verified the journal")
+	}
+}

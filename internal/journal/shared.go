@@ -94,8 +94,8 @@ func (s *Shared) Verified() bool {
 // whole hash chain and the head file, reporting how many entries are
 // checked of how many to progress (nil: none). It does not hold the
 // Shared's lock meanwhile, so reads go on; appends wait for it to pass. A
-// journal it refuses is closed and every later Verify and Append returns
-// the same DamagedError.
+// journal it refuses (a DamagedError, or a Close that stopped it) is
+// closed, and every later Verify and Append returns the same error.
 func (s *Shared) Verify(progress func(done, total uint64)) error {
 	s.mu.Lock()
 	j, pending, failed := s.held, s.unverified, s.failed
@@ -104,7 +104,7 @@ func (s *Shared) Verify(progress func(done, total uint64)) error {
 		return failed
 	}
 	var checked head
-	err := errors.New("the journal was closed before its check")
+	err := errClosing
 	if j != nil {
 		checked, err = j.checkWhole(progress)
 	}

@@ -47,16 +47,14 @@ func (c *programContext) startCheck() tea.Cmd {
 	if !ok || v.Verified() {
 		return nil
 	}
-	k := &c.check
-	k.running = true
-	k.progress = make(chan journalCheckMsg, 1)
-	k.result = make(chan journalCheckMsg, 1)
+	progress, result := make(chan journalCheckMsg, 1), make(chan journalCheckMsg, 1)
+	c.check = journalCheck{running: true, progress: progress, result: result}
 	return func() tea.Msg {
 		go func() {
-			err := v.Verify(func(done, total uint64) { publishCheck(k.progress, journalCheckMsg{done: done, total: total}) })
-			k.result <- journalCheckMsg{finished: true, err: err}
+			err := v.Verify(func(done, total uint64) { publishCheck(progress, journalCheckMsg{done: done, total: total}) })
+			result <- journalCheckMsg{finished: true, err: err}
 		}()
-		return waitCheck(k.progress, k.result)
+		return waitCheck(progress, result)
 	}
 }
 

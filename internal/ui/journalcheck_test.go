@@ -177,3 +177,27 @@ func TestJournalExportWaitsForTheCheck(t *testing.T) {
 	h.press("export_journal")
 	h.mustShow("exported 0 journal entries to " + dir)
 }
+
+// The TUI's own journal (a Shared opened unverified) is checked by Init's
+// command; once it passed, the journal is written and read as before.
+func TestInitChecksAnUnverifiedJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	s, err := journal.OpenSharedUnverified(path, time.Second, journal.Stamp{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var _ Journal = s
+	h := newHarness(t, Options{Journal: s}, 120, 40)
+	if !s.Verified() || h.m.c.check.running {
+		t.Fatal("Init did not check the journal")
+	}
+	h.mustNotShow("checking journal")
+	h.openQueue("orders.dlq")
+	h.press("open")
+	h.press("tag")
+	h.typeText("poison")
+	h.send(keyPress("enter"))
+	h.press("journal")
+	h.mustShow("1 entry", "chain verified", "poison")
+}
