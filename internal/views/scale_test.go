@@ -596,15 +596,35 @@ func TestGroupsFieldFilterInStepsEqualsNarrow(t *testing.T) {
 			t.Fatalf("%s: %d messages in %d groups, Narrow has %d in %d", line, len(got.Messages), len(got.Groups), len(want.Messages), len(want.Groups))
 		}
 	}
-	// a read arriving while a filter is put in force: the filter narrows
-	// it at once
+	// a read arriving while a filter is put in force: the filter typed last
+	// narrows it, in steps too; the read before stays on screen until then
 	f := parse("reason_code=E1")
 	g.SetFilter(f)
+	before := g.Inspection()
 	fresh := manyMessages(20_000)
+	fresh.Batch.Queue = "orders.dlq" // the same queue, read again
 	g.SetInspection(fresh)
+	if !g.Narrowing() || g.Inspection() != before || g.NewRead() {
+		t.Fatalf("new read: narrowing %v, shown replaced %v", g.Narrowing(), g.Inspection() != before)
+	}
+	if v := ansi.Strip(g.View()); !strings.Contains(v, "filtering the new read by reason_code=E1: 7,000 of 20,000 messages tested") {
+		t.Fatalf("no progress line for the new read:\n%s", v)
+	}
+	for cmd := g.SearchCmd(); cmd != nil; cmd = g.SearchCmd() {
+		cmd().(SearchStep).Continue()
+	}
 	want := f.Narrow(*fresh)
 	if g.Narrowing() || g.Filter().String() != f.String() || !reflect.DeepEqual(g.Inspection().Groups, want.Groups) {
 		t.Fatalf("new read under a filter being put in force: narrowing %v, filter %q", g.Narrowing(), g.Filter())
+	}
+	if !g.NewRead() || g.NewRead() {
+		t.Fatal("NewRead is not true exactly once after the new read came on screen")
+	}
+	// a read narrowed within the call needs no telling
+	g.stepRows = 0
+	g.SetInspection(manyMessages(100))
+	if g.Narrowing() || g.NewRead() || len(g.Inspection().Messages) != 20 {
+		t.Fatalf("small read: narrowing %v, %d messages", g.Narrowing(), len(g.Inspection().Messages))
 	}
 }
 
