@@ -667,3 +667,26 @@ func BenchmarkMessagesRefresh1M(b *testing.B) {
 		b.Fatalf("selected %s, %d marked", sel.ID, len(m.Marked()))
 	}
 }
+
+// TestTypingAKeyStopsOnceTheScreenIsFull: a key whose matches fill the
+// screen early stops searching there (after the first wholeRows rows) and
+// leaves the rest to the steps; the rows drawn are the first matches.
+func TestTypingAKeyStopsOnceTheScreenIsFull(t *testing.T) {
+	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}})
+	tb.SetSize(60, 11)
+	formatted := 0
+	tb.SetSource(1_000_000, func(i int) []string { formatted++; return []string{fmt.Sprintf("m-%07d", i)} })
+	tb.StartFilter()
+	tb.SetSubstring("m-")
+	if formatted != wholeRows || !tb.Searching() || tb.Len() != wholeRows {
+		t.Fatalf("the key formatted %d rows (%d matched), want the first %d", formatted, tb.Len(), wholeRows)
+	}
+	if v := ansi.Strip(tb.View()); !strings.Contains(v, "› m-0000000") || !strings.Contains(v, "m-0000008") {
+		t.Fatalf("the first matches are not drawn:\n%s", v)
+	}
+	formatted = 0
+	tb.Settle()
+	if tb.Len() != 1_000_000 || formatted != 1_000_000-wholeRows {
+		t.Fatalf("settled: %d matched, %d formatted", tb.Len(), formatted)
+	}
+}
