@@ -690,3 +690,28 @@ func TestTypingAKeyStopsOnceTheScreenIsFull(t *testing.T) {
 		t.Fatalf("settled: %d matched, %d formatted", tb.Len(), formatted)
 	}
 }
+
+// TestSearchingCountIsNeverCut: while the search runs the filter line says
+// so within the width, shorter on a narrow screen, never cutting a number.
+func TestSearchingCountIsNeverCut(t *testing.T) {
+	for _, c := range []struct {
+		width int
+		want  string
+	}{
+		{80, "(searching… 1,000 matched so far of 1,000,000)"},
+		{60, "(searching… 1,000 so far)"},
+		{40, "(1,000…)"},
+	} {
+		tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}})
+		tb.SetSize(c.width, 5)
+		tb.stepRows = 1000
+		tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i)} })
+		tb.StartFilter()
+		tb.SetSubstring("m-00")
+		lines := strings.Split(ansi.Strip(tb.View()), "\n")
+		bar := lines[len(lines)-1]
+		if !strings.Contains(bar, c.want) || ansi.StringWidth(bar) > c.width {
+			t.Errorf("%d columns: filter line %q, want %q within the width", c.width, bar, c.want)
+		}
+	}
+}
