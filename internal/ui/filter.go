@@ -180,3 +180,13 @@ func searchSteps(screens []screen) tea.Cmd {
 	}
 	return tea.Batch(cmds...)
 }
+
+// continueSearch runs a search's next step. A read narrowed by the groups'
+// filter in steps that has just come on screen is taken up by the messages
+// screens, as a read is when it arrives.
+func (m *Model) continueSearch(step views.SearchStep) {
+	step.Continue()
+	if m.groups.NewRead() {
+		m.flow.reselect()
+	}
+}

@@ -153,7 +153,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case reply:
 		return m.to(msg.owner(), msg)
 	case views.SearchStep:
-		msg.Continue()
+		m.continueSearch(msg)
 	}
 	return nil
 }

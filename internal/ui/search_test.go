@@ -152,3 +152,48 @@ func TestGroupsFieldFilterOverManyMessagesAnswersAtOnce(t *testing.T) {
 	h.mustShow("filtered: 40,000 of 200,000 messages where reason_code=E1")
 	h.mustNotShow("tested")
 }
+
+// TestReadUnderAFieldFilterComesInSteps: a read of 200,000 messages arriving
+// while a group narrowed by a field filter is open is narrowed in steps; the
+// read before stays on both screens meanwhile (an action takes what is
+// shown), and once it is on screen the open group shows the new read's
+// messages.
+func TestReadUnderAFieldFilterComesInSteps(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.press("filter")
+	h.typeText("reason_code=PAYMENT_TIMEOUT")
+	h.press("open") // keeps the filter
+	h.press("open") // the group
+	h.mustShow("rejected / PAYMENT_TIMEOUT — 1 message", "m-1004")
+
+	const n = 200_000
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	read := triage.Inspection{Batch: triage.Batch{Queue: "orders.dlq", Depth: n}}
+	read.Messages = make([]triage.Triaged, n)
+	codes := []string{"INVALID_SKU", "PAYMENT_TIMEOUT", "INVALID_SKU", "INVALID_SKU", "INVALID_SKU"}
+	for i := range read.Messages {
+		read.Messages[i] = triage.Triaged{ID: fmt.Sprintf("m-%07d", i), Reason: triage.ReasonRejected,
+			ReasonCode: codes[i%5], DiedAt: at.Add(time.Duration(i) * time.Millisecond)}
+	}
+	read.Groups = triage.GroupMessages(read.Messages)
+	h.m.flow.refresh() // the browse is answered by hand below
+	_, cmd := h.m.Update(inspectedMsg{id: h.m.flow.browse.id, queue: "orders.dlq", insp: read})
+	if !h.m.groups.Narrowing() {
+		t.Fatal("the read was narrowed whole in the Update it arrived in")
+	}
+	h.mustShow("rejected / PAYMENT_TIMEOUT — 1 message", "m-1004")
+	if tg, err := h.m.target(); err != nil || len(tg.ids) != 1 || tg.ids[0] != "m-1004" {
+		t.Fatalf("meanwhile an action takes %v (%v), want m-1004 as shown", tg.ids, err)
+	}
+	h.run(cmd)
+	if h.m.groups.Narrowing() || h.m.c.focus != screenMessages {
+		t.Fatalf("after the steps: narrowing %v, screen %d", h.m.groups.Narrowing(), h.m.c.focus)
+	}
+	h.mustShow("rejected / PAYMENT_TIMEOUT — 40,000 messages", "m-0000001")
+	h.mustNotShow("m-1004", "INVALID_SKU")
+	if tg, err := h.m.target(); err != nil || len(tg.ids) != 1 || tg.ids[0] != "m-0000001" {
+		t.Fatalf("after the read an action takes %v (%v), want m-0000001", tg.ids, err)
+	}
+}

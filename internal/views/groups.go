@@ -33,6 +33,9 @@ type Groups struct {
 	readAt  time.Time // when the inspection shown was read
 	changed time.Time // when an action last changed the queue
 	narrow  *narrowing
+	// reread says a read narrowed in steps has just come on screen, for
+	// the screens that show part of it (NewRead).
+	reread bool
 	// stepRows, when above 0, makes a narrowing step test that many
 	// messages instead of running for a time slice (tests).
 	stepRows int
@@ -40,14 +43,17 @@ type Groups struct {
 
 // narrowing is a field filter being put in force over the messages read,
 // a slice per Update, as the table's search (search.go): typing one over a
-// million messages matched and regrouped them all in each key's Update.
-// Until it ends, the filter in force and its groups stay on screen and are
-// what an action takes.
+// million messages matched and regrouped them all in each key's Update,
+// and so did a read arriving under a filter. Until it ends, the filter in
+// force, the read before and its groups stay on screen and are what an
+// action takes.
 type narrowing struct {
 	f         filter.Filter
-	next      int             // the next message of all to test
-	matched   []int           // the indexes in all of the matches so far
-	groups    *triage.Grouper // of the matches, by their rank in matched
+	all       *triage.Inspection // the read it narrows
+	readAt    time.Time          // a new read's time; zero: the read shown
+	next      int                // the next message of all to test
+	matched   []int              // the indexes in all of the matches so far
+	groups    *triage.Grouper    // of the matches, by their rank in matched
 	msgs      []triage.Triaged
 	copied    int  // of matched into msgs, once every message is tested
 	scheduled bool // a SearchStep is on its way
@@ -129,7 +135,7 @@ func ReadToTheEnd(b triage.Batch) bool {
 // starts the browse (and StartLoading).
 func (g *Groups) Open(name string) {
 	g.queue, g.insp, g.all, g.failed = name, nil, nil, false
-	g.filter, g.narrow = filter.Filter{}, nil
+	g.filter, g.narrow, g.reread = filter.Filter{}, nil, false
 	g.table.ClearFilter()
 	g.table.SetRows(nil)
 }
@@ -198,16 +204,35 @@ func (g *Groups) UpdateSpinner(msg spinner.TickMsg) tea.Cmd {
 	return cmd
 }
 
-// SetInspection shows what the browse found, narrowed by the filter in force.
+// SetInspection shows what the browse found, narrowed by the filter in
+// force (or the one being put in force). Narrowed in steps, the read shows
+// once they end (NewRead says so); the read before stays until then.
 func (g *Groups) SetInspection(insp *triage.Inspection) {
-	if n := g.narrow; n != nil {
-		// the filter typed last narrows the new read, at once, as before
-		g.filter, g.narrow = n.f, nil
-		g.table.filterBy(nil)
+	g.loading, g.failed, g.reread = false, false, false
+	f := g.filter
+	if g.narrow != nil {
+		f = g.narrow.f // the filter typed last
 	}
-	g.all, g.loading, g.failed, g.live = insp, false, false, false
-	g.readAt = g.ctx.now()
-	g.regroup()
+	if f.Empty() {
+		g.all, g.live, g.narrow = insp, false, nil
+		g.readAt = g.ctx.now()
+		g.regroup()
+		return
+	}
+	if g.live {
+		g.all, g.insp, g.live = nil, nil, false // never groups of a half read
+	}
+	g.narrow = &narrowing{f: f, all: insp, readAt: g.ctx.now(), groups: triage.NewGrouper(true)}
+	g.stepNarrow(searchSlice)
+	g.reread = false // ended at once: the caller sees it
+}
+
+// NewRead reports, once, that a read narrowed in steps has just come on
+// screen: the screens showing part of the read before take it up.
+func (g *Groups) NewRead() bool {
+	r := g.reread
+	g.reread = false
+	return r
 }
 
 // SetFilter narrows the groups to the messages f matches, regrouped, so
@@ -226,7 +251,7 @@ func (g *Groups) SetFilter(f filter.Filter) {
 		}
 		return
 	}
-	g.narrow = &narrowing{f: f, groups: triage.NewGrouper(true)}
+	g.narrow = &narrowing{f: f, all: g.all, groups: triage.NewGrouper(true)}
 	g.stepNarrow(searchSlice)
 }
 
@@ -258,7 +283,7 @@ func (g *Groups) Narrowing() bool { return g.narrow != nil }
 func (g *Groups) stepNarrow(budget time.Duration) {
 	n := g.narrow
 	start := time.Now()
-	all := g.all.Messages
+	all := n.all.Messages
 	spent := func(done int) bool {
 		if g.stepRows > 0 {
 			return done >= g.stepRows
@@ -287,9 +312,12 @@ func (g *Groups) stepNarrow(budget time.Duration) {
 			return
 		}
 	}
-	g.filter, g.narrow = n.f, nil
+	g.all, g.filter, g.narrow = n.all, n.f, nil
+	if !n.readAt.IsZero() {
+		g.readAt, g.reread = n.readAt, true
+	}
 	g.table.filterBy(nil) // the rows are narrowed already
-	narrowed := *g.all
+	narrowed := *n.all
 	narrowed.Messages, narrowed.Groups = n.msgs, n.groups.Groups()
 	g.show(&narrowed)
 }
@@ -297,14 +325,9 @@ func (g *Groups) stepNarrow(budget time.Duration) {
 // Filter is the field filter in force.
 func (g *Groups) Filter() filter.Filter { return g.filter }
 
-func (g *Groups) regroup() {
-	insp := g.all
-	if !g.filter.Empty() {
-		n := g.filter.Narrow(*g.all)
-		insp = &n
-	}
-	g.show(insp)
-}
+// regroup shows every message read: with a field filter, the groups come
+// from a narrowing (stepNarrow) instead.
+func (g *Groups) regroup() { g.show(g.all) }
 
 // show puts insp's groups in the table.
 func (g *Groups) show(insp *triage.Inspection) {
@@ -455,8 +478,12 @@ func (g *Groups) View() string {
 	st := g.ctx.Styles
 	second := g.filterLine()
 	if n := g.narrow; n != nil {
-		second = fmt.Sprintf("filtering by %s: %s of %s tested, %s matched…", n.f.String(),
-			Count(n.next), Plural(len(g.all.Messages), "message"), Count(len(n.matched)))
+		what := "filtering by "
+		if !n.readAt.IsZero() {
+			what = "filtering the new read by "
+		}
+		second = fmt.Sprintf("%s%s: %s of %s tested, %s matched…", what, n.f.String(),
+			Count(n.next), Plural(len(n.all.Messages), "message"), Count(len(n.matched)))
 	}
 	if g.loading {
 		second = g.progress()

@@ -596,15 +596,35 @@ func TestGroupsFieldFilterInStepsEqualsNarrow(t *testing.T) {
 			t.Fatalf("%s: %d messages in %d groups, Narrow has %d in %d", line, len(got.Messages), len(got.Groups), len(want.Messages), len(want.Groups))
 		}
 	}
-	// a read arriving while a filter is put in force: the filter narrows
-	// it at once
+	// a read arriving while a filter is put in force: the filter typed last
+	// narrows it, in steps too; the read before stays on screen until then
 	f := parse("reason_code=E1")
 	g.SetFilter(f)
+	before := g.Inspection()
 	fresh := manyMessages(20_000)
+	fresh.Batch.Queue = "orders.dlq" // the same queue, read again
 	g.SetInspection(fresh)
+	if !g.Narrowing() || g.Inspection() != before || g.NewRead() {
+		t.Fatalf("new read: narrowing %v, shown replaced %v", g.Narrowing(), g.Inspection() != before)
+	}
+	if v := ansi.Strip(g.View()); !strings.Contains(v, "filtering the new read by reason_code=E1: 7,000 of 20,000 messages tested") {
+		t.Fatalf("no progress line for the new read:\n%s", v)
+	}
+	for cmd := g.SearchCmd(); cmd != nil; cmd = g.SearchCmd() {
+		cmd().(SearchStep).Continue()
+	}
 	want := f.Narrow(*fresh)
 	if g.Narrowing() || g.Filter().String() != f.String() || !reflect.DeepEqual(g.Inspection().Groups, want.Groups) {
 		t.Fatalf("new read under a filter being put in force: narrowing %v, filter %q", g.Narrowing(), g.Filter())
+	}
+	if !g.NewRead() || g.NewRead() {
+		t.Fatal("NewRead is not true exactly once after the new read came on screen")
+	}
+	// a read narrowed within the call needs no telling
+	g.stepRows = 0
+	g.SetInspection(manyMessages(100))
+	if g.Narrowing() || g.NewRead() || len(g.Inspection().Messages) != 20 {
+		t.Fatalf("small read: narrowing %v, %d messages", g.Narrowing(), len(g.Inspection().Messages))
 	}
 }
 
@@ -645,5 +665,53 @@ func BenchmarkMessagesRefresh1M(b *testing.B) {
 	}
 	if sel, _ := m.Selected(); sel.ID != "msg_order-0500000" || len(m.Marked()) != 2 {
 		b.Fatalf("selected %s, %d marked", sel.ID, len(m.Marked()))
+	}
+}
+
+// TestTypingAKeyStopsOnceTheScreenIsFull: a key whose matches fill the
+// screen early stops searching there (after the first wholeRows rows) and
+// leaves the rest to the steps; the rows drawn are the first matches.
+func TestTypingAKeyStopsOnceTheScreenIsFull(t *testing.T) {
+	tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}})
+	tb.SetSize(60, 11)
+	formatted := 0
+	tb.SetSource(1_000_000, func(i int) []string { formatted++; return []string{fmt.Sprintf("m-%07d", i)} })
+	tb.StartFilter()
+	tb.SetSubstring("m-")
+	if formatted != wholeRows || !tb.Searching() || tb.Len() != wholeRows {
+		t.Fatalf("the key formatted %d rows (%d matched), want the first %d", formatted, tb.Len(), wholeRows)
+	}
+	if v := ansi.Strip(tb.View()); !strings.Contains(v, "› m-0000000") || !strings.Contains(v, "m-0000008") {
+		t.Fatalf("the first matches are not drawn:\n%s", v)
+	}
+	formatted = 0
+	tb.Settle()
+	if tb.Len() != 1_000_000 || formatted != 1_000_000-wholeRows {
+		t.Fatalf("settled: %d matched, %d formatted", tb.Len(), formatted)
+	}
+}
+
+// TestSearchingCountIsNeverCut: while the search runs the filter line says
+// so within the width, shorter on a narrow screen, never cutting a number.
+func TestSearchingCountIsNeverCut(t *testing.T) {
+	for _, c := range []struct {
+		width int
+		want  string
+	}{
+		{80, "(searching… 1,000 matched so far of 1,000,000)"},
+		{60, "(searching… 1,000 so far)"},
+		{40, "(1,000…)"},
+	} {
+		tb := newManagedTable(testContext(), []Column{{Title: "id", Width: 10, Flex: 1}})
+		tb.SetSize(c.width, 5)
+		tb.stepRows = 1000
+		tb.SetSource(1_000_000, func(i int) []string { return []string{fmt.Sprintf("m-%07d", i)} })
+		tb.StartFilter()
+		tb.SetSubstring("m-00")
+		lines := strings.Split(ansi.Strip(tb.View()), "\n")
+		bar := lines[len(lines)-1]
+		if !strings.Contains(bar, c.want) || ansi.StringWidth(bar) > c.width {
+			t.Errorf("%d columns: filter line %q, want %q within the width", c.width, bar, c.want)
+		}
 	}
 }

@@ -12,8 +12,8 @@ import (
 
 // searchSlice is how long one step of a filter may run in Update: a key
 // is answered within a frame however many rows there are, and the rest of
-// the rows are searched in further steps, one per message, so keys still
-// come in between.
+// the rows are searched in further steps, one Update (SearchStep message)
+// each, so keys still come in between.
 const searchSlice = 6 * time.Millisecond
 
 // wholeRows is how many rows a step tests before it looks at the clock or
@@ -82,8 +82,8 @@ func (t *Table) SearchCmd() tea.Cmd {
 // what matched so far.
 func (t *Table) Searching() bool { return !t.search.done }
 
-// Settle finishes the search in flight at once (tests, and what needs the
-// exact set now).
+// Settle finishes the search in flight at once, as the filter did before
+// it searched in steps (tests and benchmarks).
 func (t *Table) Settle() {
 	for !t.search.done {
 		t.step(time.Hour, false)
@@ -97,9 +97,8 @@ func (t *Table) applyFilter(fresh bool) {
 	s := &t.search
 	q := strings.ToLower(t.query)
 	narrow := !fresh && t.matcher == nil && s.matcher == nil && s.query != "" && strings.Contains(q, s.query)
-	if !s.done && s.wantPos >= 0 {
+	if s.done || s.wantPos < 0 {
 		// a search replaced before it ended keeps the cursor it was keeping
-	} else {
 		s.wantPos = t.cursor
 	}
 	if narrow {

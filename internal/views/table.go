@@ -214,12 +214,23 @@ func (t *Table) sizeInput() {
 	t.filter.SetWidth(max(t.width-len(t.filter.Prompt)-room, 8))
 }
 
-// count is what the filter line says of the rows shown.
+// count is what the filter line says of the rows shown. While the search
+// runs it says so, shorter where the line has no room for it whole: a
+// number is never cut.
 func (t *Table) count(shown int) string {
-	if t.Searching() {
-		return "  (searching… " + Count(shown) + " matched so far of " + Count(t.n) + ")"
+	if !t.Searching() {
+		return "  (" + Count(shown) + " of " + Count(t.n) + ")"
 	}
-	return "  (" + Count(shown) + " of " + Count(t.n) + ")"
+	room := t.width - len(t.filter.Prompt) - 8 // the input keeps 8 cells
+	for _, form := range []func(n int) string{
+		func(n int) string { return "  (searching… " + Count(n) + " matched so far of " + Count(t.n) + ")" },
+		func(n int) string { return "  (searching… " + Count(n) + " so far)" },
+	} {
+		if ansi.StringWidth(form(t.n)) <= room { // the widest it can be
+			return form(shown)
+		}
+	}
+	return "  (" + Count(shown) + "…)"
 }
 
 // Filtering reports whether the filter input has the keyboard.
