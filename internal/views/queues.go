@@ -228,8 +228,8 @@ func (q *Queues) NoteRead(name string, insp *triage.Inspection) {
 		q.reads = map[string]readNote{}
 	}
 	n := readNote{count: len(insp.Messages), truncated: !ReadToTheEnd(insp.Batch), at: q.ctx.now()}
-	for _, t := range insp.Messages {
-		at, from := bestTime(t)
+	for i := range insp.Messages {
+		at, from := bestTime(&insp.Messages[i])
 		if at.IsZero() {
 			continue
 		}
@@ -253,7 +253,7 @@ func (q *Queues) redraw() {
 }
 
 // bestTime is when t became a dead letter, as well as it is known.
-func bestTime(t triage.Triaged) (time.Time, string) {
+func bestTime(t *triage.Triaged) (time.Time, string) {
 	if !t.DiedAt.IsZero() {
 		return t.DiedAt, "death time"
 	}
