@@ -163,7 +163,10 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 	if store != nil {
 		index = triage.NewSpilled(store, red)
 	}
-	s, err := e.inspectEach(ctx, r, b.queue, opts, triage.StreamOptions{Redactor: red, Payloads: true,
+	// An index entry keeps no payload (the message screen derives it again
+	// from the spilled message), so a spilled read renders none: the
+	// costliest part of triage, skipped for every message read.
+	s, err := e.inspectEach(ctx, r, b.queue, opts, triage.StreamOptions{Redactor: red, Payloads: index == nil,
 		Each: func(t *triage.Triaged) (bool, error) {
 			entry := *t
 			cost := wholeCost(t)

@@ -22,9 +22,6 @@ type SpillOptions struct {
 	Dir  string            // "" = dlqt's folder of the user's cache directory
 	Keep bool              // --keep: leave each file when its read is done
 	Kept func(path string) // told each kept file once it is closed
-	// InMemory keeps whole messages in memory instead (tests that look
-	// at memory only).
-	InMemory bool
 }
 
 // Options is everything main.go hands the TUI.

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"slices"
 	"sync"
 
@@ -12,21 +13,21 @@ import (
 // (and go, unless kept) as soon as a newer read replaces them, and all
 // close when the program ends.
 type spillSet struct {
-	dir  string // "" = the user's cache directory
-	keep bool
-	kept func(path string)
-	off  bool // whole messages stay in memory
-	mu   sync.Mutex
-	open []*spill.Store
+	dir   string // "" = the user's cache directory
+	keep  bool
+	kept  func(path string)
+	mu    sync.Mutex
+	open  []*spill.Store
+	ended bool // the program is over: no new store
 }
 
 func newSpillSet(o SpillOptions) *spillSet {
-	return &spillSet{dir: o.Dir, keep: o.Keep, kept: o.Kept, off: o.InMemory}
+	return &spillSet{dir: o.Dir, keep: o.Keep, kept: o.Kept}
 }
 
 // create makes the store of a new browse (on the browse's goroutine).
 func (s *spillSet) create() (*spill.Store, error) {
-	if s == nil || s.off {
+	if s == nil {
 		return nil, nil
 	}
 	st, err := spill.Create(s.dir, s.keep)
@@ -34,6 +35,11 @@ func (s *spillSet) create() (*spill.Store, error) {
 		return nil, err
 	}
 	s.mu.Lock()
+	if s.ended { // a browse that started as the program ended
+		s.mu.Unlock()
+		st.Close()
+		return nil, errSpillEnded
+	}
 	s.open = append(s.open, st)
 	s.mu.Unlock()
 	return st, nil
@@ -52,12 +58,16 @@ func (s *spillSet) closeOne(st *spill.Store) {
 	}
 }
 
-// closeAllBut closes every store but current (nil: all of them).
+var errSpillEnded = errors.New("dlqt is ending")
+
+// closeAllBut closes every store but current; nil closes all of them, for
+// good: the program is over.
 func (s *spillSet) closeAllBut(current *spill.Store) error {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
+	s.ended = s.ended || current == nil
 	var closing []*spill.Store
 	still := s.open[:0]
 	for _, st := range s.open {

@@ -187,3 +187,23 @@ func TestTextFilterOverIndexEntriesResolvesOffUpdate(t *testing.T) {
 	}
 	h.mustNotShow("searching")
 }
+
+// TestNoSpillDirectoryKeepsWholeMessages: when no spill file can be made
+// the read keeps whole messages in memory, says so, and still works.
+func TestNoSpillDirectoryKeepsWholeMessages(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, Options{Spill: SpillOptions{Dir: notADir}}, 160, 40)
+	h.openQueue("orders.dlq")
+	insp := h.m.groups.Inspection()
+	if insp == nil || len(insp.Messages) != 5 || insp.Messages[0].Indexed() || insp.Messages[0].Message.Body == nil {
+		t.Fatalf("read %v", insp)
+	}
+	h.mustShow("messages kept whole in memory, not on disk")
+	openInvalidSKU(h)
+	h.press("open")
+	h.mustShow(`"consumer": "fulfilment"`)
+}
