@@ -26,6 +26,7 @@ type Spilled struct {
 	bodies Bodies
 	r      *router
 	red    *redact.Redactor
+	common interner // owned by the goroutine that calls Index
 }
 
 // NewSpilled reads back from bodies, deriving with red and the browse's
@@ -58,7 +59,63 @@ func (s *Spilled) Index(t Triaged) Triaged {
 	t.Message.Body, t.Message.Headers = nil, kept
 	t.Payload, t.Timeline = "", nil
 	t.spilled = s
+	s.common.entry(&t)
 	return t
+}
+
+// interner shares the strings a queue's messages mostly have in common
+// (exchange, routing key, content type, event type, reason code, the
+// queues of their deaths…): decoded from each message, each would be a
+// copy of its own, a few hundred bytes an entry in all. Only the first
+// maxInterned distinct values are shared, so a field that is unique per
+// message (an id, a time) costs the map nothing past that.
+type interner map[string]string
+
+const maxInterned = 4096
+
+func (in *interner) str(s *string) {
+	if *s == "" {
+		return
+	}
+	if *in == nil {
+		*in = interner{}
+	}
+	if v, ok := (*in)[*s]; ok {
+		*s = v
+		return
+	}
+	if len(*in) < maxInterned {
+		(*in)[*s] = *s
+	}
+}
+
+func (in *interner) entry(t *Triaged) {
+	m, p, e := &t.Message, &t.Message.Properties, &t.Envelope
+	for _, s := range []*string{&m.Queue, &m.Exchange, &m.RoutingKey, &p.ContentType, &p.ContentEncoding,
+		&p.Type, &p.AppID, &p.UserID, &p.ReplyTo, &e.EventType, &e.SchemaVersion, &t.ReasonCode} {
+		in.str(s)
+	}
+	if e.MessageID == p.MessageID {
+		e.MessageID = p.MessageID
+	}
+	if e.CorrelationID == p.CorrelationID {
+		e.CorrelationID = p.CorrelationID
+	}
+	if f := e.Failure; f != nil {
+		in.str(&f.ReasonCode)
+		in.str(&f.Consumer)
+		in.str(&f.ConsumerVersion)
+	}
+	for i := range t.Deaths {
+		d := &t.Deaths[i]
+		in.str(&d.Queue)
+		in.str(&d.Exchange)
+		in.str((*string)(&d.Reason))
+		in.str(&d.OriginalExpiration)
+		for j := range d.RoutingKeys {
+			in.str(&d.RoutingKeys[j])
+		}
+	}
 }
 
 // Indexed reports an index entry: its body, headers, payload and timeline

@@ -181,6 +181,9 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 			if !budget.take(cost) {
 				return false, errBudget
 			}
+			if kept == nil {
+				kept = make([]triage.Triaged, 0, keptCap(int(b.expected.Load()), opts.Limit, budget.limit, cost))
+			}
 			kept = append(kept, entry)
 			live.Add(t, len(kept)-1)
 			if time.Since(shown) >= liveEvery {
@@ -208,6 +211,22 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 }
 
 var errBudget = errors.New("the memory budget is spent")
+
+// keptCap is the room to make for a read's entries once the first is in:
+// what the queue holds, within the limit and what the budget can take at
+// the first entry's cost. Grown by append instead, a slice of 100,000
+// entries is copied a dozen times and, while the last copy runs, held
+// twice.
+func keptCap(expected, limit int, budget, cost int64) int {
+	n := expected
+	if limit > 0 {
+		n = min(n, limit)
+	}
+	if cost > 0 {
+		n = min(n, int(budget/cost)+1)
+	}
+	return max(n, 1)
+}
 
 // keepBudget bounds by bytes what a browse keeps in memory for the screens.
 type keepBudget struct {
