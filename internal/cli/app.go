@@ -44,6 +44,7 @@ type app struct {
 	limitSet     bool     // --limit or browse_limit given: streamed reads stop there too
 	acceptCost   bool     // --accept-delivery-cost
 	memBudget    byteSize // --memory-budget
+	memBudgetSet bool     // given: the TUI's index keeps to it too
 	keepSpill    bool     // --keep: leave the TUI's spill files
 
 	patterns    []string
@@ -80,7 +81,7 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
 	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: the TUI, groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
 	a.memBudget = byteSize(triage.DefaultMemoryBudget)
-	f.Var(&a.memBudget, "memory-budget", "memory a read may spend on messages (e.g. 64MiB, 1GiB): what the broker may push ahead of a streamed read, and how many messages' index entries (about 1 KiB each) the TUI keeps; a read it cuts short says so")
+	f.Var(&a.memBudget, "memory-budget", "memory a read may spend on messages (e.g. 64MiB, 1GiB): what the broker may push ahead of a streamed read, and how many messages' index entries (about 1 KiB each) the TUI keeps (unset: 128MiB there); a read it cuts short says so")
 	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts)")
 	f.StringVar(&a.usersFile, "users-file", "", "users file naming people, roles, keys and the teams they approve for (env DLQT_USERS_FILE; config users_file)")
 	f.StringVar(&a.keyFile, "key", "", "SSH private key (unencrypted) that signs proposals, approvals and rejections (env DLQT_KEY; config key)")
@@ -92,6 +93,7 @@ func (a *app) bindFlags(root *cobra.Command) {
 
 // resolve applies the environment and the config file under the flags.
 func (a *app) resolve(cmd *cobra.Command) error {
+	a.memBudgetSet = cmd.Flags().Changed("memory-budget")
 	if a.session != nil {
 		return a.resolveSession(cmd)
 	}

@@ -112,6 +112,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Redactor:     a.redactor(),
 		BrowseLimit:  a.tuiLimit(),
 		MemoryBudget: int64(a.memBudget),
+		IndexBudget:  a.indexBudget(),
 		StartQueue:   a.queue,
 		KeyMap:       keys,
 		Notice:       notice,
@@ -186,4 +187,14 @@ func (a *app) openTUIJournal() (*sessionJournal, error) {
 		return nil, err
 	}
 	return &sessionJournal{Shared: j}, nil
+}
+
+// indexBudget is what the TUI's index entries may take: --memory-budget
+// when given, else the TUI's own default (0), which holds a queue of about
+// 140,000 messages.
+func (a *app) indexBudget() int64 {
+	if a.memBudgetSet {
+		return int64(a.memBudget)
+	}
+	return 0
 }

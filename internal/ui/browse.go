@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -122,6 +123,7 @@ func (f *browseFlow) refresh() tea.Cmd { return f.start(f.groups.Queue(), false)
 func (f *browseFlow) start(queue string, acceptCost bool) tea.Cmd {
 	f.stop()
 	b, ctx := newBrowse(f.c.base, f.c.nextID(), queue)
+	b.indexBudget = cmp.Or(f.c.opts.IndexBudget, DefaultIndexBudget)
 	f.browse = b
 	spin := f.groups.StartLoading()
 	opts := triage.BrowseOptions{Limit: f.c.opts.BrowseLimit, AcceptDeliveryCost: acceptCost, MemoryBudget: f.c.opts.MemoryBudget}

@@ -88,8 +88,10 @@ type browse struct {
 	progress chan browseProgressMsg
 	done     chan inspectedMsg
 	expected atomic.Int64 // the last total the reader reported
-	spillErr error        // set by the reading goroutine before done
-	store    *spill.Store // this read's spill store, nil when none; ditto
+	// indexBudget bounds the index entries a spilled read keeps.
+	indexBudget int64
+	spillErr    error        // set by the reading goroutine before done
+	store       *spill.Store // this read's spill store, nil when none; ditto
 }
 
 func newBrowse(parent context.Context, id int, queue string) (*browse, context.Context) {
@@ -156,8 +158,11 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 	var kept []triage.Triaged
 	live := triage.NewGrouper(false)
 	var shown time.Time
-	budget := keepBudget{limit: opts.MemoryBudget}
 	store, spillErr := spills.create()
+	budget := keepBudget{limit: opts.MemoryBudget}
+	if store != nil {
+		budget.limit = b.indexBudget
+	}
 	b.store = store
 	var index *triage.Spilled
 	if store != nil {
@@ -211,6 +216,11 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 }
 
 var errBudget = errors.New("the memory budget is spent")
+
+// DefaultIndexBudget is what a spilled browse's index entries may take
+// when the user set no --memory-budget: at about 900 bytes an entry, a
+// queue of 140,000 messages (the read-ahead stays at DefaultMemoryBudget).
+const DefaultIndexBudget = 128 << 20
 
 // keptCap is the room to make for a read's entries once the first is in:
 // what the queue holds, within the limit and what the budget can take at

@@ -483,7 +483,7 @@ func progressUntil(t *testing.T, h *harness, next tea.Cmd, want string) tea.Cmd 
 // A memory budget too small for the queue keeps what fits and says so on
 // the status line and in the header, instead of failing or hiding it.
 func TestBrowseCutByTheMemoryBudgetSaysSo(t *testing.T) {
-	h := newHarness(t, Options{MemoryBudget: 1}, 160, 40)
+	h := newHarness(t, Options{MemoryBudget: 1, IndexBudget: 1}, 160, 40) // as --memory-budget 1B sets both
 	h.openQueue("orders.dlq")
 	h.mustShow("held 1 of 5 messages: dlqt memory budget (1 B; --memory-budget)")
 	insp := h.m.groups.Inspection()

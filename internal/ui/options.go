@@ -39,6 +39,9 @@ type Options struct {
 	// MemoryBudget bounds the bytes of messages a browse keeps (0: the
 	// default); a read it cuts short says so on the status line.
 	MemoryBudget int64
+	// IndexBudget bounds the bytes of the index entries a spilled browse
+	// keeps (0: MemoryBudget when set by the user, else DefaultIndexBudget).
+	IndexBudget int64
 	// Spill is where a browse keeps each message whole, on disk, while
 	// memory holds its index entry.
 	Spill      SpillOptions
