@@ -33,9 +33,9 @@ type tuiRun struct {
 var groupRow = regexp.MustCompile(`^\S?\s*(published|rejected|expired|maxlen|delivery_limit)\s+\S+\s+[0-9][0-9,]*\s`)
 
 // readCount is the title's count of messages read: "first 10,000 of
-// 100,000 messages", "held 71,461 of 100,000 messages: …" or "100,000
+// 100,000 messages", "held 71,461 of 100,000 messages: …" or "all 100,000
 // messages".
-var readCount = regexp.MustCompile(`— (?:first |held )?([0-9][0-9,]*) (?:of [0-9,]+ )?messages?`)
+var readCount = regexp.MustCompile(`— (?:first |held |all )?([0-9][0-9,]*) (?:of [0-9,]+ )?messages?`)
 
 const tuiPoll = 10 * time.Millisecond
 
