@@ -155,6 +155,9 @@ type reading struct {
 	// the hold keeps none of them: memory stays one window however many
 	// messages are held. An error from each stops the reading.
 	each func(triage.Message) error
+	// tags keeps the delivery tag of each message handed to each, for a
+	// sweep that acks some of them afterwards.
+	tags bool
 }
 
 func (r reading) report(n int, final bool) {
@@ -206,7 +209,7 @@ type held struct {
 	win     *window
 	read    int              // messages read
 	msgs    []triage.Message // kept unless the reading hands them to each
-	tags    []uint64         // delivery tag of each of msgs
+	tags    []uint64         // delivery tag of each message kept (or handed to each, with reading.tags)
 	lastTag uint64
 	stopErr error // why reading stopped before r.want, if it did
 }
@@ -298,6 +301,9 @@ func (r reading) take(h *held, d amqp.Delivery) error {
 	if r.each != nil {
 		if err := r.each(m); err != nil {
 			return err
+		}
+		if r.tags {
+			h.tags = append(h.tags, d.DeliveryTag)
 		}
 	} else {
 		h.msgs = append(h.msgs, m)

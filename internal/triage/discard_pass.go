@@ -1,0 +1,81 @@
+package triage
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
+)
+
+// sweepPass classifies the messages a discard's sweep holds one at a time,
+// as they are read (BrowseOptions.Each), and keeps of each only what the
+// discard needs: its base identity (to number the occurrence suffixes and
+// verify the removal by), and the whole triaged message only when it may be
+// selected. A sweep of a large queue so keeps the bodies of what it may
+// discard, not of the whole queue. Matching is Selection.Matches, run again
+// on the candidates once their identities are final.
+type sweepPass struct {
+	r     *router
+	red   *redact.Redactor
+	sel   Selection
+	maybe map[string]bool // base ids a selected id may have; nil without ids
+	ids   idSuffixer      // provisional ids, unique, for the filter's cache
+
+	bases []string  // base id of every message, in queue order
+	cands []Triaged // the messages that may be selected
+	pos   []int     // position of each of cands
+}
+
+func newSweepPass(top Topology, red *redact.Redactor, sel Selection) *sweepPass {
+	p := &sweepPass{r: newRouter(top), red: red, sel: sel, ids: newIDSuffixer()}
+	if len(sel.IDs) > 0 {
+		p.maybe = make(map[string]bool, len(sel.IDs))
+		for _, id := range sel.IDs {
+			p.maybe[id] = true
+			if i := strings.LastIndexByte(id, '#'); i > 0 {
+				if _, err := strconv.Atoi(id[i+1:]); err == nil {
+					p.maybe[id[:i]] = true // an occurrence suffix (SuffixIDs)
+				}
+			}
+		}
+	}
+	return p
+}
+
+// take is BrowseOptions.Each: one message, in queue order.
+func (p *sweepPass) take(m Message) error {
+	env := DecodeEnvelope(m.Body)
+	base := BaseIDs([]Message{m}, []Envelope{env})[0]
+	p.bases = append(p.bases, base)
+	provisional := p.ids.assign(base)
+	if p.maybe != nil && !p.maybe[base] {
+		return nil // not one of the ids, whatever its suffix
+	}
+	t := analyzeOne(p.r, m, env, provisional, p.red)
+	// Where and the group read no identity: what they refuse now they
+	// refuse with the final one.
+	if p.sel.Where != nil && !p.sel.Where.Match(t) {
+		return nil
+	}
+	if p.sel.Group != nil && !p.sel.Group.Matches(t) {
+		return nil
+	}
+	p.cands = append(p.cands, t)
+	p.pos = append(p.pos, len(p.bases)-1)
+	return nil
+}
+
+// picks gives every message its final identity (SuffixIDs over the whole
+// hold, as Identify numbers a batch) and returns the identities and the
+// positions selected.
+func (p *sweepPass) picks() (ids []string, picks []int) {
+	ids = SuffixIDs(p.bases)
+	for k := range p.cands {
+		t := &p.cands[k]
+		t.ID = ids[p.pos[k]]
+		if p.sel.Matches(*t) {
+			picks = append(picks, p.pos[k])
+		}
+	}
+	return ids, picks
+}
