@@ -9,14 +9,14 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// A discard of 5 messages by id out of a sweep of 60,000 × 1 KiB keeps of
+// A discard of 5 messages by id out of a sweep of 30,000 × 1 KiB keeps of
 // the others only a delivery tag and a base id each (the sweep hands every
 // message to the discard as it is read, BrowseOptions.Each): the live heap
-// grows by a window of messages, not by the 60 MiB of bodies. Exactly the
+// grows by a window of messages, not by the 30 MiB of bodies. Exactly the
 // 5 are gone, verified by a second (streamed) read, the rest in order.
 func TestDiscardOfAFewOutOfALargeSweepKeepsOnlyThem(t *testing.T) {
 	brokertest.SkipShort(t)
-	const n = 60000
+	const n = 30000
 	f := newFixture(t, "sweepbig")
 	f.declare("orders.parking", nil)
 	all := f.publish("orders.parking", n, 1024)
@@ -32,7 +32,7 @@ func TestDiscardOfAFewOutOfALargeSweepKeepsOnlyThem(t *testing.T) {
 	grew := liveHeapGrowth(stop)
 	res, err := triage.Discard(context.Background(), l, top, &rec, triage.DiscardRequest{
 		Vhost: f.cfg.Vhost, Queue: "orders.parking", Reason: "duplicates", Selection: triage.Selection{IDs: pick},
-		Browse: triage.BrowseOptions{Limit: n, MemoryBudget: 8 << 20},
+		Browse: triage.BrowseOptions{Limit: n, MemoryBudget: 4 << 20},
 	})
 	close(stop)
 	peak := grew()
@@ -40,7 +40,7 @@ func TestDiscardOfAFewOutOfALargeSweepKeepsOnlyThem(t *testing.T) {
 		t.Fatalf("result %+v, %v", res, err)
 	}
 	t.Logf("discarded %d of %d × 1 KiB; live heap grew by at most %.1f MiB", len(pick), n, float64(peak)/(1<<20))
-	const bound = 16 << 20
+	const bound = 12 << 20
 	if peak > bound {
 		t.Errorf("the live heap grew by %.1f MiB, want < %d MiB: the sweep keeps what it does not take", float64(peak)/(1<<20), bound>>20)
 	}
