@@ -31,12 +31,11 @@ type heldSources struct {
 }
 
 // Hold implements replay.Port. It consumes the queue with manual ack
-// and a prefetch of what it means to read (never a basic.get loop;
-// docs/ARCHITECTURE.md), cancels the
-// consumer once it has read the depth it found, at most HoldLimit (or the
-// broker goes quiet),
-// and keeps the wanted messages unacked; every other one is requeued on its
-// own, back to its place. Identities are computed as the read path does
+// through windowed consumers (window.go; never a basic.get loop, never an
+// unlimited prefetch), cancels them once it has read the depth it found,
+// at most HoldLimit (or the broker goes quiet), and keeps the wanted
+// messages unacked; every other one stays unacked too, as a delivery tag
+// only, until the hold is released (see below). Identities are computed as the read path does
 // (triage.Identify), over the messages that are not copies of this replay,
 // so a failed-again copy neither gets held nor shifts an occurrence index.
 //
