@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,9 +12,12 @@ import (
 // as they are read (BrowseOptions.Each), and keeps of each only what the
 // discard needs: its base identity (to number the occurrence suffixes and
 // verify the removal by), and the whole triaged message only when it may be
-// selected. A sweep of a large queue so keeps the bodies of what it may
-// discard, not of the whole queue. Matching is Selection.Matches, run again
-// on the candidates once their identities are final.
+// selected by id. A sweep of a large queue so keeps the bodies of what it
+// may discard by id, and of a group or filter selection none: those match
+// on what a message says, never on its identity (Group.Matches reads the
+// reason and code, no filter field reads the id), so the match made as it
+// passes is final. Candidates by id are matched again (Selection.Matches)
+// once their identities are final.
 type sweepPass struct {
 	r     *router
 	red   *redact.Redactor
@@ -22,8 +26,8 @@ type sweepPass struct {
 	ids   idSuffixer      // provisional ids, unique, for the filter's cache
 
 	bases []string  // base id of every message, in queue order
-	cands []Triaged // the messages that may be selected
-	pos   []int     // position of each of cands
+	cands []Triaged // the messages that may be selected by id
+	pos   []int     // position of each of cands; without ids, of each match
 }
 
 func newSweepPass(top Topology, red *redact.Redactor, sel Selection) *sweepPass {
@@ -60,6 +64,12 @@ func (p *sweepPass) take(m Message) error {
 	if p.sel.Group != nil && !p.sel.Group.Matches(t) {
 		return nil
 	}
+	if p.maybe == nil {
+		// A group or filter decided, with no identity needed: the position
+		// is all a pick needs.
+		p.pos = append(p.pos, len(p.bases)-1)
+		return nil
+	}
 	p.cands = append(p.cands, t)
 	p.pos = append(p.pos, len(p.bases)-1)
 	return nil
@@ -70,6 +80,9 @@ func (p *sweepPass) take(m Message) error {
 // positions selected.
 func (p *sweepPass) picks() (ids []string, picks []int) {
 	ids = SuffixIDs(p.bases)
+	if p.maybe == nil {
+		return ids, slices.Clone(p.pos)
+	}
 	for k := range p.cands {
 		t := &p.cands[k]
 		t.ID = ids[p.pos[k]]
