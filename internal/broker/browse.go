@@ -350,19 +350,6 @@ func (h *held) stopConsuming() error {
 	return err
 }
 
-// releaseAll gives back everything a channel holds, explicitly, before it
-// is closed on an error path: cancel the consumer (a requeue to a live one
-// comes straight back), then one Nack of delivery tag 0 with multiple, which
-// AMQP defines as every outstanding delivery. Errors are ignored: the close
-// that follows requeues whatever this could not.
-func releaseAll(ch *amqp.Channel, consumer string) {
-	if ch.IsClosed() {
-		return
-	}
-	_ = ch.Cancel(consumer, false)
-	_ = ch.Nack(0, true, true)
-}
-
 // closeCause says why the deliveries stopped: the broker's reason when it
 // closed the channel or connection.
 func closeCause(closed <-chan *amqp.Error) error {
