@@ -155,6 +155,9 @@ type reading struct {
 	// the hold keeps none of them: memory stays one window however many
 	// messages are held. An error from each stops the reading.
 	each func(triage.Message) error
+	// tags keeps the delivery tag of each message handed to each, for a
+	// sweep that acks some of them afterwards.
+	tags bool
 }
 
 func (r reading) report(n int, final bool) {
@@ -206,7 +209,7 @@ type held struct {
 	win     *window
 	read    int              // messages read
 	msgs    []triage.Message // kept unless the reading hands them to each
-	tags    []uint64         // delivery tag of each of msgs
+	tags    []uint64         // delivery tag of each message kept (or handed to each, with reading.tags)
 	lastTag uint64
 	stopErr error // why reading stopped before r.want, if it did
 }
@@ -299,6 +302,9 @@ func (r reading) take(h *held, d amqp.Delivery) error {
 		if err := r.each(m); err != nil {
 			return err
 		}
+		if r.tags {
+			h.tags = append(h.tags, d.DeliveryTag)
+		}
 	} else {
 		h.msgs = append(h.msgs, m)
 		h.tags = append(h.tags, d.DeliveryTag)
@@ -342,19 +348,6 @@ func (h *held) stopConsuming() error {
 	_, err := h.win.cancel(timeout)
 	h.lastTag = max(h.lastTag, h.win.maxTag)
 	return err
-}
-
-// releaseAll gives back everything a channel holds, explicitly, before it
-// is closed on an error path: cancel the consumer (a requeue to a live one
-// comes straight back), then one Nack of delivery tag 0 with multiple, which
-// AMQP defines as every outstanding delivery. Errors are ignored: the close
-// that follows requeues whatever this could not.
-func releaseAll(ch *amqp.Channel, consumer string) {
-	if ch.IsClosed() {
-		return
-	}
-	_ = ch.Cancel(consumer, false)
-	_ = ch.Nack(0, true, true)
 }
 
 // closeCause says why the deliveries stopped: the broker's reason when it

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,21 +24,18 @@ type heldSources struct {
 	tables map[string]amqp.Table // headers as delivered, for republishing
 
 	// On a quorum queue the hold's consumers stay up while it holds (see
-	// keepConsuming): spare are the deliveries it keeps that were not
-	// selected, win its consumers until they are cancelled, and reading
-	// closes when their deliveries end.
-	spare   []uint64
+	// keepConsuming): win are its consumers until they are cancelled, and
+	// reading closes when their deliveries end.
 	win     *window
 	reading chan struct{}
 }
 
 // Hold implements replay.Port. It consumes the queue with manual ack
-// and a prefetch of what it means to read (never a basic.get loop;
-// docs/ARCHITECTURE.md), cancels the
-// consumer once it has read the depth it found, at most HoldLimit (or the
-// broker goes quiet),
-// and keeps the wanted messages unacked; every other one is requeued on its
-// own, back to its place. Identities are computed as the read path does
+// through windowed consumers (window.go; never a basic.get loop, never an
+// unlimited prefetch), cancels them once it has read the depth it found,
+// at most HoldLimit (or the broker goes quiet), and keeps the wanted
+// messages unacked; every other one stays unacked too, as a delivery tag
+// only, until the hold is released (see below). Identities are computed as the read path does
 // (triage.Identify), over the messages that are not copies of this replay,
 // so a failed-again copy neither gets held nor shifts an occurrence index.
 //
@@ -87,8 +83,8 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 		return nil, err
 	}
 	if quorum {
-		out, put := r.sortHeld(pass, queue, ids)
-		r.keepConsuming(put, w)
+		out := r.sortHeld(pass, queue, ids)
+		r.keepConsuming(w)
 		return out, nil
 	}
 	// What the broker pushed before the cancel-ok is sorted with the rest:
@@ -105,21 +101,14 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	for _, d := range late {
 		pass.take(d)
 	}
-	out, put := r.sortHeld(pass, queue, ids)
-	// The messages not selected go back only now, each on its own, once
-	// every consumer is cancelled: requeued while one is up, a message
-	// returns to its place at the head and is delivered straight back to
-	// this hold (TestRequeueToALiveHoldComesStraightBack), so releasing
-	// them as they pass would loop. Until then they stay unacked, kept
-	// as a delivery tag and a base id each (passing.take).
-	for _, tag := range put {
-		if err := ch.Nack(tag, false, true); err != nil {
-			w.release()
-			ch.Close()
-			return nil, fmt.Errorf("replay: put back the messages not selected: %w", err)
-		}
-	}
-	return out, nil
+	// The messages not selected stay unacked, bodiless, until the hold is
+	// released (releaseHeld), and go back then in one Nack(0, multiple,
+	// requeue). Released as they pass, while a consumer is up, each would
+	// come straight back to this hold (TestRequeueToALiveHoldComesStraightBack);
+	// released one by one after the read, a 3.10 classic queue takes them
+	// back at about a hundred a second, minutes for a large hold, while a
+	// multiple requeue puts 100,000 back in order in a second or two.
+	return r.sortHeld(pass, queue, ids), nil
 }
 
 // holdWindow is the windowed consume of a hold of want messages (see
@@ -138,15 +127,14 @@ func (r *Replay) holdWindow(ch *amqp.Channel, queue string, size, want int) *win
 	return w
 }
 
-// sortHeld splits what a hold read (p) into the messages to keep (the
+// sortHeld picks out of what a hold read (p) the messages to keep: the
 // selected ids, recorded in r.held, and this replay's own copies, reported
-// as such) and the delivery tags to put back.
-func (r *Replay) sortHeld(p *passing, queue string, ids []string) (out []replay.HeldMessage, put []uint64) {
+// as such. Everything read stays unacked until the hold is released.
+func (r *Replay) sortHeld(p *passing, queue string, ids []string) (out []replay.HeldMessage) {
 	var own []int // positions of what is not a copy of this replay
 	var ownBases []string
-	for i, tag := range p.tags {
+	for i := range p.tags {
 		if d := p.whole[i]; d != nil && p.bases[i] == "" {
-			put = append(put, tag)
 			item, _ := d.Headers[triage.HeaderReplayItem].(string)
 			out = append(out, replay.HeldMessage{ID: item, Message: toMessage(*d, queue, -1), Copy: true})
 			continue
@@ -158,16 +146,13 @@ func (r *Replay) sortHeld(p *passing, queue string, ids []string) (out []replay.
 		want[id] = true
 	}
 	for n, id := range triage.SuffixIDs(ownBases) {
-		i := own[n]
-		if d := p.whole[i]; d != nil && want[id] {
+		if d := p.whole[own[n]]; d != nil && want[id] {
 			out = append(out, replay.HeldMessage{ID: id, Message: toMessage(*d, queue, n)})
 			r.held.tags[id] = d.DeliveryTag
 			r.held.tables[id] = d.Headers
-			continue
 		}
-		put = append(put, p.tags[i])
 	}
-	return out, put
+	return out
 }
 
 // passing keeps of each delivery a hold reads only what the replay may
@@ -206,8 +191,7 @@ func (p *passing) take(d amqp.Delivery) {
 		p.whole[i] = &d
 		return
 	}
-	m := toMessage(d, p.queue, 0)
-	base := triage.BaseIDs([]triage.Message{m}, []triage.Envelope{triage.DecodeEnvelope(d.Body)})[0]
+	base := baseID(d, p.queue)
 	p.bases = append(p.bases, base)
 	if p.maybe[base] {
 		p.whole[i] = &d
@@ -215,6 +199,21 @@ func (p *passing) take(d amqp.Delivery) {
 }
 
 func (p *passing) read() int { return len(p.tags) }
+
+// baseID is triage.BaseIDs of one delivery. A message id, when there is
+// one, is the identity: then neither the body is copied nor the envelope
+// decoded. Without one (BaseIDs falls back to a content hash, "sha256:"),
+// the whole message is looked at.
+func baseID(d amqp.Delivery, queue string) string {
+	if d.MessageId != "" {
+		stub := triage.Message{Properties: triage.Properties{MessageID: d.MessageId}}
+		if base := triage.BaseIDs([]triage.Message{stub}, nil)[0]; !strings.HasPrefix(base, "sha256:") {
+			return base
+		}
+	}
+	m := toMessage(d, queue, 0)
+	return triage.BaseIDs([]triage.Message{m}, []triage.Envelope{triage.DecodeEnvelope(d.Body)})[0]
+}
 
 // deliveredTable is the header table to publish for held item id: each
 // header the replay did not change goes out exactly as it was delivered
@@ -287,9 +286,12 @@ func (r *Replay) consumeAll(ctx context.Context, w *window, queue string, want i
 
 func (r *Replay) consumerTag() string { return "dlqt-replay-" + r.replayID }
 
-// releaseHeld requeues every source still held, one by one, before the hold
-// connection closes: on a quorum queue a close counts toward the delivery
-// limit even where a requeue is free (4.3).
+// releaseHeld gives back everything the hold channel still holds (the
+// sources not settled and every message read but not selected), before the
+// hold connection closes: consumers cancelled first, then one Nack of tag 0
+// with multiple, which requeues every outstanding delivery in delivery
+// order. A requeue, not the close: on a quorum queue a close counts toward
+// the delivery limit even where a requeue is free (4.3).
 func (r *Replay) releaseHeld() {
 	if r.held == nil {
 		return
@@ -298,19 +300,10 @@ func (r *Replay) releaseHeld() {
 	h := r.held
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	tags := h.spare
-	for _, tag := range h.tags {
-		tags = append(tags, tag)
-	}
-	// In delivery order, so a queue that keeps returns in order keeps it.
-	slices.Sort(tags)
-	for _, tag := range tags {
-		if err := h.ch.Nack(tag, false, true); err != nil {
-			break // the channel is gone: the broker puts them back itself
-		}
+	if !h.ch.IsClosed() {
+		_ = h.ch.Nack(0, true, true) // else the broker puts them back itself
 	}
 	clear(h.tags)
-	h.spare = nil
 }
 
 // Ack implements replay.Port: each source on its own, never multiple.

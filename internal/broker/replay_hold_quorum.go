@@ -2,8 +2,6 @@ package broker
 
 import (
 	"time"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // A quorum queue (RabbitMQ 3.x) gives back the messages of a consumer whose
@@ -16,40 +14,24 @@ import (
 // An up consumer is sent more messages as its acks and requeues give credit
 // back: those, and the messages read but not selected, are kept unacked
 // too (a requeue would only bring them straight back), and all go back
-// when the hold is released: consumer cancelled first, then every one
-// requeued in delivery order.
+// when the hold is released: consumers cancelled first, then all requeued
+// in delivery order by one Nack(0, multiple).
 
-// keepConsuming keeps the hold's consumers up, with put (read, not
-// selected), the deliveries w has not handed out, and whatever they are
-// sent from now on held as spare.
-func (r *Replay) keepConsuming(put []uint64, w *window) {
+// keepConsuming keeps the hold's consumers up; whatever they are sent from
+// now on stays unacked with the rest until the hold is released.
+func (r *Replay) keepConsuming(w *window) {
 	h := r.held
 	h.mu.Lock()
-	h.spare, h.win, h.reading = put, w, make(chan struct{})
-	for _, d := range w.rest() {
-		h.spare = append(h.spare, d.DeliveryTag)
-	}
+	h.win, h.reading = w, make(chan struct{})
 	h.mu.Unlock()
-	spare := func(d amqp.Delivery) {
-		h.mu.Lock()
-		h.spare = append(h.spare, d.DeliveryTag)
-		h.mu.Unlock()
-	}
+	w.rest() // unacked, released with the rest
 	go func() {
 		defer close(h.reading)
 		for {
 			select {
-			case d := <-w.merged:
-				spare(d)
+			case <-w.merged:
 			case <-w.gone:
-				for {
-					select {
-					case d := <-w.merged:
-						spare(d)
-					default:
-						return
-					}
-				}
+				return
 			}
 		}
 	}()

@@ -55,7 +55,12 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 		return res, triage.NewDeliveryCostError(queue, cost, depth)
 	}
 	res.Depth = depth
-	r := reading{queue: queue, want: min(limit, depth), progress: opts.Progress}
+	// With opts.Each the hold hands each message on as it is read and
+	// keeps only its delivery tag: what a discard may take, it keeps
+	// itself; choose then gets no messages, and its positions are those
+	// in the order Each saw them.
+	r := reading{queue: queue, want: min(limit, depth), progress: opts.Progress,
+		each: opts.Each, window: windowFor(opts, q), tags: true}
 	r.expected = r.want
 	if r.want == 0 {
 		r.report(0, true)
@@ -66,15 +71,15 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 		return res, err
 	}
 	defer h.ch.Close() // requeues whatever is not settled below
-	res.Held = len(h.msgs)
+	res.Held = h.read
 	if h.stopErr != nil {
 		// A partial hold would show choose a different batch than the
 		// browse the user chose from: take nothing.
 		_ = r.release(h)
-		return res, fmt.Errorf("sweep of %q stopped after %d of %d messages, nothing taken (all released): %w", queue, len(h.msgs), r.want, h.stopErr)
+		return res, fmt.Errorf("sweep of %q stopped after %d of %d messages, nothing taken (all released): %w", queue, h.read, r.want, h.stopErr)
 	}
 
-	picks := validPicks(choose(h.msgs), len(h.msgs))
+	picks := validPicks(choose(h.msgs), h.read)
 	if err := h.stopConsuming(); err != nil {
 		return res, fmt.Errorf("sweep of %q, nothing taken (all released): %w", queue, err)
 	}

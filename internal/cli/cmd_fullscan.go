@@ -45,15 +45,15 @@ first message moves, and the outcome.`,
 				}
 				return nil
 			}
-			in, err := a.fullScan(cmd.Context(), args[0], window)
+			s, err := a.fullScan(cmd.Context(), args[0], window)
 			if err != nil {
 				return err
 			}
-			rows := groupRows(args[0], in.Groups, a.owners)
+			rows := groupRows(args[0], s.Groups, a.owners)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rows)
 			}
-			return printGroups(cmd.OutOrStdout(), in.Batch, len(in.Messages), filter.Filter{}, rows, len(a.owners) > 0)
+			return printGroups(cmd.OutOrStdout(), s.Batch, s.Matched, filter.Filter{}, rows, len(a.owners) > 0)
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "move the messages; without it nothing moves")
@@ -63,42 +63,73 @@ first message moves, and the outcome.`,
 }
 
 // fullScan journals the decision, moves the whole queue through its tail
-// and journals the outcome; the messages read are analysed as a browse's.
-func (a *app) fullScan(ctx context.Context, queue string, window int) (triage.Inspection, error) {
+// and journals the outcome. Each message is triaged and counted into its
+// group as it passes (triage.InspectEach), then dropped: memory stays a
+// window of messages and the groups, however long the queue.
+func (a *app) fullScan(ctx context.Context, queue string, window int) (triage.Streamed, error) {
 	if err := a.fullScanNeedsABroker(); err != nil {
-		return triage.Inspection{}, err
+		return triage.Streamed{}, err
 	}
 	rec, live, done, err := a.openForChange(ctx)
 	if err != nil {
-		return triage.Inspection{}, err
+		return triage.Streamed{}, err
 	}
 	defer done()
 	top, err := live.Topology(ctx)
 	if err != nil {
-		return triage.Inspection{}, err
+		return triage.Streamed{}, err
 	}
 	record := func(details map[string]any) error {
 		return rec.Record(triage.Record{Action: triage.ActionFullScan, Vhost: top.Vhost, Queue: queue, Details: details})
 	}
 	if err := record(map[string]any{"step": "decision", "window": window, "effects": broker.FullScanEffects}); err != nil {
-		return triage.Inspection{}, err
+		return triage.Streamed{}, err
 	}
-	batch := triage.Batch{Vhost: top.Vhost, Queue: queue, TakenAt: time.Now().UTC()}
-	res, scanErr := live.FullScan(ctx, queue, broker.FullScanOptions{Window: window,
-		Visit:    func(m triage.Message) error { batch.Messages = append(batch.Messages, m); return nil },
-		Progress: progressTo(a.stderr, "moving "+queue),
+	scan := &fullScanReader{live: live, top: top, window: window, progress: progressTo(a.stderr, "moving "+queue)}
+	s, scanErr := triage.InspectEach(ctx, scan, queue, triage.BrowseOptions{}, triage.StreamOptions{
+		Redactor: a.redactor(),
+		Each:     func(*triage.Triaged) (bool, error) { return true, nil },
 	})
-	outcome := map[string]any{"step": "outcome", "total": res.Total, "moved": res.Moved}
+	outcome := map[string]any{"step": "outcome", "total": scan.res.Total, "moved": scan.res.Moved}
 	if scanErr != nil {
 		outcome["error"] = scanErr.Error()
 	}
 	if err := errors.Join(scanErr, record(outcome)); err != nil {
-		return triage.Inspection{}, err
+		return triage.Streamed{}, err
 	}
-	reportMoved(a.stderr, queue, res)
-	batch.Depth, batch.Limit = res.Total, res.Total+1 // read to the end
-	ts := triage.Analyze(batch, top, a.redactor())
-	return triage.Inspection{Batch: batch, Topology: top, Messages: ts, Groups: triage.GroupMessages(ts)}, nil
+	reportMoved(a.stderr, queue, scan.res)
+	return s, nil
+}
+
+// fullScanReader is the triage.Reader of a full scan: its Browse moves the
+// whole queue through its tail (broker.FullScan), handing each original
+// on, in queue order, before its copy is published.
+type fullScanReader struct {
+	live     *broker.Live
+	top      triage.Topology
+	window   int
+	progress func(done, total int)
+	res      broker.FullScanResult
+}
+
+func (r *fullScanReader) Describe() string { return r.live.Describe() }
+
+func (r *fullScanReader) Topology(context.Context) (triage.Topology, error) { return r.top, nil }
+
+func (r *fullScanReader) Browse(ctx context.Context, queue string, opts triage.BrowseOptions) (triage.Batch, error) {
+	b := triage.Batch{Vhost: r.top.Vhost, Queue: queue, TakenAt: time.Now().UTC()}
+	var err error
+	r.res, err = r.live.FullScan(ctx, queue, broker.FullScanOptions{Window: r.window, Progress: r.progress,
+		Visit: func(m triage.Message) error {
+			b.Read++
+			return opts.Each(m)
+		},
+	})
+	b.Depth, b.Limit = r.res.Total, r.res.Total+1 // read to the end
+	if err != nil {
+		b.Err = err
+	}
+	return b, err
 }
 
 // fullScanNeedsABroker refuses a snapshot or the demo: there is nothing to

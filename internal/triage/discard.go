@@ -16,7 +16,10 @@ type Sweeper interface {
 	// Sweep holds up to opts.Limit messages (the same bound, order and
 	// delivery-cost consent as a browse), calls choose once with them, acks
 	// exactly the positions it returns and puts every other message back in
-	// its place. When it fails before the acks, nothing is acked.
+	// its place. When it fails before the acks, nothing is acked. A sweeper
+	// may hand each held message to opts.Each as it is read instead of
+	// keeping it: choose then gets none, and positions count in the order
+	// Each saw them.
 	Sweep(ctx context.Context, queue string, opts BrowseOptions, choose func(held []Message) []int) (SweepResult, error)
 }
 
@@ -98,17 +101,16 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 	var ids []string   // identities of the held batch, as the read path shows them
 	var bases []string // the same without occurrence suffixes, to verify by
 	var selectErr error
+	pass := newSweepPass(top, redact.New(), sel)
+	browse := req.Browse
+	browse.Each = pass.take
 	choose := func(held []Message) []int {
-		ts := Analyze(Batch{Vhost: req.Vhost, Queue: req.Queue, Messages: held}, top, redact.New())
-		bases = baseIDsOf(held)
-		ids = make([]string, len(ts))
-		var picks []int
-		for i, t := range ts {
-			ids[i] = t.ID
-			if sel.Matches(t) {
-				picks = append(picks, i)
-			}
+		for _, m := range held { // a sweeper that keeps what it holds
+			_ = pass.take(m)
 		}
+		var picks []int
+		ids, picks = pass.picks()
+		bases = pass.bases
 		if len(sel.IDs) == 0 && len(picks) > 0 {
 			// A group or --where decision names no ids: journal them before
 			// any ack, so a kill during the acks leaves the list behind.
@@ -118,7 +120,7 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 		}
 		return picks
 	}
-	swept, sweepErr := s.Sweep(ctx, req.Queue, req.Browse, choose)
+	swept, sweepErr := s.Sweep(ctx, req.Queue, browse, choose)
 	if sweepErr == nil && selectErr != nil {
 		sweepErr = fmt.Errorf("nothing discarded, the journal did not take the selected ids: %w", selectErr)
 	}

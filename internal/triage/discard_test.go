@@ -18,6 +18,7 @@ type queueSweeper struct {
 	err    error  // returned before choose when set
 	before func() // runs when Sweep is entered
 	opts   BrowseOptions
+	stream bool // hand each held message to opts.Each, keep none
 }
 
 func (q *queueSweeper) Sweep(_ context.Context, queue string, opts BrowseOptions, choose func([]Message) []int) (SweepResult, error) {
@@ -37,6 +38,14 @@ func (q *queueSweeper) Sweep(_ context.Context, queue string, opts BrowseOptions
 	for i := range held {
 		held[i].Queue, held[i].Position = queue, i
 	}
+	if q.stream && opts.Each != nil { // as the broker does: hand on, keep none
+		for _, m := range held {
+			if err := opts.Each(m); err != nil {
+				return SweepResult{}, err
+			}
+		}
+		held = nil
+	}
 	picks := choose(held)
 	slices.Sort(picks)
 	var keep []Message
@@ -46,7 +55,7 @@ func (q *queueSweeper) Sweep(_ context.Context, queue string, opts BrowseOptions
 		}
 	}
 	q.msgs = keep
-	return SweepResult{Held: len(held), Taken: picks}, nil
+	return SweepResult{Held: limit, Taken: picks}, nil
 }
 
 func (q *queueSweeper) ids() []string {

@@ -45,18 +45,26 @@ func verifyDiscard(ctx context.Context, s Sweeper, q Queue, req DiscardRequest, 
 	case !ok:
 		return res
 	}
-	opts := BrowseOptions{Limit: req.Browse.Limit, AcceptDeliveryCost: req.Browse.AcceptDeliveryCost}
+	// The same bound as the sweep's; each message is reduced to its base
+	// id as it is read, so the second read keeps no bodies either.
+	var read []string
+	opts := BrowseOptions{Limit: req.Browse.Limit, AcceptDeliveryCost: req.Browse.AcceptDeliveryCost,
+		Each: func(m Message) error { read = append(read, baseIDsOf([]Message{m})...); return nil }}
+	if opts.Limit <= 0 {
+		opts.Limit = DefaultBrowseLimit
+	}
 	batch, err := rr.Browse(ctx, req.Queue, opts)
 	if err != nil {
 		res.Verification = NotVerified + " (reading the queue again failed: " + err.Error() + ")"
 		return res
 	}
-	res.StillThere = left.stillThere(baseIDsOf(batch.Messages))
+	read = append(read, baseIDsOf(batch.Messages)...) // a reader that does not stream
+	res.StillThere = left.stillThere(read)
 	switch {
 	case len(res.StillThere) > 0:
 		res.Verification = fmt.Sprintf("%s: %d still in the queue", NotVerified, len(res.StillThere))
 	case batch.Truncated():
-		res.Verification = fmt.Sprintf("%s (not among the first %d messages; the rest was not read)", NotVerified, len(batch.Messages))
+		res.Verification = fmt.Sprintf("%s (not among the first %d messages; the rest was not read)", NotVerified, batch.Count())
 	default:
 		res.Verified, res.Verification = true, VerifiedGone
 	}
