@@ -54,34 +54,6 @@ func consumersWhile(t *testing.T, f *fixture, queue string, stop <-chan struct{}
 	return func() int { wg.Wait(); return most }
 }
 
-// liveHeapGrowth measures, until stop is closed, how far the live heap
-// grows over what it is now: it collects garbage every 50 ms and reads the
-// heap that is left, so what it reports is what the code under test keeps,
-// not what it has dropped.
-func liveHeapGrowth(stop <-chan struct{}) func() int64 {
-	live := func() int64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
-	}
-	base := live()
-	var peak int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			peak = max(peak, live()-base)
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 { <-done; return peak }
-}
-
 // A replay hold of 100,000 × 1 KiB, 10 of them selected, reads through
 // windowed consumers (more than one consumer on the queue at a time, none
 // asking an unlimited prefetch) and keeps of the 99,990 it does not replay
@@ -108,7 +80,7 @@ func TestReplayHoldOfAHundredThousandKeepsOnlyWhatItReplays(t *testing.T) {
 
 	stop := make(chan struct{})
 	most := consumersWhile(t, f, "parked", stop)
-	grew := liveHeapGrowth(stop)
+	grew := brokertest.LiveHeapGrowth(stop)
 	start := time.Now()
 	held, err := port.Hold(ctx, "parked", picked, "rp-holdbig")
 	close(stop)

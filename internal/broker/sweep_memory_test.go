@@ -29,7 +29,7 @@ func TestDiscardOfAFewOutOfALargeSweepKeepsOnlyThem(t *testing.T) {
 	pick := pickEvery(all, 5)
 	var rec recorded
 	stop := make(chan struct{})
-	grew := liveHeapGrowth(stop)
+	grew := brokertest.LiveHeapGrowth(stop)
 	res, err := triage.Discard(context.Background(), l, top, &rec, triage.DiscardRequest{
 		Vhost: f.cfg.Vhost, Queue: "orders.parking", Reason: "duplicates", Selection: triage.Selection{IDs: pick},
 		Browse: triage.BrowseOptions{Limit: n, MemoryBudget: 4 << 20},

@@ -4,43 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
 )
-
-// liveHeapGrowth measures, until stop is closed, how far the live heap
-// grows over what it is now: it collects garbage every 50 ms and reads what
-// is left, so it reports what the code under test keeps, not what it has
-// already dropped.
-func liveHeapGrowth(stop <-chan struct{}) func() int64 {
-	live := func() int64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
-	}
-	base := live()
-	var peak int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			peak = max(peak, live()-base)
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
-	return func() int64 { <-done; return peak }
-}
 
 // TestFullScanStreamsTheQueueThroughItsGroups: dlqt fullscan of 30,000 ×
 // 1 KiB groups every message while it moves them, keeping none: the live
@@ -81,7 +51,7 @@ func TestFullScanStreamsTheQueueThroughItsGroups(t *testing.T) {
 	brokertest.WaitDepth(t, conn, "parking", n)
 
 	stop := make(chan struct{})
-	grew := liveHeapGrowth(stop)
+	grew := brokertest.LiveHeapGrowth(stop)
 	out, errOut, code := run(t, Assets{}, "--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost,
 		"fullscan", "parking", "--yes", "--json", "--window", "256")
 	close(stop)
