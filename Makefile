@@ -20,9 +20,12 @@ demo: build prepare
 	./$(BIN) --vhost dlqt-demo
 
 # Unit, integration (real broker, a vhost per test) and end-to-end (tmux) tests.
+# -p 3: the broker, e2e and million packages mostly wait on the broker and
+# tmux; with the default of one package per core the million-message test
+# would only start once one of the others ended.
 test: prepare
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -timeout 14m $(PKGS)
+	$(GO) test -count=1 -p 3 -timeout 14m $(PKGS)
 
 # The broker integration and end-to-end suites against RabbitMQ 3.10 (this
 # machine's node), 4.0 and 4.3 (nodes beside it from scripts/rabbitmq-node,
