@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
 )
@@ -19,36 +15,8 @@ import (
 // the queue ends with all of them.
 func TestFullScanStreamsTheQueueThroughItsGroups(t *testing.T) {
 	isolate(t)
-	cfg := brokertest.NewVhost(t, "clifullscan")
-	conn, err := cfg.DialVhost()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare("parking", true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.Confirm(false); err != nil {
-		t.Fatal(err)
-	}
 	const n = 30000
-	pad := strings.Repeat("p", 1000)
-	var last *amqp.DeferredConfirmation
-	for i := range n {
-		body := fmt.Sprintf(`{"failure":{"reason_code":"E%d"},"pad":%q}`, i%3, pad)
-		if last, err = ch.PublishWithDeferredConfirmWithContext(context.Background(), "", "parking", false, false,
-			amqp.Publishing{MessageId: fmt.Sprintf("m-%05d", i), ContentType: "application/json", Body: []byte(body)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !last.Wait() {
-		t.Fatal("publish not confirmed")
-	}
-	brokertest.WaitDepth(t, conn, "parking", n)
+	cfg, conn, _ := parkMany(t, "clifullscan", n, strings.Repeat("p", 1000))
 
 	stop := make(chan struct{})
 	grew := brokertest.LiveHeapGrowth(stop)

@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
-
-	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
 )
@@ -19,37 +15,8 @@ import (
 // streams every id in queue order, and the queue is left as it was.
 func TestGroupsReadTheWholeQueueByDefault(t *testing.T) {
 	isolate(t)
-	cfg := brokertest.NewVhost(t, "cliwhole")
-	conn, err := cfg.DialVhost()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare("parking", true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.Confirm(false); err != nil {
-		t.Fatal(err)
-	}
 	const n = 12000
-	var want []string
-	var last *amqp.DeferredConfirmation
-	for i := range n {
-		id := fmt.Sprintf("m-%05d", i)
-		want = append(want, id)
-		body := fmt.Sprintf(`{"failure":{"reason_code":"E%d"}}`, i%3)
-		if last, err = ch.PublishWithDeferredConfirmWithContext(context.Background(), "", "parking", false, false,
-			amqp.Publishing{MessageId: id, ContentType: "application/json", Body: []byte(body)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !last.Wait() {
-		t.Fatal("publish not confirmed")
-	}
+	cfg, conn, want := parkMany(t, "cliwhole", n, "")
 	flags := []string{"--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost}
 	cmd := func(args ...string) (string, string, int) { return run(t, Assets{}, append(flags, args...)...) }
 
