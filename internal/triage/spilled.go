@@ -151,9 +151,6 @@ func (t Triaged) WithMessage() (Triaged, error) {
 	return t, nil
 }
 
-// Full is the i-th message of the inspection, whole.
-func (in Inspection) Full(i int) (Triaged, error) { return in.Messages[i].Whole() }
-
 // IndexCost is about what an index entry holds in memory, in bytes: the
 // struct, the strings and slices it points to, and its place in a group.
 func IndexCost(t *Triaged) int64 {

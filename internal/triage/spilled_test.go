@@ -81,11 +81,10 @@ func TestWholeDerivesTheSameMessage(t *testing.T) {
 			t.Fatalf("lean entry %d read back differs (%v)", i, err)
 		}
 	}
-	in := Inspection{Messages: index}
-	if got, err := in.Full(3); err != nil || !reflect.DeepEqual(got, full[3]) {
-		t.Errorf("Inspection.Full(3) = %v, %v", got.ID, err)
+	if got, err := index[3].Whole(); err != nil || !reflect.DeepEqual(got, full[3]) {
+		t.Errorf("index[3].Whole() = %v, %v", got.ID, err)
 	}
-	if _, err := (Inspection{Messages: []Triaged{NewSpilled(memBodies{}, red).Index(full[0])}}).Full(0); err == nil {
+	if _, err := NewSpilled(memBodies{}, red).Index(full[0]).Whole(); err == nil {
 		t.Error("a message the store lacks read back without error")
 	}
 }
