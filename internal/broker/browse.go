@@ -62,7 +62,8 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 	if err != nil {
 		return b, err
 	}
-	r := reading{queue: queue, progress: opts.Progress, each: opts.Each, window: windowFor(opts, q)}
+	r := reading{queue: queue, progress: opts.Progress, each: opts.Each}
+	r.window, r.ahead = windowFor(opts, q)
 
 	if q.Type == triage.QueueStream {
 		// A passive declare reports 0 for a stream: take the management count
@@ -106,13 +107,14 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 	return finish(b, err)
 }
 
-// windowFor is how many messages a streamed browse lets the broker push
-// ahead of the reader: a quarter of the memory budget, in messages of the
-// queue's average size plus what a delivery costs beside its body. A browse
-// that keeps every message gets the largest window: it holds them all anyway.
-func windowFor(opts triage.BrowseOptions, q triage.Queue) int {
+// windowFor is how much a streamed browse lets the broker push ahead of the
+// reader: a quarter of the memory budget (memoryWindow), the first window
+// from the queue's statistics and the next ones from the sizes read. A
+// browse that keeps every message gets the largest window: it holds them
+// all anyway.
+func windowFor(opts triage.BrowseOptions, q triage.Queue) (first int, ahead int64) {
 	if opts.Each == nil {
-		return 0
+		return 0, 0
 	}
 	return memoryWindow(opts.MemoryBudget, q)
 }
@@ -149,7 +151,8 @@ type reading struct {
 	want     int // stop after this many
 	expected int // what progress reports as the total
 	stream   bool
-	window   int // prefetch of each consumer; 0 = as much as one may ask
+	window   int   // prefetch of the first consumer; 0 = as much as one may ask
+	ahead    int64 // bytes the window may let the broker push (window.ahead); 0 = fixed
 	progress func(read, expected int)
 	// each, when set, takes every message as it is read, in order, and
 	// the hold keeps none of them: memory stays one window however many
@@ -229,6 +232,9 @@ func (r reading) hold(ctx context.Context, conn *amqp.Connection) (*held, error)
 		want = r.prefetch() // one consumer; the acks give the credit back
 	}
 	h := &held{ch: ch, win: newWindow(ch, r.queue, args, r.prefetch(), want)}
+	if !r.stream {
+		h.win.ahead = r.ahead
+	}
 	if err := h.win.grow(); err != nil {
 		ch.Close()
 		return nil, err

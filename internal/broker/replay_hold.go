@@ -76,7 +76,7 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	want := min(depth, limit)
 	quorum := q.Type == triage.QueueQuorum
 	pass := newPassing(queue, ids, replayID)
-	w := r.holdWindow(ch, queue, memoryWindow(0, q), want)
+	w := r.holdWindow(ch, queue, q, want)
 	if err := r.consumeAll(ctx, w, queue, want, pass); err != nil {
 		w.release()
 		ch.Close()
@@ -111,14 +111,16 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	return r.sortHeld(pass, queue, ids), nil
 }
 
-// holdWindow is the windowed consume of a hold of want messages (see
-// window.go): consumers of at most size credit each, the credit granted in
-// all exactly want, so no hold ever asks for an unlimited prefetch (a
-// quorum queue gives such a consumer a credit of 2,000 only, and a classic
-// queue pushes its whole content into the client). Its consumers are named
-// after the replay.
-func (r *Replay) holdWindow(ch *amqp.Channel, queue string, size, want int) *window {
+// holdWindow is the windowed consume of a hold of want messages of q (see
+// window.go): consumers of a window each, sized by memoryWindow from the
+// sizes read, the credit granted in all exactly want, so no hold ever asks
+// for an unlimited prefetch (a quorum queue gives such a consumer a credit
+// of 2,000 only, and a classic queue pushes its whole content into the
+// client). Its consumers are named after the replay.
+func (r *Replay) holdWindow(ch *amqp.Channel, queue string, q triage.Queue, want int) *window {
+	size, ahead := memoryWindow(0, q)
 	w := newWindow(ch, queue, nil, size, want)
+	w.ahead = ahead
 	n := 0
 	w.name = func() string {
 		n++

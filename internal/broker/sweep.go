@@ -60,7 +60,8 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	// itself; choose then gets no messages, and its positions are those
 	// in the order Each saw them.
 	r := reading{queue: queue, want: min(limit, depth), progress: opts.Progress,
-		each: opts.Each, window: windowFor(opts, q), tags: true}
+		each: opts.Each, tags: true}
+	r.window, r.ahead = windowFor(opts, q)
 	r.expected = r.want
 	if r.want == 0 {
 		r.report(0, true)

@@ -31,7 +31,7 @@ type window struct {
 	ch      *amqp.Channel
 	queue   string
 	args    amqp.Table
-	size    int // prefetch of each consumer
+	size    int // prefetch of the newest consumer
 	want    int // credit to grant in all
 	granted int
 	tags    []string      // consumer tags
@@ -46,6 +46,15 @@ type window struct {
 	next    uint64 // the delivery tag due next
 	pending map[uint64]amqp.Delivery
 	maxTag  uint64 // the highest delivery tag received
+
+	// ahead, when set, is what in bytes the messages a window lets the
+	// broker push may take: each new consumer's credit is worked out again
+	// from the sizes read so far (seen messages, seenBytes of bodies), so
+	// the window follows the queue's real messages, not the management
+	// API's figures, which lag by seconds (0 for a queue RabbitMQ 4.x
+	// declared a moment ago) and are an average.
+	ahead           int64
+	seen, seenBytes int64
 }
 
 func newWindow(ch *amqp.Channel, queue string, args amqp.Table, size, want int) *window {
@@ -57,25 +66,51 @@ func newWindow(ch *amqp.Channel, queue string, args amqp.Table, size, want int) 
 	}
 }
 
-// memoryWindow is the prefetch of each consumer of a hold that keeps
-// little of what it reads: a quarter of budget (DefaultMemoryBudget when
-// <= 0) in messages of q's average size plus what a delivery costs beside
-// its body, never more than basic.qos takes.
-func memoryWindow(budget int64, q triage.Queue) int {
+// deliveryOverhead is what a delivery costs in the client beside its body:
+// headers, properties and the client's bookkeeping.
+const deliveryOverhead = 1024
+
+// unknownSizeWindow is the first consumer's credit when the management API
+// does not know the queue's message sizes yet: small, so that a queue of
+// large messages cannot push far past the budget before the sizes read
+// say how large its windows may be.
+const unknownSizeWindow = 64
+
+// memoryWindow sizes the windows of a hold that keeps little of what it
+// reads: ahead is a quarter of budget (DefaultMemoryBudget when <= 0), and
+// first the first consumer's credit, in messages of q's average size plus
+// deliveryOverhead, never more than basic.qos takes. When q has no size
+// yet (statistics not emitted, or an empty queue a moment ago), the first
+// window is unknownSizeWindow; the next ones follow what was read.
+func memoryWindow(budget int64, q triage.Queue) (first int, ahead int64) {
 	if budget <= 0 {
 		budget = triage.DefaultMemoryBudget
 	}
-	avg := int64(0)
-	if q.Messages > 0 {
-		avg = q.Bytes / int64(q.Messages)
+	ahead = max(budget/4, 1)
+	if q.Messages <= 0 || q.Bytes <= 0 {
+		return min(unknownSizeWindow, windowCredit(ahead, 0)), ahead
 	}
-	const overhead = 1024 // headers, properties and the client's bookkeeping
-	return int(max(1, min(budget/4/(avg+overhead), math.MaxUint16)))
+	return windowCredit(ahead, q.Bytes/int64(q.Messages)), ahead
+}
+
+// windowCredit is how many messages of avg bytes fit in ahead bytes,
+// between 1 and the largest prefetch basic.qos takes.
+func windowCredit(ahead, avg int64) int {
+	return int(max(1, min(ahead/(max(avg, 0)+deliveryOverhead), math.MaxUint16)))
+}
+
+// nextCredit is the credit of the next consumer: a window, sized again
+// from the messages read so far when ahead is set, never past want.
+func (w *window) nextCredit() int {
+	if w.ahead > 0 && w.seen > 0 {
+		w.size = windowCredit(w.ahead, w.seenBytes/w.seen)
+	}
+	return min(w.size, w.want-w.granted)
 }
 
 // grow starts one more consumer with the next window of credit.
 func (w *window) grow() error {
-	credit := min(w.size, w.want-w.granted)
+	credit := w.nextCredit()
 	if credit <= 0 {
 		return nil
 	}
@@ -118,6 +153,8 @@ func (w *window) forward(deliveries <-chan amqp.Delivery) {
 // in delivery-tag order.
 func (w *window) order(d amqp.Delivery, out []amqp.Delivery) []amqp.Delivery {
 	w.maxTag = max(w.maxTag, d.DeliveryTag)
+	w.seen++
+	w.seenBytes += int64(len(d.Body))
 	if d.DeliveryTag != w.next {
 		w.pending[d.DeliveryTag] = d
 		return out

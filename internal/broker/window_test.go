@@ -4,7 +4,9 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/dlqt/dlqt/internal/broker/brokertest"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -77,4 +79,44 @@ func TestBrowseStreamedPastTheLargestPrefetch(t *testing.T) {
 		t.Fatalf("the second browse read %d ids, not the %d published in order", len(again), len(want))
 	}
 	f.waitDepth("big.dlq", 70000)
+}
+
+// A streamed browse of large messages in a queue declared a moment ago,
+// whose statistics the management API has not emitted yet (RabbitMQ 4.x
+// reports 0 messages and 0 bytes for it), stays near its memory budget:
+// the windows follow the sizes read, not the statistics. With a window
+// sized from "0 bytes a message", a reader slower than the broker had all
+// 100 MiB pushed into the client.
+func TestStreamedBrowseOfLargeMessagesStaysNearItsBudget(t *testing.T) {
+	const n, size, budget = 400, 256 << 10, 16 << 20
+	f := newFixture(t, "window-large")
+	f.declare("large.dlq", nil)
+	want := f.publish("large.dlq", n, size)
+
+	stop := make(chan struct{})
+	grew := brokertest.LiveHeapGrowth(stop)
+	var ids []string
+	_, err := f.live().Browse(context.Background(), "large.dlq", triage.BrowseOptions{
+		MemoryBudget: budget,
+		Each: func(m triage.Message) error {
+			time.Sleep(5 * time.Millisecond) // a reader slower than the broker
+			ids = append(ids, m.Properties.MessageID)
+			return nil
+		},
+	})
+	close(stop)
+	if err != nil {
+		t.Fatalf("Browse: %v", err)
+	}
+	peak := grew()
+	t.Logf("%d × %d KiB with a %d MiB budget: the live heap grew by at most %.1f MiB", n, size>>10, budget>>20, float64(peak)/(1<<20))
+	if !slices.Equal(ids, want) {
+		t.Fatalf("read %d ids, not the %d published in order", len(ids), len(want))
+	}
+	// The first window (unknownSizeWindow × 256 KiB) is the most in flight
+	// before the sizes are known; after it, a quarter of the budget.
+	if peak > 2*budget {
+		t.Errorf("the live heap grew by %.1f MiB reading %d × %d KiB with a budget of %d MiB", float64(peak)/(1<<20), n, size>>10, budget>>20)
+	}
+	f.waitDepth("large.dlq", n)
 }
