@@ -117,24 +117,27 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 // benchTUI runs the TUI rounds (tui.go) and prints them against the raw
 // reader's median time of the same run.
 func benchTUI(cfg broker.Config, n, rounds int, raw run) error {
-	var firsts, alls, rss []run
+	var firsts, alls, rss, anon, file []run
 	var last tuiRun
 	for range rounds {
 		r, err := measureTUI(cfg, queue)
 		if err != nil {
 			return fmt.Errorf("TUI: %w", err)
 		}
-		fmt.Fprintf(os.Stderr, "  TUI: first groups %s, all read %s, %d grouped, %.1f MiB\n",
-			r.first.Round(time.Millisecond), r.all.Round(time.Millisecond), r.grouped, mib(r.rssKB))
+		fmt.Fprintf(os.Stderr, "  TUI: first groups %s, all read %s, %d grouped, %.1f MiB (sampled peaks: anonymous %.1f MiB, file-backed %.1f MiB)\n",
+			r.first.Round(time.Millisecond), r.all.Round(time.Millisecond), r.grouped, mib(r.rssKB), mib(r.anonKB), mib(r.fileKB))
 		if err := waitDepth(cfg, n); err != nil {
 			return fmt.Errorf("after the TUI: %w", err)
 		}
 		firsts, alls, rss = append(firsts, run{wall: r.first, rssKB: 1}), append(alls, run{wall: r.all, rssKB: 1}), append(rss, run{wall: 1, rssKB: r.rssKB})
+		anon, file = append(anon, run{wall: 1, rssKB: r.anonKB}), append(file, run{wall: 1, rssKB: r.fileKB})
 		last = r
 	}
 	f, a := median(firsts).wall, median(alls).wall
 	fmt.Printf("TUI (tmux 120x40, from process start): first groups on screen median %s; read done median %.2f s (%.2fx the raw reader's time), %d messages grouped; peak RSS median %.1f MiB\n",
 		f.Round(time.Millisecond), a.Seconds(), a.Seconds()/raw.wall.Seconds(), last.grouped, mib(median(rss).rssKB))
+	fmt.Printf("TUI peak RSS split (sampled every %s from /proc): anonymous median %.1f MiB, file-backed (the spill file's mmap) median %.1f MiB\n",
+		tuiPoll, mib(median(anon).rssKB), mib(median(file).rssKB))
 	fmt.Printf("TUI title at the end: %s\n", last.title)
 	return nil
 }

@@ -27,6 +27,10 @@ type tuiRun struct {
 	grouped    int    // messages the title says were read
 	title      string // the title line at the end, as shown
 	rssKB      int64
+	// The largest RssAnon and RssFile sampled in /proc while it read:
+	// what the process itself holds, and the pages of files it maps (the
+	// spill file's bbolt mmap), which the kernel takes back under pressure.
+	anonKB, fileKB int64
 }
 
 // groupRow is a row of the groups table: a broker reason, a code, a count.
@@ -62,8 +66,16 @@ func measureTUI(cfg broker.Config, queue string) (tuiRun, error) {
 	}
 	defer exec.Command("tmux", "kill-session", "-t", session).Run()
 	var r tuiRun
+	journal := filepath.Join(dir, "journal.db")
+	pid := 0
 	deadline := start.Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
+		if pid == 0 {
+			pid = pidOf(dlqt, journal)
+		}
+		if anon, file := rssSplit(pid); anon > 0 {
+			r.anonKB, r.fileKB = max(r.anonKB, anon), max(r.fileKB, file)
+		}
 		screen, err := exec.Command("tmux", "capture-pane", "-p", "-t", session).Output()
 		if err != nil {
 			return r, fmt.Errorf("the TUI ended before its groups were read (tmux: %v)", err)
@@ -96,6 +108,41 @@ func measureTUI(cfg broker.Config, queue string) (tuiRun, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return r, fmt.Errorf("the TUI did not quit on q within 10 s")
+}
+
+// pidOf finds the dlqt process of this round by its journal path.
+func pidOf(exe, journal string) int {
+	out, err := exec.Command("pgrep", "-f", "-x", "^"+regexp.QuoteMeta(exe)+" .*"+regexp.QuoteMeta(journal)+".*").Output()
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.Fields(string(out) + " 0")[0])
+	return pid
+}
+
+// rssSplit reads RssAnon and RssFile of pid, in KiB.
+func rssSplit(pid int) (anon, file int64) {
+	if pid == 0 {
+		return 0, 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "RssAnon:":
+			anon = n
+		case "RssFile:":
+			file = n
+		}
+	}
+	return anon, file
 }
 
 func anyLine(lines []string, match func(string) bool) bool {
