@@ -34,7 +34,7 @@ func TestOldestOfAQueueNotReadSaysHowToKnowIt(t *testing.T) {
 		cell, said string
 	}{
 		{classic, "unread", "oldest not read yet (enter to browse)"},
-		{quorum, "unread", "oldest not read yet (each read counts a delivery here; enter asks first)"},
+		{quorum, "unread", "unread: each read counts a delivery here; enter asks first"},
 		{empty, "-", ""},
 	} {
 		q := NewQueues(clockContext(&now))
@@ -95,5 +95,41 @@ func TestNumbersSayTheirAgePastTheRefresh(t *testing.T) {
 	q.SetQueues([]triage.ParkingQueue{{Queue: triage.Queue{Name: "orders.parking", Messages: 4}}}, nil)
 	if v := ansi.Strip(q.View()); strings.Contains(v, " · read ") {
 		t.Errorf("a new read keeps the old age:\n%s", v)
+	}
+}
+
+// TestTheDeliveryCostWarningIsNeverCutAt80Columns: at 80 columns the
+// health line of a quorum queue whose reads count deliveries keeps its
+// warning whole, giving up the less important parts first (when the last
+// dead letter came, then the growth), then the name, which the table
+// below shows whole; each part shown is whole.
+func TestTheDeliveryCostWarningIsNeverCutAt80Columns(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	for _, name := range []string{"payments.parking", "payments.settlement.retry-exhausted.parking"} {
+		quorum := triage.ParkingQueue{Queue: triage.Queue{Name: name, Type: "quorum", Messages: 2,
+			DeliveryLimit: 5, DeliveryLimitSet: true}}
+		for _, width := range []int{80, 100, 200} {
+			q := NewQueues(clockContext(&now))
+			q.SetSize(width, 10)
+			q.SetBroker(triage.NewBroker("3.10.8", nil))
+			q.SetQueues([]triage.ParkingQueue{quorum}, nil)
+			q.trends = map[string]Trend{name: {LastArrival: now.Add(-3 * time.Minute), Growth: 2, GrowthOver: time.Minute}}
+			screen := q.View()
+			const warning = "each read counts a delivery here; enter asks first"
+			if !strings.Contains(screen, warning) {
+				t.Errorf("%s at %d columns: the warning is cut:\n%s", name, width, screen)
+			}
+			for _, l := range strings.Split(screen, "\n") {
+				if w := ansi.StringWidth(l); w > width {
+					t.Errorf("%s at %d columns: a line of %d cells: %q", name, width, w, l)
+				}
+				if _, parts, ok := strings.Cut(l, ": "); ok && strings.Contains(l, warning) && strings.Contains(parts, "…") {
+					t.Errorf("%s at %d columns: a part of the health line is cut: %q", name, width, l)
+				}
+			}
+			if width == 200 && !strings.Contains(screen, "last dead letter 3m ago") {
+				t.Errorf("%s at 200 columns: the last dead letter is left out though there is room:\n%s", name, screen)
+			}
+		}
 	}
 }

@@ -315,7 +315,7 @@ func (q *Queues) oldestDetail(p triage.ParkingQueue, now time.Time) string {
 	}
 	open := q.ctx.Keys.Open.Help().Key
 	if triage.DeliveryCostOf(p.Queue, q.broker).AsksFirst() {
-		return "oldest not read yet (each read counts a delivery here; " + open + " asks first)"
+		return "unread: each read counts a delivery here; " + open + " asks first"
 	}
 	return "oldest not read yet (" + open + " to browse)"
 }
@@ -345,7 +345,7 @@ func (q *Queues) hold(p triage.ParkingQueue, st Health, tr Trend) Health {
 }
 
 // Detail is the selected queue's health in words: what a responder needs
-// before opening it.
+// before opening it, fitted to the screen's width (fitDetail).
 func (q *Queues) Detail() string {
 	p, ok := q.Selected()
 	if !ok {
@@ -357,20 +357,57 @@ func (q *Queues) Detail() string {
 	if r, ok := q.reads[p.Name]; ok && r.newest.After(last) {
 		last = r.newest
 	}
-	parts := []string{sanitize.Line(p.Name) + ": last dead letter " + ago(now, last)}
+	// rank orders what gives way when the line is too wide: the highest
+	// first; the oldest message's part carries the delivery-cost warning
+	// and goes last.
+	parts := []detailPart{{"last dead letter " + ago(now, last), 3}}
 	if last.IsZero() {
-		parts[0] = sanitize.Line(p.Name) + ": no arrival seen yet"
+		parts[0].text = "no arrival seen yet"
 	}
 	if o := q.oldestDetail(p, now); o != "" {
-		parts = append(parts, o)
+		parts = append(parts, detailPart{o, 1})
 	}
 	if tr.GrowthOver > 0 {
-		parts = append(parts, fmt.Sprintf("%+d in the last %s", tr.Growth, Age(min(tr.GrowthOver, GrowthSpan))))
+		parts = append(parts, detailPart{fmt.Sprintf("%+d in the last %s", tr.Growth, Age(min(tr.GrowthOver, GrowthSpan))), 2})
 	}
 	if r, ok := q.raised[p.Name]; ok && r.holding {
-		parts = append(parts, fmt.Sprintf("%s held until the depth is back to %d", r.level, r.baseline))
+		parts = append(parts, detailPart{fmt.Sprintf("%s held until the depth is back to %d", r.level, r.baseline), 2})
 	}
-	return strings.Join(parts, " · ")
+	return fitDetail(sanitize.Line(p.Name), parts, q.width)
+}
+
+type detailPart struct {
+	text string
+	rank int // the higher, the sooner it gives way
+}
+
+// fitDetail is "name: part · part …" in width cells. Where it does not
+// fit, whole parts give way, the highest rank first, then the name is cut
+// (the table below shows it whole): a part shown is never cut, so a
+// warning is read whole or not at all.
+func fitDetail(name string, parts []detailPart, width int) string {
+	line := func(name string, parts []detailPart) string {
+		texts := make([]string, len(parts))
+		for i, p := range parts {
+			texts[i] = p.text
+		}
+		return name + ": " + strings.Join(texts, " · ")
+	}
+	for len(parts) > 1 && ansi.StringWidth(line(name, parts)) > width {
+		drop := 0
+		for i, p := range parts {
+			if p.rank >= parts[drop].rank {
+				drop = i
+			}
+		}
+		parts = slices.Delete(slices.Clone(parts), drop, drop+1)
+	}
+	if over := ansi.StringWidth(line(name, parts)) - width; over > 0 {
+		const minName = 8
+		keep := max(ansi.StringWidth(name)-over, minName)
+		name = ansi.Truncate(name, keep, "…")
+	}
+	return line(name, parts)
 }
 
 // nameWidth is what the longest queue name needs (within bounds): a name
