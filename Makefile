@@ -50,7 +50,7 @@ bench: prepare
 # Each fuzz target for FUZZTIME (CI runs only their seed corpora, in `make test`).
 FUZZTIME ?= 30s
 fuzz:
-	@for pkg in ./internal/triage/ ./internal/triage/redact/ ./internal/triage/sanitize/ ./internal/triage/filter/ ./internal/broker/ ./internal/spill/; do \
+	@for pkg in ./internal/triage/ ./internal/triage/headerjson/ ./internal/triage/redact/ ./internal/triage/sanitize/ ./internal/triage/filter/ ./internal/broker/ ./internal/spill/; do \
 		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 			echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done; done
 

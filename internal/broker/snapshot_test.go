@@ -14,6 +14,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 func sampleSnapshot() broker.SnapshotFile {
@@ -230,4 +231,37 @@ func TestCaptureFromTheBrokerReadsBackTheSame(t *testing.T) {
 	if !errors.Is(err, triage.ErrNotFound) {
 		t.Errorf("capture of a missing queue: %v", err)
 	}
+}
+
+// A header whose key or value is not valid UTF-8 (AMQP's strings are
+// bytes) comes back from a snapshot file byte for byte, at the top level
+// and inside a table; JSON alone would have turned the bad bytes into
+// U+FFFD.
+func TestSnapshotKeepsHeaderBytesThatAreNotUTF8(t *testing.T) {
+	f := newFixture(t, "bytes")
+	f.declare("raw.dlq", nil)
+	f.publishOne("", "raw.dlq", amqp.Publishing{MessageId: "raw-1", Body: []byte(`{}`),
+		Headers: amqp.Table{"\xffkey": "\xfevalue", "table": amqp.Table{"\xc3": "x"}, "plain": "é"}})
+	l := f.live()
+	s, err := broker.Capture(context.Background(), l, []string{"raw.dlq"}, triage.BrowseOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bytes.json.gz")
+	if err := broker.WriteSnapshotFile(path, s); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := broker.OpenSnapshot(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := snap.Browse(context.Background(), "raw.dlq", triage.BrowseOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := triage.Headers{"\xffkey": "\xfevalue", "table": triage.Headers{"\xc3": "x"}, "plain": "é"}
+	if len(off.Messages) != 1 || !reflect.DeepEqual(off.Messages[0].Headers, want) {
+		t.Fatalf("headers from the snapshot: %#v, want %#v", off.Messages, want)
+	}
+	f.waitDepth("raw.dlq", 1)
 }

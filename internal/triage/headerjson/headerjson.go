@@ -6,8 +6,11 @@
 // {"bytes":"base64"} vs {"str":"..."}, {"table":{...}} vs a map. Integers
 // are strings so no reader rounds them through float64. A string that is
 // not valid UTF-8 (an AMQP longstr is bytes) is {"str64":"base64"}, since
-// encoding/json would replace its bad bytes. The same tagging covers queue
-// and binding arguments.
+// encoding/json would replace its bad bytes. A key that is not valid UTF-8
+// (an AMQP shortstr is bytes too) is written as keyPrefix and its bytes in
+// base64, and so is a key that begins with keyPrefix, so that every key
+// reads back as it was. The same tagging covers queue and binding
+// arguments.
 package headerjson
 
 import (
@@ -24,14 +27,39 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// Tag returns h with every value tagged, ready for encoding/json.
+// keyPrefix marks a key written in base64 (see the package comment): a
+// NUL, which no header name a person typed begins with, and a word.
+const keyPrefix = "\x00b64:"
+
+// tagKey is the JSON object key that stands for header key k.
+func tagKey(k string) string {
+	if utf8.ValidString(k) && !strings.HasPrefix(k, keyPrefix) {
+		return k
+	}
+	return keyPrefix + base64.StdEncoding.EncodeToString([]byte(k))
+}
+
+// untagKey reverses tagKey.
+func untagKey(k string) (string, error) {
+	enc, ok := strings.CutPrefix(k, keyPrefix)
+	if !ok {
+		return k, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return "", fmt.Errorf("header key %q: %w", k, err)
+	}
+	return string(b), nil
+}
+
+// Tag returns h with every key and value tagged, ready for encoding/json.
 func Tag(h triage.Headers) map[string]any {
 	if h == nil {
 		return nil
 	}
 	out := make(map[string]any, len(h))
 	for k, v := range h {
-		out[k] = tagValue(v)
+		out[tagKey(k)] = tagValue(v)
 	}
 	return out
 }
@@ -85,7 +113,11 @@ func untagHeaders(raw triage.Headers) (triage.Headers, error) {
 		return nil, nil
 	}
 	out := make(triage.Headers, len(raw))
-	for k, v := range raw {
+	for tagged, v := range raw {
+		k, err := untagKey(tagged)
+		if err != nil {
+			return nil, err
+		}
 		val, err := untagValue(v)
 		if err != nil {
 			return nil, fmt.Errorf("header %q: %w", k, err)
@@ -201,19 +233,19 @@ func AppendTagged(dst []byte, h triage.Headers) []byte {
 	if h == nil {
 		return append(dst, "null"...)
 	}
-	keys := make([]string, 0, len(h))
+	keys := make([][2]string, 0, len(h)) // as written, as held
 	for k := range h {
-		keys = append(keys, k)
+		keys = append(keys, [2]string{tagKey(k), k})
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
 	dst = append(dst, '{')
 	for i, k := range keys {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, k)
+		dst = appendString(dst, k[0])
 		dst = append(dst, ':')
-		dst = appendValue(dst, h[k])
+		dst = appendValue(dst, h[k[1]])
 	}
 	return append(dst, '}')
 }
@@ -269,7 +301,8 @@ func appendValue(dst []byte, v any) []byte {
 }
 
 // appendString appends s as a JSON string; bytes that are not UTF-8 become
-// U+FFFD, as encoding/json writes them (values never have any: see str64).
+// U+FFFD, as encoding/json writes them (neither keys nor values have any:
+// see tagKey and str64).
 func appendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')

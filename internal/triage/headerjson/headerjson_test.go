@@ -32,7 +32,8 @@ func TestAppendTaggedWritesWhatTagMarshals(t *testing.T) {
 		"every kind": {"s": "a \"quoted\" <b>&\\ \x01\u2028 é", "bad": "\xff", "i": int64(-7), "f": 1e21, "g": 0.1, "tiny": 5e-324,
 			"nan": math.NaN(), "inf": math.Inf(-1), "b": false, "t": at, "raw": []byte{0, 255}, "nil": nil,
 			"list": []any{int64(1), "x", []any{}, triage.Headers{"k": 2.5}}, "table": triage.Headers{"in": triage.Headers{}},
-			"\x7fkey é": "v"},
+			"\x7fkey é": "v", "\xffkey": "bytes", "\x00b64:AA==": "looks escaped", "\x00b64:": int64(1),
+			"nested": triage.Headers{"\xfe": []any{triage.Headers{"\xc3": "x"}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fast := AppendTagged(nil, h)
@@ -72,4 +73,28 @@ func maps(h triage.Headers) triage.Headers {
 		out[k] = v
 	}
 	return out
+}
+
+// FuzzKeysAndStringsComeBackAsTheyWere: any bytes as a key, a string value
+// and a nested key read back unchanged, through both writers.
+func FuzzKeysAndStringsComeBackAsTheyWere(f *testing.F) {
+	f.Add("x-death", "rejected", "count")
+	f.Add("\xff\xfe", "\x00b64:", "\xc3")
+	f.Add(keyPrefix+"AA==", "é\u2028", "")
+	f.Fuzz(func(t *testing.T, key, value, nested string) {
+		h := triage.Headers{key: value, "t": triage.Headers{nested: []any{value, key}}}
+		slow, err := json.Marshal(Tag(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range [][]byte{AppendTagged(nil, h), slow} {
+			back, err := Untag(decode(t, doc))
+			if err != nil {
+				t.Fatalf("%s: %v", doc, err)
+			}
+			if !reflect.DeepEqual(back, h) {
+				t.Fatalf("round trip through %s:\n got %#v\nwant %#v", doc, back, h)
+			}
+		}
+	})
 }
