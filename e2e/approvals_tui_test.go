@@ -54,9 +54,14 @@ func TestTUIProposesAndRunsApprovedProposals(t *testing.T) {
 	}
 	s.keys("r")
 	s.waitFor("approved", "carol")
+	s.keys("Enter") // the proposal whole, as an approver and the runner read it
+	s.waitFor("proposal "+prop.Proposal+": discard 1 message(s) of "+bedParking, "approved by carol at ",
+		"reason: duplicate of INC-7", ids[0])
 	s.keys("y")
 	s.waitFor("proposal " + prop.Proposal + " run:")
-	s.waitFor("run ")
+	s.waitFor("run by alice at ") // the screen read again after the run
+	s.keys("Escape")
+	s.waitFor("proposals — actions waiting", "run ")
 	deadline := time.Now().Add(5 * time.Second)
 	for b.depth(bedParking) != 2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)

@@ -3,14 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/access"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
-	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // proposalMade is what an action that needs approval returns: the
@@ -153,36 +151,9 @@ func approverNames(us *access.Users, teams []string, proposer string) []string {
 	return out
 }
 
-// decidedBy says who approved or rejected the proposal, and when; while
-// nobody has, who may approve it.
-func decidedBy(s approval.State, approvers []string) string {
-	if len(s.Decisions) == 0 {
-		return "may approve: " + dash(strings.Join(approvers, ", "))
-	}
-	said := make([]string, len(s.Decisions))
-	for i, d := range s.Decisions {
-		verb := "approved"
-		if !d.Approve {
-			verb = "rejected"
-		}
-		said[i] = fmt.Sprintf("%s by %s at %s", verb, sanitize.Line(d.By), d.At.Format(time.RFC3339))
-		if d.Reason != "" {
-			said[i] += " (" + sanitize.Line(d.Reason) + ")"
-		}
-	}
-	return strings.Join(said, "; ")
-}
-
+// printProposal writes what approval.State.Describe says of s, a line each.
 func printProposal(w io.Writer, s approval.State, now time.Time, approvers []string) {
-	p := s.Proposal
-	fmt.Fprintf(w, "proposal %s: %s %d message(s) of %s (vhost %s), %s\n", p.ID, p.Action, len(p.MessageIDs), sanitize.Line(p.Queue), sanitize.Line(p.Vhost), s.Status(now))
-	fmt.Fprintf(w, "  proposed by %s at %s, expires %s\n", sanitize.Line(p.Proposer), p.ProposedAt.Format(time.RFC3339), p.ExpiresAt.Format(time.RFC3339))
-	fmt.Fprintf(w, "  owners: %s; %s\n", dash(strings.Join(p.Teams, ", ")), decidedBy(s, approvers))
-	fmt.Fprintf(w, "  hash %s\n", p.Hash())
-	if p.Plan.Reason != "" {
-		fmt.Fprintf(w, "  reason: %s\n", sanitize.Line(p.Plan.Reason))
-	}
-	for _, id := range p.MessageIDs {
-		fmt.Fprintf(w, "  %s\n", sanitize.Line(id))
+	for _, l := range s.Describe(now, approvers) {
+		fmt.Fprintln(w, l)
 	}
 }

@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +50,6 @@ its message ids, its plan, who may approve it and its hash.`,
 				rows = append(rows, proposalJSON(s, now, approverNames(us, s.Proposal.Teams, s.Proposal.Proposer)))
 				if len(args) == 1 && !asJSON {
 					printProposal(out, s, now, rows[0].Approvers)
-					printPlanOf(out, s.Proposal.Plan)
 					return nil
 				}
 			}
@@ -79,16 +74,6 @@ its message ids, its plan, who may approve it and its hash.`,
 }
 
 // printPlanOf prints what a proposal's plan sets.
-func printPlanOf(w io.Writer, p approval.Plan) {
-	raw, _ := json.Marshal(p)
-	var fields map[string]any
-	_ = json.Unmarshal(raw, &fields)
-	keys := slices.Sorted(maps.Keys(fields))
-	for _, k := range keys {
-		fmt.Fprintf(w, "  plan %s: %v\n", k, sanitize.Line(fmt.Sprint(fields[k])))
-	}
-}
-
 // optionalUsers is the users file when one is configured, nil otherwise.
 func (a *app) optionalUsers() (*access.Users, error) {
 	if a.session != nil && a.session.users != nil {

@@ -45,6 +45,10 @@ func (a *app) tuiApprovals() *ui.Approvals {
 			}
 			return approval.States(j)
 		},
+		Approvers: func(teams []string, proposer string) []string {
+			us, _ := a.optionalUsers()
+			return approverNames(us, teams, proposer)
+		},
 		Run:    a.runFromTUI,
 		Reveal: a.revealFromTUI,
 	}

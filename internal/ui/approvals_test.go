@@ -2,8 +2,13 @@ package ui
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
 )
@@ -49,4 +54,59 @@ func TestGatedRevealWaitsForItsApproval(t *testing.T) {
 	if len(asked) != 2 || asked[0] != asked[1] || asked[0] == "/" {
 		t.Errorf("asked %v", asked)
 	}
+}
+
+// TestAProposalOpensWhole: enter on a proposal shows it whole, as `dlqt
+// proposals ID` does (plan, owners, who may approve, the exact ids), at
+// 80x24; y on a pending one says why it does not run; back returns to the
+// list, and back again leaves it.
+func TestAProposalOpensWhole(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	at := fixedNow.Add(-time.Hour)
+	ids := make([]string, 40)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("m-%04d", i)
+	}
+	pending := approval.State{Proposal: approval.Proposal{ID: "p-00000000aa", Action: "replay", Vhost: "shop", Queue: "orders.dlq",
+		MessageIDs: ids, Teams: []string{"orders"}, Proposer: "ana@bastion", ProposedAt: at, ExpiresAt: at.Add(24 * time.Hour),
+		Plan: approval.Plan{Reason: "the fix is deployed", To: "orders:order.created", Canary: 2, Rate: 5}}}
+	approved := approval.State{Proposal: approval.Proposal{ID: "p-00000000bb", Action: "discard", Vhost: "shop", Queue: "orders.dlq",
+		MessageIDs: []string{"m-9"}, Proposer: "bo", ProposedAt: at, ExpiresAt: at.Add(24 * time.Hour)},
+		Decisions: []approval.Decision{{Approve: true, By: "carol", At: at.Add(time.Minute)}}}
+	h := newHarness(t, Options{Approvals: &Approvals{
+		Needs:     func(string, int) bool { return false },
+		Proposals: func() ([]approval.State, error) { return []approval.State{pending, approved}, nil },
+		Approvers: func(teams []string, proposer string) []string {
+			if proposer == "ana@bastion" && slices.Equal(teams, []string{"orders"}) {
+				return []string{"carol", "dan"}
+			}
+			return nil
+		},
+	}}, 80, 24)
+	h.press("proposals")
+	h.mustShow("p-00000000aa", "p-00000000bb", "enter shows one whole")
+	h.m.proposals.Table().Select(1) // newest first: the pending one is second
+	h.press("open")
+	h.mustShow("proposal p-00000000aa", "replay 40 message(s) of orders.dlq", "pending",
+		"owners: orders; may approve: carol, dan", "reason: the fix is deployed", "plan canary: 2", "plan rate: 5",
+		"plan to: orders:order.created", "m-0000")
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Errorf("a line of %d cells at 80 columns: %q", w, l)
+		}
+	}
+	h.mustNotShow("m-0039")
+	h.press("bottom")
+	h.mustShow("m-0039")
+
+	h.press("run_proposal")
+	h.mustShow("proposal p-00000000aa is pending: only an approved proposal runs")
+
+	h.press("back")
+	h.mustShow("proposals — actions waiting for a second person")
+	h.press("open") // the cursor stayed on the pending one
+	h.mustShow("proposal p-00000000aa")
+	h.press("back")
+	h.press("back")
+	h.mustNotShow("proposals — actions waiting")
 }

@@ -103,6 +103,9 @@ type Approvals struct {
 	Propose func(ctx context.Context, action, queue string, msgs []triage.Triaged, plan approval.Plan) (string, error)
 	// Proposals reads every proposal from the journal.
 	Proposals func() ([]approval.State, error)
+	// Approvers, when set, names who may approve a proposal for teams
+	// (the proposer never may), for the proposal's own screen.
+	Approvers func(teams []string, proposer string) []string
 	// Run carries out an approved proposal as the user, exactly as
 	// `dlqt run ID --yes`, and says how it ended.
 	Run func(ctx context.Context, id string) (string, error)

@@ -24,6 +24,7 @@ type proposalsScreen struct {
 	c       *programContext
 	req     int    // read awaited
 	running string // proposal being run, "" when none
+	states  map[string]approval.State
 }
 
 // proposalsMsg answers a read of the proposals.
@@ -50,7 +51,14 @@ func (proposalsMsg) owner() screenID   { return screenProposals }
 func (proposedMsg) owner() screenID    { return screenProposals }
 func (proposalRunMsg) owner() screenID { return screenProposals }
 
-func (s *proposalsScreen) list() *views.Table { return s.Table() }
+// list is the table the list keys work on; none while a proposal is
+// shown whole, whose keys scroll it.
+func (s *proposalsScreen) list() *views.Table {
+	if _, ok := s.Detailed(); ok {
+		return nil
+	}
+	return s.Table()
+}
 
 func (s *proposalsScreen) inFlight() bool { return s.running != "" }
 
@@ -93,9 +101,16 @@ func (s *proposalsScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 
 func (s *proposalsScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	keys := s.c.Keys
+	_, detailed := s.Detailed()
 	switch {
+	case key.Matches(k, keys.Back) && detailed:
+		s.HideDetail()
 	case key.Matches(k, keys.Back):
 		s.leave(s.c)
+	case key.Matches(k, keys.Open) && !detailed:
+		if row, ok := s.Selected(); ok {
+			s.showDetail(row.ID)
+		}
 	case key.Matches(k, keys.Refresh):
 		return s.reload()
 	case key.Matches(k, keys.RunProposal):
@@ -106,9 +121,37 @@ func (s *proposalsScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// run runs the approved proposal under the cursor in the background.
+// showDetail shows proposal id whole, as read last.
+func (s *proposalsScreen) showDetail(id string) {
+	st, ok := s.states[id]
+	if !ok {
+		s.HideDetail()
+		return
+	}
+	var approvers []string
+	if f := s.c.opts.Approvals.Approvers; f != nil && len(st.Decisions) == 0 {
+		approvers = f(st.Proposal.Teams, st.Proposal.Proposer)
+	}
+	s.ShowDetail(id, st.Describe(s.c.now(), approvers))
+}
+
+// selected is the proposal shown whole, else the one under the cursor.
+func (s *proposalsScreen) selected() (views.ProposalRow, bool) {
+	if id, ok := s.Detailed(); ok {
+		for _, r := range s.Rows() {
+			if r.ID == id {
+				return r, true
+			}
+		}
+		return views.ProposalRow{}, false
+	}
+	return s.Selected()
+}
+
+// run runs the approved proposal shown, or under the cursor, in the
+// background.
 func (s *proposalsScreen) run() tea.Cmd {
-	row, ok := s.Selected()
+	row, ok := s.selected()
 	switch {
 	case !ok:
 		return nil
@@ -154,12 +197,17 @@ func (s *proposalsScreen) onProposals(msg proposalsMsg) {
 	}
 	now := s.c.now()
 	rows := make([]views.ProposalRow, len(msg.states))
+	s.states = make(map[string]approval.State, len(msg.states))
 	for i, st := range msg.states {
+		s.states[st.Proposal.ID] = st
 		p := st.Proposal
 		rows[i] = views.ProposalRow{ID: p.ID, Status: string(st.Status(now)), Action: p.Action, Count: len(p.MessageIDs),
 			Queue: p.Queue, Proposer: p.Proposer, DecidedBy: decidedBy(st), Expires: p.ExpiresAt}
 	}
 	s.SetRows(rows)
+	if id, ok := s.Detailed(); ok {
+		s.showDetail(id) // a run or a refresh changed what it says
+	}
 }
 
 func decidedBy(st approval.State) string {

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
@@ -22,17 +25,24 @@ type ProposalRow struct {
 	Expires   time.Time
 }
 
-// Proposals lists the approval workflow's proposals, newest first.
+// Proposals lists the approval workflow's proposals, newest first; one
+// of them, opened, shows whole (ShowDetail).
 type Proposals struct {
 	listScreen
 	rows    []ProposalRow
 	loading bool
 	status  string // the last run's result line
+
+	detailID string   // the proposal shown whole, "" for the list
+	detail   []string // its lines, as approval.State.Describe writes them
+	vp       viewport.Model
 }
 
 // NewProposals returns an empty proposals screen.
 func NewProposals(ctx *Context) Proposals {
-	return Proposals{listScreen: newListScreen(ctx, newTable(ctx, []Column{
+	vp := viewport.New()
+	vp.FillHeight = true
+	return Proposals{vp: vp, listScreen: newListScreen(ctx, newTable(ctx, []Column{
 		{Title: "id", Width: 13},
 		{Title: "status", Width: 8},
 		{Title: "action", Width: 7},
@@ -69,6 +79,9 @@ func (p *Proposals) SetRows(rows []ProposalRow) {
 	p.table.SetRows(cells)
 }
 
+// Rows are the proposals listed, newest first.
+func (p *Proposals) Rows() []ProposalRow { return p.rows }
+
 // Selected is the proposal under the cursor.
 func (p *Proposals) Selected() (ProposalRow, bool) {
 	i, ok := p.table.Selected()
@@ -78,11 +91,94 @@ func (p *Proposals) Selected() (ProposalRow, bool) {
 	return p.rows[i], true
 }
 
-// View draws the list with its header.
+// ShowDetail shows proposal id whole, lines as approval.State.Describe
+// writes them, wrapped to the width and scrolled with the usual keys;
+// showing the same proposal again keeps the place.
+func (p *Proposals) ShowDetail(id string, lines []string) {
+	same := id == p.detailID
+	p.detailID, p.detail = id, lines
+	p.renderDetail()
+	if !same {
+		p.vp.GotoTop()
+	}
+}
+
+// HideDetail goes back to the list.
+func (p *Proposals) HideDetail() { p.detailID, p.detail = "", nil }
+
+// Detailed is the proposal shown whole, if one is.
+func (p *Proposals) Detailed() (string, bool) { return p.detailID, p.detailID != "" }
+
+func (p *Proposals) renderDetail() {
+	if p.detailID == "" {
+		return
+	}
+	var out []string
+	for _, l := range p.detail {
+		if ansi.StringWidth(l) <= p.width {
+			out = append(out, l)
+			continue
+		}
+		indent := strings.Repeat(" ", len(l)-len(strings.TrimLeft(l, " ")))
+		for i, w := range wrapWords(strings.TrimLeft(l, " "), max(p.width-len(indent)-2, 10)) {
+			if i > 0 {
+				w = "  " + w // a wrapped line goes on under its start
+			}
+			out = append(out, indent+w)
+		}
+	}
+	p.vp.SetContent(strings.Join(out, "\n"))
+}
+
+// SetSize sets the area of the screen body.
+func (p *Proposals) SetSize(w, h int) {
+	p.listScreen.SetSize(w, h)
+	p.vp.SetWidth(w)
+	p.vp.SetHeight(max(h-2, 1))
+	p.renderDetail()
+}
+
+// Update scrolls the proposal shown whole, or moves in the list.
+func (p *Proposals) Update(msg tea.Msg) tea.Cmd {
+	if p.detailID == "" {
+		return p.listScreen.Update(msg)
+	}
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	keys := p.ctx.Keys
+	switch {
+	case key.Matches(k, keys.Up):
+		p.vp.ScrollUp(1)
+	case key.Matches(k, keys.Down):
+		p.vp.ScrollDown(1)
+	case key.Matches(k, keys.PageUp):
+		p.vp.PageUp()
+	case key.Matches(k, keys.PageDown):
+		p.vp.PageDown()
+	case key.Matches(k, keys.Top):
+		p.vp.GotoTop()
+	case key.Matches(k, keys.Bottom):
+		p.vp.GotoBottom()
+	}
+	return nil
+}
+
+// View draws the list with its header, or the proposal shown whole.
 func (p *Proposals) View() string {
 	k := p.ctx.Keys
+	if p.detailID != "" {
+		title := p.ctx.Styles.Title.Render("proposal " + p.detailID)
+		head := fmt.Sprintf("%s runs it once approved; %s back to the list", k.RunProposal.Help().Key, k.Back.Help().Key)
+		if p.status != "" {
+			head = p.status
+		}
+		return p.frame(title, sanitize.Line(head), p.vp.View())
+	}
 	title := p.ctx.Styles.Title.Render("proposals — actions waiting for a second person")
-	head := fmt.Sprintf("%d proposal(s); %s runs an approved one; dlqt approve ID signs an approval", len(p.rows), k.RunProposal.Help().Key)
+	head := fmt.Sprintf("%d proposal(s); %s shows one whole; %s runs an approved one; dlqt approve ID signs an approval",
+		len(p.rows), k.Open.Help().Key, k.RunProposal.Help().Key)
 	switch {
 	case p.loading:
 		head = "reading the journal…"
@@ -98,11 +194,17 @@ func (p *Proposals) View() string {
 // ShortHelp implements help.KeyMap.
 func (p *Proposals) ShortHelp() []key.Binding {
 	k := p.ctx.Keys
-	return []key.Binding{k.RunProposal, k.Back, k.Refresh, k.Help, k.Quit}
+	if p.detailID != "" {
+		return []key.Binding{k.RunProposal, k.Back, k.Refresh, k.Help, k.Quit}
+	}
+	return []key.Binding{k.Open, k.RunProposal, k.Back, k.Refresh, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (p *Proposals) FullHelp() [][]key.Binding {
 	k := p.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.RunProposal, k.Back, k.Filter}, k.general()}
+	if p.detailID != "" {
+		return [][]key.Binding{k.navigation(), {k.RunProposal, k.Back, k.Refresh}, k.general()}
+	}
+	return [][]key.Binding{k.navigation(), {k.Open, k.RunProposal, k.Back, k.Filter}, k.general()}
 }
