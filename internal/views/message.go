@@ -101,22 +101,27 @@ func (m *Message) Update(msg tea.Msg) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	keys := m.ctx.Keys
+	scroll(&m.vp, &m.ctx.Keys, k)
+	return nil
+}
+
+// scroll moves vp by the shared keymap's movement keys (the viewport's
+// own keys are not used, so a user's keymap.yaml applies).
+func scroll(vp *viewport.Model, keys *KeyMap, k tea.KeyPressMsg) {
 	switch {
 	case key.Matches(k, keys.Up):
-		m.vp.ScrollUp(1)
+		vp.ScrollUp(1)
 	case key.Matches(k, keys.Down):
-		m.vp.ScrollDown(1)
+		vp.ScrollDown(1)
 	case key.Matches(k, keys.PageUp):
-		m.vp.PageUp()
+		vp.PageUp()
 	case key.Matches(k, keys.PageDown):
-		m.vp.PageDown()
+		vp.PageDown()
 	case key.Matches(k, keys.Top):
-		m.vp.GotoTop()
+		vp.GotoTop()
 	case key.Matches(k, keys.Bottom):
-		m.vp.GotoBottom()
+		vp.GotoBottom()
 	}
-	return nil
 }
 
 // SetReadAt tells the page when the message shown was read (the groups

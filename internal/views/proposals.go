@@ -147,21 +147,7 @@ func (p *Proposals) Update(msg tea.Msg) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	keys := p.ctx.Keys
-	switch {
-	case key.Matches(k, keys.Up):
-		p.vp.ScrollUp(1)
-	case key.Matches(k, keys.Down):
-		p.vp.ScrollDown(1)
-	case key.Matches(k, keys.PageUp):
-		p.vp.PageUp()
-	case key.Matches(k, keys.PageDown):
-		p.vp.PageDown()
-	case key.Matches(k, keys.Top):
-		p.vp.GotoTop()
-	case key.Matches(k, keys.Bottom):
-		p.vp.GotoBottom()
-	}
+	scroll(&p.vp, &p.ctx.Keys, k)
 	return nil
 }
 
