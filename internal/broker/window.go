@@ -49,10 +49,11 @@ type window struct {
 
 	// ahead, when set, is what in bytes the messages a window lets the
 	// broker push may take: each new consumer's credit is worked out again
-	// from the sizes read so far (seen messages, seenBytes of bodies), so
-	// the window follows the queue's real messages, not the management
-	// API's figures, which lag by seconds (0 for a queue RabbitMQ 4.x
-	// declared a moment ago) and are an average.
+	// from what the deliveries read so far cost (seen of them, seenBytes in
+	// all: deliveryCost), so the window follows the queue's real messages,
+	// headers included, not the management API's figures, which lag by
+	// seconds (0 for a queue RabbitMQ 4.x declared a moment ago) and count
+	// bodies only.
 	ahead           int64
 	seen, seenBytes int64
 }
@@ -66,37 +67,79 @@ func newWindow(ch *amqp.Channel, queue string, args amqp.Table, size, want int) 
 	}
 }
 
-// deliveryOverhead is what a delivery costs in the client beside its body:
-// headers, properties and the client's bookkeeping.
+// deliveryOverhead is what a delivery is taken to cost in the client
+// beside its body before any was read: headers, properties and the
+// client's bookkeeping.
 const deliveryOverhead = 1024
 
-// unknownSizeWindow is the first consumer's credit when the management API
-// does not know the queue's message sizes yet: small, so that a queue of
-// large messages cannot push far past the budget before the sizes read
-// say how large its windows may be.
-const unknownSizeWindow = 64
+// deliveryBase is what every delivery costs in the client beside its body
+// and headers: the Delivery and its properties.
+const deliveryBase = 512
+
+// deliveryCost is about what d takes in the client's memory: its body, its
+// headers as decoded (a dead letter's x-death tables cost more than a
+// kilobyte) and deliveryBase.
+func deliveryCost(d amqp.Delivery) int64 {
+	return int64(len(d.Body)) + tableCost(d.Headers) + deliveryBase
+}
+
+// tableCost is about what a decoded field table takes: per entry a map
+// slot (key and interface, about 48 bytes), the key and the value.
+func tableCost(t amqp.Table) int64 {
+	if t == nil {
+		return 0
+	}
+	n := int64(48)
+	for k, v := range t {
+		n += 48 + int64(len(k)) + valueCost(v)
+	}
+	return n
+}
+
+func valueCost(v any) int64 {
+	switch v := v.(type) {
+	case string:
+		return 16 + int64(len(v))
+	case []byte:
+		return 24 + int64(len(v))
+	case amqp.Table:
+		return tableCost(v)
+	case []any:
+		n := int64(24)
+		for _, e := range v {
+			n += 16 + valueCost(e)
+		}
+		return n
+	}
+	return 24 // numbers, booleans, times, decimals
+}
+
+// firstWindow is the most credit the first consumer gets: until deliveries
+// were read, what they cost is a guess (the management API's statistics
+// lag, count bodies only, and average), so the first window stays small
+// and the next ones follow what was read.
+const firstWindow = 64
 
 // memoryWindow sizes the windows of a hold that keeps little of what it
 // reads: ahead is a quarter of budget (DefaultMemoryBudget when <= 0), and
-// first the first consumer's credit, in messages of q's average size plus
-// deliveryOverhead, never more than basic.qos takes. When q has no size
-// yet (statistics not emitted, or an empty queue a moment ago), the first
-// window is unknownSizeWindow; the next ones follow what was read.
+// first the first consumer's credit: firstWindow, or fewer when q's
+// average body plus deliveryOverhead says so (huge messages).
 func memoryWindow(budget int64, q triage.Queue) (first int, ahead int64) {
 	if budget <= 0 {
 		budget = triage.DefaultMemoryBudget
 	}
 	ahead = max(budget/4, 1)
-	if q.Messages <= 0 || q.Bytes <= 0 {
-		return min(unknownSizeWindow, windowCredit(ahead, 0)), ahead
+	avg := int64(0)
+	if q.Messages > 0 {
+		avg = q.Bytes / int64(q.Messages)
 	}
-	return windowCredit(ahead, q.Bytes/int64(q.Messages)), ahead
+	return min(firstWindow, windowCredit(ahead, avg+deliveryOverhead)), ahead
 }
 
-// windowCredit is how many messages of avg bytes fit in ahead bytes,
+// windowCredit is how many messages of each bytes fit in ahead bytes,
 // between 1 and the largest prefetch basic.qos takes.
-func windowCredit(ahead, avg int64) int {
-	return int(max(1, min(ahead/(max(avg, 0)+deliveryOverhead), math.MaxUint16)))
+func windowCredit(ahead, each int64) int {
+	return int(max(1, min(ahead/max(each, 1), math.MaxUint16)))
 }
 
 // nextCredit is the credit of the next consumer: a window, sized again
@@ -154,7 +197,7 @@ func (w *window) forward(deliveries <-chan amqp.Delivery) {
 func (w *window) order(d amqp.Delivery, out []amqp.Delivery) []amqp.Delivery {
 	w.maxTag = max(w.maxTag, d.DeliveryTag)
 	w.seen++
-	w.seenBytes += int64(len(d.Body))
+	w.seenBytes += deliveryCost(d)
 	if d.DeliveryTag != w.next {
 		w.pending[d.DeliveryTag] = d
 		return out

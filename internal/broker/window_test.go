@@ -2,12 +2,15 @@ package broker_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
 	"github.com/dlqt/dlqt/internal/triage"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // streamedIDs browses queue handing every message to Each and returns their
@@ -113,10 +116,53 @@ func TestStreamedBrowseOfLargeMessagesStaysNearItsBudget(t *testing.T) {
 	if !slices.Equal(ids, want) {
 		t.Fatalf("read %d ids, not the %d published in order", len(ids), len(want))
 	}
-	// The first window (unknownSizeWindow × 256 KiB) is the most in flight
+	// The first window (firstWindow × 256 KiB) is the most in flight
 	// before the sizes are known; after it, a quarter of the budget.
 	if peak > 2*budget {
 		t.Errorf("the live heap grew by %.1f MiB reading %d × %d KiB with a budget of %d MiB", float64(peak)/(1<<20), n, size>>10, budget>>20)
 	}
 	f.waitDepth("large.dlq", n)
+}
+
+// Headers count as well as bodies: a dead letter's x-death tables, or an
+// application's stack trace in a header, are decoded into the client's
+// memory like its body. 600 messages with a 100 KiB header and a small
+// body grew the live heap by about the whole 60 MiB when only bodies were
+// counted, whatever the budget.
+func TestStreamedBrowseCountsHeadersInItsBudget(t *testing.T) {
+	const n, budget = 600, 16 << 20
+	f := newFixture(t, "window-headers")
+	f.declare("traces.dlq", nil)
+	trace := strings.Repeat("at com.example.Orders.handle(Orders.java:42)\n", 100<<10/46)
+	for i := range n {
+		f.publishOne("", "traces.dlq", amqp.Publishing{MessageId: fmt.Sprintf("t-%04d", i), Body: []byte(`{}`),
+			Headers: amqp.Table{"x-exception-stacktrace": trace}})
+	}
+	f.waitDepth("traces.dlq", n)
+
+	stop := make(chan struct{})
+	grew := brokertest.LiveHeapGrowth(stop)
+	read := 0
+	_, err := f.live().Browse(context.Background(), "traces.dlq", triage.BrowseOptions{
+		MemoryBudget: budget,
+		Each: func(triage.Message) error {
+			time.Sleep(5 * time.Millisecond) // a reader slower than the broker
+			read++
+			return nil
+		},
+	})
+	close(stop)
+	if err != nil {
+		t.Fatalf("Browse: %v", err)
+	}
+	peak := grew()
+	t.Logf("%d messages with a %d KiB header, %d MiB budget: the live heap grew by at most %.1f MiB", n, len(trace)>>10, budget>>20, float64(peak)/(1<<20))
+	if read != n {
+		t.Fatalf("read %d of %d", read, n)
+	}
+	if peak > budget {
+		t.Errorf("the live heap grew by %.1f MiB reading %d messages with %d KiB headers with a budget of %d MiB",
+			float64(peak)/(1<<20), n, len(trace)>>10, budget>>20)
+	}
+	f.waitDepth("traces.dlq", n)
 }
