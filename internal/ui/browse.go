@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -217,7 +218,15 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 	f.groups.SetInspection(&insp)
 	f.queues.NoteRead(msg.queue, &insp) // the queues screen learns the messages' real ages
 	f.reselect()
-	return f.loadTags(&insp)
+	return tea.Batch(f.loadTags(&insp), freeMemory)
+}
+
+// freeMemory hands what a read left behind back to the system at once (a
+// full collection, off Update): the runtime would return it over minutes,
+// and a TUI left open on a bastion is judged by the memory it keeps.
+func freeMemory() tea.Msg {
+	debug.FreeOSMemory()
+	return nil
 }
 
 // reselect keeps the user where they were after a refresh: same group, same
