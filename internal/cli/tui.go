@@ -201,13 +201,14 @@ func (a *app) openTUIJournal() (*sessionJournal, error) {
 // index may take index bytes (0: ui.DefaultIndexBudget) and whose reads
 // let the broker push a quarter of budget ahead (0: the default budget):
 // the index, twice the budget for the deliveries in flight and what
-// decoding them leaves behind, and 64 MiB for the rest of the program.
+// decoding them leaves behind, the filter bars' search cache, and 64 MiB
+// for the rest of the program.
 // Without it the collector lets the heap grow to twice what is live, so a
 // read that fills its 128 MiB index peaked at 420 MiB of RSS; with it,
 // 339 MiB. The collector works harder near the limit, never past half
 // the CPU; a user's GOMEMLIMIT wins.
 func tuiMemoryLimit(index, budget int64) int64 {
-	return cmp.Or(index, ui.DefaultIndexBudget) + 2*cmp.Or(budget, triage.DefaultMemoryBudget) + 64<<20
+	return cmp.Or(index, ui.DefaultIndexBudget) + 2*cmp.Or(budget, triage.DefaultMemoryBudget) + ui.SearchCacheBudget + 64<<20
 }
 
 // indexBudget is what the TUI's index entries may take: --memory-budget

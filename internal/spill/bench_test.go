@@ -138,3 +138,26 @@ func BenchmarkTextFilter100k(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTextFilterRetype10k is the filter bar over a read of 10,000
+// index entries as a user types on: text~t-7 is resolved once, then each
+// op resolves text~t-70, a key later, with the same search cache (as the
+// TUI keeps one per read, 32 MiB): no message is read back or redacted
+// again.
+func BenchmarkTextFilterRetype10k(b *testing.B) {
+	kept, _ := spilled(b, 10_000)
+	cache := filter.NewSearchCache(32 << 20)
+	first, err := filter.ParseWhere([]string{"text~t-7"}, filter.Options{Cache: cache})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := first.Resolve(context.Background(), kept); err != nil {
+		b.Fatal(err)
+	}
+	next, _ := filter.ParseWhere([]string{"text~t-70"}, filter.Options{Cache: cache})
+	for b.Loop() {
+		if _, err := next.Resolve(context.Background(), kept); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
@@ -46,6 +47,31 @@ type programContext struct {
 	// writers are the flows that change the broker; one at a time.
 	writers []interface{ inFlight() bool }
 	quit    func() tea.Cmd
+
+	// search keeps the redacted text the filter bars' text~ and tenant=
+	// read of the shown read (searchCacheFor).
+	search struct {
+		of    *triage.Inspection
+		cache *filter.SearchCache
+	}
+}
+
+// SearchCacheBudget is what the filter bars may keep of the redacted
+// search text of one read: every message of a read of about 10,000 at
+// 1 KiB, so that typing text~ or tenant= over it redacts each message once,
+// not once per key; past it, messages are read back and redacted each time.
+const SearchCacheBudget = 32 << 20
+
+// searchCacheFor is the search cache of read r, shared by the screens
+// that show it; another read gets a new one.
+func (c *programContext) searchCacheFor(r *triage.Inspection) *filter.SearchCache {
+	if r == nil {
+		return nil
+	}
+	if c.search.of != r {
+		c.search.of, c.search.cache = r, filter.NewSearchCache(SearchCacheBudget)
+	}
+	return c.search.cache
 }
 
 // now is the views' clock, so tests that fix it fix the rates too.

@@ -87,6 +87,9 @@ func (f fieldFilter) apply(line string) (tea.Cmd, error) {
 	}
 	opts := f.c.opts.Filter
 	opts.Now = f.c.now() // died<1h is counted from the screen's clock
+	if f.read != nil {
+		opts.Cache = f.c.searchCacheFor(f.read())
+	}
 	parsed, err := filter.ParseLine(line, opts)
 	if err != nil {
 		return nil, err

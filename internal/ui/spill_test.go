@@ -3,6 +3,7 @@ package ui
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -206,4 +207,37 @@ func TestNoSpillDirectoryKeepsWholeMessages(t *testing.T) {
 	openInvalidSKU(h)
 	h.press("open")
 	h.mustShow(`"consumer": "fulfilment"`)
+}
+
+// TestTypingATextFilterRedactsEachMessageOnce: the filter bars keep the
+// redacted search text of the shown read, so the next text~ line of the
+// same read answers without reading a message back: here the spill file
+// is gone and text~x- still finds what it found before.
+func TestTypingATextFilterRedactsEachMessageOnce(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{Spill: SpillOptions{Dir: t.TempDir()}}, 120, 40)
+	h.openQueue("orders.dlq")
+	shown := func() (ids []string) {
+		for _, m := range h.m.groups.Inspection().Messages {
+			ids = append(ids, m.ID)
+		}
+		return ids
+	}
+	h.press("filter")
+	h.typeText("text~x-")
+	want := shown()
+	if len(want) < 2 {
+		t.Fatalf("text~x- shows %v", want)
+	}
+	h.typeText("2")
+	if got := shown(); !slices.Equal(got, []string{"m-1003"}) {
+		t.Fatalf("text~x-2 shows %v", got)
+	}
+	if err := h.m.flow.spills.closeAllBut(nil); err != nil { // nothing can be read back any more
+		t.Fatal(err)
+	}
+	h.send(keyPress("backspace"))
+	if got := shown(); !slices.Equal(got, want) {
+		t.Fatalf("text~x- over the cached text shows %v, before %v", got, want)
+	}
 }

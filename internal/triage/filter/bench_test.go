@@ -31,7 +31,7 @@ func BenchmarkFilterApply10k(b *testing.B) {
 		{"text~sku-42"},
 		{"tenant=t-7"},
 	} {
-		for _, cache := range []*SearchCache{nil, NewSearchCache()} {
+		for _, cache := range []*SearchCache{nil, NewSearchCache(0)} {
 			f, err := ParseWhere(exprs, Options{TenantPath: "customer.tenant_id", Redactor: red, Cache: cache})
 			if err != nil {
 				b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -58,13 +59,17 @@ type Options struct {
 	Cache *SearchCache
 }
 
+// defaultRedactor is the redactor of a filter parsed without one: the
+// default rules.
+var defaultRedactor = sync.OnceValue(redact.New)
+
 // ParseWhere parses expressions, each one FIELD OP VALUE; all must hold.
 // An unknown field, an operator the field does not take, or a value that
 // cannot be read is an error naming the expression.
 func ParseWhere(exprs []string, opts Options) (Filter, error) {
 	f := Filter{red: opts.Redactor, cache: opts.Cache}
 	if f.red == nil {
-		f.red = redact.New()
+		f.red = defaultRedactor() // one for every filter, so a SearchCache serves them all
 	}
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()

@@ -236,7 +236,7 @@ func TestSelectionWhereNarrowsAGroupOrSelectsAlone(t *testing.T) {
 func TestSearchCacheAgreesAndFollowsTheRedactor(t *testing.T) {
 	loose := redact.New()
 	ts := filterBatch(t, loose)
-	cache := NewSearchCache()
+	cache := NewSearchCache(0)
 	for _, exprs := range [][]string{{"text~declined"}, {"tenant=acme"}, {"text~order.created", "tenant!=globex"}} {
 		plain, err := ParseWhere(exprs, Options{TenantPath: "customer.tenant_id", Redactor: loose})
 		if err != nil {
@@ -311,5 +311,30 @@ func TestNarrowRegroupsWhatMatchesAndKeepsTheBatch(t *testing.T) {
 	}
 	if all := (Filter{}).Narrow(in); len(all.Messages) != 4 || len(all.Groups) != len(in.Groups) {
 		t.Errorf("an empty filter narrowed: %d messages, %d groups", len(all.Messages), len(all.Groups))
+	}
+}
+
+// A cache with a limit keeps entries up to it and answers the rest afresh:
+// the answers are the same, and what it holds stays within the limit.
+func TestSearchCacheStaysWithinItsLimit(t *testing.T) {
+	red := redact.New()
+	ts := filterBatch(t, red)
+	plain, _ := ParseWhere([]string{"text~declined"}, Options{Redactor: red})
+	full := NewSearchCache(0)
+	all, _ := ParseWhere([]string{"text~declined"}, Options{Redactor: red, Cache: full})
+	all.Apply(ts)
+	if len(full.entries) != len(ts) {
+		t.Fatalf("an unlimited cache holds %d of %d", len(full.entries), len(ts))
+	}
+	limit := full.used / 2
+	half := NewSearchCache(limit)
+	f, _ := ParseWhere([]string{"text~declined"}, Options{Redactor: red, Cache: half})
+	for range 2 {
+		if got, want := ids(f.Apply(ts)), ids(plain.Apply(ts)); !slices.Equal(got, want) {
+			t.Errorf("limited cache %v, fresh %v", got, want)
+		}
+	}
+	if half.used > limit || len(half.entries) == 0 || len(half.entries) >= len(ts) {
+		t.Errorf("a cache limited to %d bytes holds %d bytes in %d of %d entries", limit, half.used, len(half.entries), len(ts))
 	}
 }

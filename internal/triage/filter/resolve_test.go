@@ -47,7 +47,7 @@ func TestTextAndTenantReadIndexEntriesBack(t *testing.T) {
 		t.Fatal("not index entries")
 	}
 	for expr, want := range map[string]int{"text~needle-3": 3, "tenant=h-1": 10, "text~needle-3 tenant=h-0": 1, "reason=published": 30} {
-		f, err := ParseLine(expr, Options{Cache: NewSearchCache()})
+		f, err := ParseLine(expr, Options{Cache: NewSearchCache(0)})
 		if err != nil {
 			t.Fatal(err)
 		}
