@@ -38,8 +38,8 @@ func NewMessages(ctx *Context) Messages {
 func (m *Messages) columns() []Column {
 	cols := []Column{
 		{Title: "*", Width: 1}, // "*" marks a message for the next action
-		{Title: "id", Width: 10, Max: 32, Flex: 3, Middle: true}, // ids told apart, yet the rest still fits
-		{Title: "event type", Width: 16, Flex: 2, Shed: 1},       // what a responder reads a row by
+		{Title: "id", Width: 10, Max: 32, Flex: 3, Middle: true},   // ids told apart, yet the rest still fits
+		{Title: "event type", Width: 8, Max: 24, Flex: 2, Shed: 1}, // what a responder reads a row by: as wide as drawn, up to 24
 		{Title: "att", Width: 3, Right: true},
 		{Title: "age", Width: 6, Right: true},
 		{Title: "died (UTC)", Width: 16, Shed: 3},
