@@ -160,7 +160,10 @@ func TestStreamedBrowseCountsHeadersInItsBudget(t *testing.T) {
 	if read != n {
 		t.Fatalf("read %d of %d", read, n)
 	}
-	if peak > budget {
+	// As for large bodies: the first window (firstWindow × 100 KiB) and the
+	// frames a header is decoded from come on top of the quarter of the
+	// budget the windows may push ahead; the whole 60 MiB must not.
+	if peak > 2*budget {
 		t.Errorf("the live heap grew by %.1f MiB reading %d messages with %d KiB headers with a budget of %d MiB",
 			float64(peak)/(1<<20), n, len(trace)>>10, budget>>20)
 	}
