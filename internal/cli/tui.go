@@ -205,7 +205,7 @@ func (a *app) openTUIJournal() (*sessionJournal, error) {
 // for the rest of the program.
 // Without it the collector lets the heap grow to twice what is live, so a
 // read that fills its 128 MiB index peaked at 420 MiB of RSS; with it,
-// 339 MiB. The collector works harder near the limit, never past half
+// 377 MiB. The collector works harder near the limit, never past half
 // the CPU; a user's GOMEMLIMIT wins.
 func tuiMemoryLimit(index, budget int64) int64 {
 	return cmp.Or(index, ui.DefaultIndexBudget) + 2*cmp.Or(budget, triage.DefaultMemoryBudget) + ui.SearchCacheBudget + 64<<20
