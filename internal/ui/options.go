@@ -104,6 +104,7 @@ type Approvals struct {
 	// Proposals reads every proposal from the journal.
 	Proposals func() ([]approval.State, error)
 	// Approvers, when set, names who may approve a proposal for teams
+	// (called with the proposals read, off Update: it may read a file)
 	// (the proposer never may), for the proposal's own screen.
 	Approvers func(teams []string, proposer string) []string
 	// Run carries out an approved proposal as the user, exactly as

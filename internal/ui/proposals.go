@@ -25,13 +25,17 @@ type proposalsScreen struct {
 	req     int    // read awaited
 	running string // proposal being run, "" when none
 	states  map[string]approval.State
+	// approvers are who may approve each undecided proposal, by id, read
+	// with the proposals (the users file is read off Update).
+	approvers map[string][]string
 }
 
 // proposalsMsg answers a read of the proposals.
 type proposalsMsg struct {
-	id     int
-	states []approval.State
-	err    error
+	id        int
+	states    []approval.State
+	approvers map[string][]string // who may approve each undecided one
+	err       error
 }
 
 // proposedMsg answers a proposal made instead of an action.
@@ -78,10 +82,16 @@ func (s *proposalsScreen) open() tea.Cmd {
 func (s *proposalsScreen) reload() tea.Cmd {
 	s.SetLoading()
 	s.req = s.c.nextID()
-	read, id := s.c.opts.Approvals.Proposals, s.req
+	read, who, id := s.c.opts.Approvals.Proposals, s.c.opts.Approvals.Approvers, s.req
 	return func() tea.Msg {
 		states, err := read()
-		return proposalsMsg{id: id, states: states, err: err}
+		approvers := map[string][]string{}
+		for _, st := range states {
+			if who != nil && len(st.Decisions) == 0 {
+				approvers[st.Proposal.ID] = who(st.Proposal.Teams, st.Proposal.Proposer)
+			}
+		}
+		return proposalsMsg{id: id, states: states, approvers: approvers, err: err}
 	}
 }
 
@@ -128,11 +138,7 @@ func (s *proposalsScreen) showDetail(id string) {
 		s.HideDetail()
 		return
 	}
-	var approvers []string
-	if f := s.c.opts.Approvals.Approvers; f != nil && len(st.Decisions) == 0 {
-		approvers = f(st.Proposal.Teams, st.Proposal.Proposer)
-	}
-	s.ShowDetail(id, st.Describe(s.c.now(), approvers))
+	s.ShowDetail(id, st.Describe(s.c.now(), s.approvers[id]))
 }
 
 // selected is the proposal shown whole, else the one under the cursor.
@@ -198,6 +204,7 @@ func (s *proposalsScreen) onProposals(msg proposalsMsg) {
 	now := s.c.now()
 	rows := make([]views.ProposalRow, len(msg.states))
 	s.states = make(map[string]approval.State, len(msg.states))
+	s.approvers = msg.approvers
 	for i, st := range msg.states {
 		s.states[st.Proposal.ID] = st
 		p := st.Proposal
