@@ -104,8 +104,8 @@ type Approvals struct {
 	// Proposals reads every proposal from the journal.
 	Proposals func() ([]approval.State, error)
 	// Approvers, when set, names who may approve a proposal for teams
-	// (called with the proposals read, off Update: it may read a file)
-	// (the proposer never may), for the proposal's own screen.
+	// (the proposer never may), for the proposal's own screen. It is
+	// called with the proposals read, off Update: it may read a file.
 	Approvers func(teams []string, proposer string) []string
 	// Run carries out an approved proposal as the user, exactly as
 	// `dlqt run ID --yes`, and says how it ended.
