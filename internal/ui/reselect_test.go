@@ -9,6 +9,19 @@ import "testing"
 // which the next discard would have taken.
 func TestRefreshUnderAFieldFilterKeepsTheGroupsMessages(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
+	h := openFilteredGroup(t)
+	h.press("refresh")
+	h.mustShow("rejected / PAYMENT_TIMEOUT — 1 message", "m-1004")
+	h.mustNotShow("m-1001")
+	if tg, err := h.m.target(); err != nil || len(tg.ids) != 1 || tg.ids[0] != "m-1004" {
+		t.Fatalf("after the refresh the action takes %v (%v), want m-1004", tg.ids, err)
+	}
+}
+
+// openFilteredGroup opens orders.dlq under the field filter
+// reason_code=PAYMENT_TIMEOUT, then its one group (m-1004), at 120x40.
+func openFilteredGroup(t *testing.T) *harness {
+	t.Helper()
 	h := newHarness(t, Options{}, 120, 40)
 	h.openQueue("orders.dlq")
 	h.press("filter")
@@ -16,10 +29,5 @@ func TestRefreshUnderAFieldFilterKeepsTheGroupsMessages(t *testing.T) {
 	h.press("open") // keeps the filter
 	h.press("open") // the group
 	h.mustShow("rejected / PAYMENT_TIMEOUT — 1 message", "m-1004")
-	h.press("refresh")
-	h.mustShow("rejected / PAYMENT_TIMEOUT — 1 message", "m-1004")
-	h.mustNotShow("m-1001")
-	if tg, err := h.m.target(); err != nil || len(tg.ids) != 1 || tg.ids[0] != "m-1004" {
-		t.Fatalf("after the refresh the action takes %v (%v), want m-1004", tg.ids, err)
-	}
+	return h
 }

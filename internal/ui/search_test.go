@@ -160,13 +160,7 @@ func TestGroupsFieldFilterOverManyMessagesAnswersAtOnce(t *testing.T) {
 // messages.
 func TestReadUnderAFieldFilterComesInSteps(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
-	h := newHarness(t, Options{}, 120, 40)
-	h.openQueue("orders.dlq")
-	h.press("filter")
-	h.typeText("reason_code=PAYMENT_TIMEOUT")
-	h.press("open") // keeps the filter
-	h.press("open") // the group
-	h.mustShow("rejected / PAYMENT_TIMEOUT — 1 message", "m-1004")
+	h := openFilteredGroup(t)
 
 	const n = 200_000
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
