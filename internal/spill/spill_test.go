@@ -43,19 +43,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 			Headers: triage.Headers{"t": time.Unix(-5, 7).UTC()}},
 	}
 	for name, m := range cases {
-		t.Run(name, func(t *testing.T) {
-			rec, err := Encode(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := Decode(rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, m) {
-				t.Errorf("round trip changed the message:\n got %#v\nwant %#v", got, m)
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkRoundTrip(t, m) })
 	}
 }
 
@@ -168,18 +156,7 @@ func FuzzEncodeRoundTrip(f *testing.F) {
 	f.Add([]byte("seed"))
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 0xff, 7, 7, 7, 8, 8, 8})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m := fuzzMessage(data)
-		rec, err := Encode(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := Decode(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, m) {
-			t.Fatalf("round trip changed the message:\n got %#v\nwant %#v", got, m)
-		}
+		checkRoundTrip(t, fuzzMessage(data))
 		_, _ = Decode(data) // any bytes: an error, never a panic
 	})
 }
@@ -309,5 +286,21 @@ func TestReadsWhileTheBrowseWrites(t *testing.T) {
 				t.Fatalf("position %d while %d were put: %v", pos, i+1, err)
 			}
 		}
+	}
+}
+
+// checkRoundTrip fails t unless m encodes and decodes back to itself.
+func checkRoundTrip(t *testing.T, m triage.Message) {
+	t.Helper()
+	rec, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, m) {
+		t.Fatalf("round trip changed the message:\n got %#v\nwant %#v", got, m)
 	}
 }
