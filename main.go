@@ -1,15 +1,13 @@
 // Command dlqt triages RabbitMQ dead-letter and parking queues: a full-screen
 // terminal UI, and headless commands on the same engine for scripts. The
-// commands live in internal/cli; this file embeds the assets and turns
-// Ctrl-C and SIGTERM into a cancelled context.
+// commands live in internal/cli; this file embeds the assets and hands
+// Ctrl-C and SIGTERM to cli.Interrupts (the first cancels, the second
+// stops a replay's wait for its confirms).
 package main
 
 import (
-	"context"
 	_ "embed"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/dlqt/dlqt/internal/cli"
 )
@@ -25,7 +23,7 @@ var defaultKeymap []byte
 var demoSnapshot []byte
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cli.Interrupts(os.Stderr)
 	code := cli.Main(ctx, os.Args[1:], cli.Assets{Keymap: defaultKeymap, DemoSnapshot: demoSnapshot}, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

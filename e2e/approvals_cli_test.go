@@ -131,9 +131,9 @@ func TestApprovedReplayMovesExactlyTheProposedIDs(t *testing.T) {
 		}
 	}
 
-	// carol approves with a signature ssh-keygen made over the hash.
+	// carol approves with a signature ssh-keygen made of "approve HASH carol".
 	sign := exec.Command("ssh-keygen", "-Y", "sign", "-n", "dlqt-approval", "-f", p.keys["carol"])
-	sign.Stdin = strings.NewReader(prop.Hash)
+	sign.Stdin = strings.NewReader("approve " + prop.Hash + " carol")
 	sig, err := sign.Output()
 	if err != nil {
 		t.Fatalf("ssh-keygen -Y sign: %v", err)

@@ -81,6 +81,9 @@ func TestProposalOverServeIsTheSessionsAndApprovedBySignature(t *testing.T) {
 		t.Errorf("the destination received %v, want %v", got, ids[1:2])
 	}
 
+	// verify checks the decisions' signatures against the users file, and
+	// the checkpoint against the server's key (which it writes beside its own)
+	b.env = append(env, "DLQT_SERVER_KEY="+filepath.Join(s.dir, "host_key.pub"))
 	rs, err := b.verifyJournal().Records()
 	if err != nil {
 		t.Fatal(err)

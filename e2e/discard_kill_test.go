@@ -137,6 +137,17 @@ func parkTenants(t *testing.T, cfg broker.Config, queue string, total int) (acme
 // (journaled before the first ack).
 func killDiscardOnceSelected(t *testing.T, env []string, jpath string, args []string, delay time.Duration) {
 	t.Helper()
+	interruptOnceJournaled(t, env, args, "its selection", func() bool { return hasSelectedEntry(jpath) }, delay, func(cmd *exec.Cmd) {
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// interruptOnceJournaled runs dlqt with args, calls interrupt delay after
+// journaled (what) holds and waits until dlqt has ended.
+func interruptOnceJournaled(t *testing.T, env, args []string, what string, journaled func() bool, delay time.Duration, interrupt func(*exec.Cmd)) {
+	t.Helper()
 	cmd := exec.Command(dlqtBin, args...)
 	cmd.Env = env
 	var out strings.Builder
@@ -147,36 +158,45 @@ func killDiscardOnceSelected(t *testing.T, env []string, jpath string, args []st
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	deadline := time.After(60 * time.Second)
-	for !hasSelectedEntry(jpath) {
+	for !journaled() {
 		select {
 		case <-exited:
-			t.Fatalf("dlqt ended before it journaled its selection: %s", out.String())
+			t.Fatalf("dlqt ended before it journaled %s: %s", what, out.String())
 		case <-deadline:
 			_ = cmd.Process.Kill()
-			t.Fatalf("no selection journaled in 60 s: %s", out.String())
+			t.Fatalf("not journaled in 60 s: %s: %s", what, out.String())
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
 	time.Sleep(delay)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	interrupt(cmd)
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("dlqt did not end after the interruption: %s", out.String())
 	}
-	<-exited
 }
 
 // hasSelectedEntry reads the journal without holding dlqt up (a shared
 // lock, else a copy of the file).
 func hasSelectedEntry(path string) bool {
+	return slices.ContainsFunc(entriesNow(path), func(e journal.Entry) bool { return e.Details["step"] == "selected" })
+}
+
+// entriesNow are the journal's entries, read without holding dlqt up (nil
+// while the journal is busy).
+func entriesNow(path string) []journal.Entry {
 	j, err := journal.OpenReadOnly(path, 10*time.Millisecond)
 	if err != nil {
-		return false
+		return nil
 	}
 	defer j.Close()
 	es, err := j.Entries()
 	if err != nil {
-		return false
+		return nil
 	}
-	return slices.ContainsFunc(es, func(e journal.Entry) bool { return e.Details["step"] == "selected" })
+	return es
 }
 
 // waitDepthSettles waits until the broker has put back what the killed

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +16,9 @@ import (
 
 // A message the journal says was discarded that is in the queue again (its
 // ack was never applied before a broker restart; here: published again)
-// carries the journal entry in `messages --json`, and stderr names it.
+// carries the journal entry in `messages --json`, and stderr names it and
+// offers to discard it again: `discard --retry SEQ` takes it with the
+// reason of that entry, journaled as a retry of it (issue 23 item 8).
 func TestMessagesMarkADiscardedMessageThatIsBack(t *testing.T) {
 	cfg := brokertest.NewVhost(t, "discarded-back")
 	conn := brokertest.Dial(t, cfg)
@@ -62,9 +65,11 @@ func TestMessagesMarkADiscardedMessageThatIsBack(t *testing.T) {
 		Discarded *struct {
 			Entry uint64 `json:"entry"`
 			Note  string `json:"note"`
+			Retry string `json:"retry"`
 		} `json:"discarded"`
 	}
 	marked := map[string]uint64{}
+	retry := ""
 	sc := bufio.NewScanner(strings.NewReader(r.stdout))
 	for sc.Scan() {
 		var m row
@@ -73,6 +78,7 @@ func TestMessagesMarkADiscardedMessageThatIsBack(t *testing.T) {
 		}
 		if m.Discarded != nil {
 			marked[m.ID] = m.Discarded.Entry
+			retry = m.Discarded.Retry
 		}
 	}
 	if len(marked) != 1 || marked["m-2"] != outcome.Seq {
@@ -80,5 +86,24 @@ func TestMessagesMarkADiscardedMessageThatIsBack(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "m-2 (#") {
 		t.Errorf("stderr does not name it: %s", r.stderr)
+	}
+	want := fmt.Sprintf("dlqt discard orders.parking --retry %d --yes", outcome.Seq)
+	if retry != want || !strings.Contains(r.stderr, want) {
+		t.Fatalf("the offer to discard it again is %q, want %q (stderr: %s)", retry, want, r.stderr)
+	}
+
+	r = runDlqt(t, env, strings.Fields(want)[1:]...)
+	if r.code != 0 || !strings.Contains(r.stdout, "discarded 1 message(s)") || !strings.Contains(r.stdout, "m-2") {
+		t.Fatalf("%s: exit %d: %s%s", want, r.code, r.stdout, r.stderr)
+	}
+	for _, e := range journalEntries(t, jpath)[len(es):] {
+		if e.Reason != "duplicate" || e.Details["retry_of"] != float64(outcome.Seq) {
+			t.Errorf("entry %d of the retry: reason %q, retry_of %v; want the reason and seq of #%d", e.Seq, e.Reason, e.Details["retry_of"], outcome.Seq)
+		}
+	}
+	waitReady(t, cfg, "orders.parking", 2)
+	r = runDlqt(t, env, "messages", "orders.parking", "--json")
+	if r.code != 0 || strings.Contains(r.stdout, `"m-2"`) || !strings.Contains(r.stdout, `"m-1"`) || !strings.Contains(r.stdout, `"m-3"`) {
+		t.Errorf("after the retry: exit %d: %s", r.code, r.stdout)
 	}
 }

@@ -35,7 +35,7 @@ func TestEditIsARevisionAndReplayPublishesIt(t *testing.T) {
 		t.Fatalf("edit --json: %v\n%s", err, res.stdout)
 	}
 	want := `{"message_id":"order-00000","event_type":"order.created","amount":999,"customer":{"zip":"10115"}}`
-	if rev.Body != want || rev.OriginalBody != original || rev.SHA256Before != approval.SHA256([]byte(original)) || rev.SHA256After != approval.SHA256([]byte(want)) {
+	if rev.InlineBody != "" || rev.OriginalBody != "" || rev.SHA256Before != approval.SHA256([]byte(original)) || rev.SHA256After != approval.SHA256([]byte(want)) {
 		t.Fatalf("revision %+v", rev)
 	}
 	after := b.read(bedParking)
@@ -92,8 +92,10 @@ func TestEditIsARevisionAndReplayPublishesIt(t *testing.T) {
 		switch {
 		case r.Action == triage.ActionEdit:
 			kept, _ := r.Details["revision"].(map[string]any)
-			if kept["original_body"] != original || kept["sha256_before"] != rev.SHA256Before || kept["sha256_after"] != rev.SHA256After {
-				t.Errorf("the journal's revision lacks the evidence: %v", kept)
+			_, body := kept["body"]
+			_, originalBody := kept["original_body"]
+			if body || originalBody || kept["sha256_before"] != rev.SHA256Before || kept["sha256_after"] != rev.SHA256After {
+				t.Errorf("the journal's revision is not its hashes and changes alone: %v", kept)
 			}
 			trail = append(trail, "edit")
 		case r.Action == triage.ActionReplayOutcome && slices.Contains(r.MessageIDs, ids[0]):
@@ -103,8 +105,8 @@ func TestEditIsARevisionAndReplayPublishesIt(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(trail, []string{"edit", "confirmed", "resolved"}) {
-		t.Errorf("journal trail %v, want the edit, then confirmed, then resolved (acked after the confirm)", trail)
+	if !slices.Equal(trail, []string{"edit", "published", "confirmed", "resolved"}) {
+		t.Errorf("journal trail %v, want the edit, then published (before the send), confirmed, then resolved (acked after the confirm)", trail)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 )
 
 // TestTUIEditsAPayloadInTheEditorAsARevision: W opens the message in
@@ -69,7 +70,9 @@ func TestTUIEditsAPayloadInTheEditorAsARevision(t *testing.T) {
 		}
 		if r.Action == triage.ActionEdit {
 			rev, _ := r.Details["revision"].(map[string]any)
-			if rev["original_body"] != original || rev["body"] != `{"message_id":"order-00000","event_type":"order.created","amount":4200}` || r.Reason != "amount lost by the checkout bug" {
+			edited := `{"message_id":"order-00000","event_type":"order.created","amount":4200}`
+			_, inline := rev["body"]
+			if inline || rev["sha256_before"] != approval.SHA256([]byte(original)) || rev["sha256_after"] != approval.SHA256([]byte(edited)) || r.Reason != "amount lost by the checkout bug" {
 				t.Errorf("revision %v", rev)
 			}
 		}

@@ -45,7 +45,12 @@ const (
 
 func newReplayBed(t *testing.T, prefix string) *replayBed {
 	t.Helper()
-	cfg := brokertest.NewVhost(t, prefix)
+	return newReplayBedOn(t, brokertest.NewVhost(t, prefix))
+}
+
+// newReplayBedOn is newReplayBed in a vhost the caller made (a private node's).
+func newReplayBedOn(t *testing.T, cfg broker.Config) *replayBed {
+	t.Helper()
 	u, err := url.Parse(cfg.AMQPURL)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -26,12 +25,7 @@ import (
 func TestApprovalWorkflowOverSSHMovesExactlyTheProposedIDs(t *testing.T) {
 	b := newReplayBed(t, "approve-ssh")
 	ids := b.park(3)
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	policy := "owners:\n  - match: {event_type: \"order.*\"}\n    team: orders\napprovals:\n  replay: {min_messages: 1}\n"
-	if err := os.WriteFile(cfg, []byte(policy), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := startServe(t, append(slices.Clone(b.env), "DLQT_CONFIG="+cfg))
+	s := serveGatingReplays(t, b)
 	s.approversForOrders("alice", "bob", "carol")
 
 	began := time.Now()
@@ -99,6 +93,11 @@ func TestApprovalWorkflowOverSSHMovesExactlyTheProposedIDs(t *testing.T) {
 	if res := s.ssh("alice", "edit", bedParking, "--id", ids[1], "--set", "amount=99", "--reason", "'typo in the amount'"); res.code != 0 ||
 		!strings.Contains(res.stdout, "revision") || b.depth(bedParking) != 1 {
 		t.Errorf("edit over ssh: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	// A viewer's export shows the edit's hashes and changed paths, never a
+	// body (inline, either would read {\"message_id\":\"order-00001\",...).
+	if res := s.ssh("bob", "journal", "export"); res.code != 0 || strings.Contains(res.stdout, `\"`+ids[1]+`\"`) || !strings.Contains(res.stdout, `"sha256_after"`) {
+		t.Errorf("a viewer's journal export over ssh (exit %d) shows an edit's body, or not its hashes:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	s.checkApprovalJournal(prop.Proposal)
 }

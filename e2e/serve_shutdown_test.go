@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,7 +13,7 @@ import (
 // While alice's replay observes its canary in the TUI, another session
 // is told what her replay holds and may not act on the queue; SIGTERM then
 // ends the replay safely (journaled, every unpublished message back in the
-// parking queue) before the server exits.
+// parking queue) before the server exits, and resumable: --resume ends it.
 func TestServeSIGTERMEndsARunningReplaySafely(t *testing.T) {
 	bed := newReplayBed(t, "serve-term")
 	bed.park(6)
@@ -68,13 +69,29 @@ func TestServeSIGTERMEndsARunningReplaySafely(t *testing.T) {
 		t.Fatal("dlqt serve still runs 25 s after SIGTERM")
 	}
 	bed.waitDepth(bedParking, 4) // the canary's 2 went out, the rest is back
-	var aborted, ended bool
+	var replayID string
+	var finished, ended bool
+	var seen strings.Builder
 	for _, e := range journalEntries(t, bed.journal) {
-		aborted = aborted || (e.Action == triage.ActionReplayAbort && e.Actor == "alice")
-		ended = ended || (e.Action == triage.ActionSessionEnd && e.Actor == "alice")
+		fmt.Fprintf(&seen, "  %s %s %q %v\n", e.Actor, e.Action, e.Reason, e.Details)
+		if e.Actor != "alice" {
+			continue // carol's refused replay is hers
+		}
+		if e.Action == triage.ActionReplayStop && e.Details["resumable"] == true {
+			replayID, _ = e.Details["replay_id"].(string)
+		}
+		finished = finished || e.Action == triage.ActionReplayFinish || e.Action == triage.ActionReplayAbort
+		ended = ended || e.Action == triage.ActionSessionEnd
 	}
-	if !aborted || !ended {
-		t.Fatalf("journal: replay abort by alice %v, her session_end %v", aborted, ended)
+	if replayID == "" || finished || !ended {
+		t.Fatalf("journal: resumable stop of alice's replay %q, her abort or finish %v, her session_end %v; entries:\n%s", replayID, finished, ended, seen.String())
 	}
 	b.waitLog("shutting down: ")
+
+	// The README promises such a replay resumable: --resume finishes it.
+	r = runDlqt(t, bed.env, "replay", "--resume", replayID)
+	if r.code != 0 || !strings.Contains(r.stdout, "resolved 6, failed again 0, returned 0, untouched 0") {
+		t.Fatalf("--resume %s: exit %d\n%s%s", replayID, r.code, r.stdout, r.stderr)
+	}
+	bed.waitDepth(bedParking, 0)
 }

@@ -32,6 +32,7 @@ type serveBed struct {
 	cmd   *exec.Cmd
 	peers map[string]servePeer
 	env   []string
+	fds   int // the server's open-files limit; 0 leaves it
 }
 
 // newPeer generates name's key with ssh-keygen.
@@ -55,6 +56,19 @@ func newPeer(t *testing.T, dir, name, role string) servePeer {
 // startServe runs dlqt serve with env for alice (operator), bob (viewer)
 // and carol (operator); eve has a key the users file does not list.
 func startServe(t *testing.T, env []string, extra ...string) *serveBed {
+	t.Helper()
+	b := newServeBed(t, env)
+	b.start(b.serveArgs(extra...))
+	return b
+}
+
+// serveArgs are dlqt serve's flags for b's address, users and host key.
+func (b *serveBed) serveArgs(extra ...string) []string {
+	return append([]string{"serve", "--listen", b.addr, "--users", b.users, "--host-key", filepath.Join(b.dir, "host_key")}, extra...)
+}
+
+// newServeBed makes the keys, users file and address of a dlqt serve.
+func newServeBed(t *testing.T, env []string) *serveBed {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs dlqt serve and ssh; -short skips the end-to-end tests")
@@ -82,8 +96,6 @@ func startServe(t *testing.T, env []string, extra ...string) *serveBed {
 	}
 	b.addr = freeLoopback(t)
 	_, b.port, _ = net.SplitHostPort(b.addr)
-	args := append([]string{"serve", "--listen", b.addr, "--users", usersPath, "--host-key", filepath.Join(dir, "host_key")}, extra...)
-	b.start(args)
 	return b
 }
 
@@ -94,6 +106,9 @@ func (b *serveBed) start(args []string) {
 		b.t.Fatal(err)
 	}
 	b.cmd = exec.Command(dlqtBin, args...)
+	if b.fds > 0 { // as a host with a low open-files limit runs it
+		b.cmd = exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, b.fds), dlqtBin}, args...)...)
+	}
 	b.cmd.Env = b.env
 	b.cmd.Stdout, b.cmd.Stderr = logf, logf
 	if err := b.cmd.Start(); err != nil {

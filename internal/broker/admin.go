@@ -19,11 +19,19 @@ func (c Config) ManagementClient() (*rabbithole.Client, error) { return c.manage
 // DialVhost opens a plain AMQP connection to c.Vhost, giving up after c's
 // timeout. The caller owns it and closes it.
 func (c Config) DialVhost() (*amqp.Connection, error) {
-	u, err := c.amqpURL()
+	cc, err := c.Connect()
 	if err != nil {
 		return nil, err
 	}
-	return amqp.DialConfig(u, amqp.Config{Dial: amqp.DefaultDial(c.timeout())})
+	u, cfg, err := cc.AMQP(0, "dlqt admin")
+	if err != nil {
+		return nil, err
+	}
+	conn, err := amqp.DialConfig(u, cfg)
+	if err != nil {
+		return nil, explainAMQP(err, cc, 0)
+	}
+	return conn, nil
 }
 
 // CreateVhost creates c.Vhost and grants the management user full rights in
@@ -36,7 +44,7 @@ func CreateVhost(c Config) error {
 	if _, err := rh.PutVhost(c.Vhost, rabbithole.VhostSettings{Description: "created by dlqt"}); err != nil {
 		return fmt.Errorf("create vhost %q: %w", c.Vhost, err)
 	}
-	user, _, _ := c.credentials()
+	user := rh.Username
 	perms := rabbithole.Permissions{Configure: ".*", Write: ".*", Read: ".*"}
 	if _, err := rh.UpdatePermissionsIn(c.Vhost, user, perms); err != nil {
 		return fmt.Errorf("grant %s on vhost %q: %w", user, c.Vhost, err)

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -76,14 +75,18 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 		return finish(b, err)
 	}
 
-	if b.Depth, err = passiveDepth(conn, queue, l.cfg.Vhost); err != nil {
+	// The broker may still be returning an earlier read's messages: wait
+	// for them (returning.go), or say how many were not back.
+	back, err := l.awaitReturns(ctx, conn, q, opts.Returning)
+	if err != nil {
 		return b, err
 	}
-	// The passive declare counts the ready messages now; the management API
-	// counts all of them and the unacked ones, seconds ago. Both bound what
-	// another reader holds (a replay holds its sources with no consumer
-	// left, so the consumer count cannot tell).
-	b.HeldElsewhere = max(0, min(q.Unacked, q.Messages-b.Depth))
+	q, b.Depth = back.q, back.ready
+	b.HeldElsewhere = max(0, heldElsewhere(q, b.Depth)-back.returning)
+	if b.HeldElsewhere > 0 && back.consumers > 0 {
+		b.HeldBy = l.consumerConnections(ctx, queue, conn)
+	}
+	r.owed = l.owedRule(conn, q, b.Depth)
 	if cost.AsksFirst() && !opts.AcceptDeliveryCost {
 		return b, triage.NewDeliveryCostError(queue, cost, b.Depth)
 	}
@@ -95,14 +98,31 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 	if safe, why := l.safeHold(ctx, q, r.want); safe < r.want {
 		r.want, b.Limit, b.Bound = safe, safe, why
 	}
+	if back.returning > 0 && r.want == b.Depth {
+		// Read what is back, and count the rest in the depth, so that
+		// the read is "held N of M: the broker was still returning ...".
+		b.Depth += back.returning
+		b.Bound = stillReturning(back.returning)
+	}
 	r.expected = r.want
 	if r.want == 0 {
 		r.report(0, true)
 		return b, nil
 	}
 	b.Messages, b.Read, err = r.read(ctx, conn)
+	// What it read is on its way back to the queue (returning.go).
+	l.released.note(queue, b.Depth, false)
 	if isDecodeFailure(err) { // see quarantine.go
 		return l.readPastUnreadable(ctx, b, r, err, q.Type == triage.QueueClassic)
+	}
+	if short := shortOf(err); short != nil {
+		// Another consumer took the rest after the read began: they are
+		// held elsewhere, not ready for this read, and said so.
+		b.Depth, b.HeldElsewhere = b.Read, b.HeldElsewhere+short.n
+		b.Bound, err = short.why(), nil
+		if len(b.HeldBy) == 0 {
+			b.HeldBy = l.consumerConnections(ctx, queue, conn)
+		}
 	}
 	return finish(b, err)
 }
@@ -126,23 +146,10 @@ func finish(b triage.Batch, err error) (triage.Batch, error) {
 	return b, err
 }
 
-// passiveDepth counts the ready messages of a queue. A failed passive declare
-// closes its channel, so it gets a channel of its own.
+// passiveDepth counts the ready messages of a queue (passiveCounts).
 func passiveDepth(conn *amqp.Connection, queue, vhost string) (int, error) {
-	ch, err := conn.Channel()
-	if err != nil {
-		return 0, fmt.Errorf("open channel: %w", err)
-	}
-	defer ch.Close()
-	q, err := ch.QueueDeclarePassive(queue, false, false, false, false, nil)
-	var ae *amqp.Error
-	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
-		return 0, notFound(fmt.Sprintf("queue %q does not exist in vhost %q", queue, vhost))
-	}
-	if err != nil {
-		return 0, fmt.Errorf("queue %q: %w", queue, err)
-	}
-	return q.Messages, nil
+	ready, _, err := passiveCounts(conn, queue, vhost)
+	return ready, err
 }
 
 // reading is one consume of one queue.
@@ -161,6 +168,8 @@ type reading struct {
 	// tags keeps the delivery tag of each message handed to each, for a
 	// sweep that acks some of them afterwards.
 	tags bool
+	// owed decides whether a silence ends the read (silence.go).
+	owed *owedRule
 }
 
 func (r reading) report(n int, final bool) {
@@ -215,6 +224,7 @@ type held struct {
 	tags    []uint64         // delivery tag of each message kept (or handed to each, with reading.tags)
 	lastTag uint64
 	stopErr error // why reading stopped before r.want, if it did
+	stopped bool  // its consumers are cancelled
 }
 
 // hold consumes up to r.want messages and keeps them unacked. An error means
@@ -240,18 +250,20 @@ func (r reading) hold(ctx context.Context, conn *amqp.Connection) (*held, error)
 		return nil, err
 	}
 	r.report(0, true)
-	r.consume(ctx, conn, h, closed)
+	r.consume(ctx, h, closed)
+	if short := shortOf(h.stopErr); short != nil {
+		r.takeLate(h, short)
+	}
 	r.report(h.read, true)
 	return h, nil
 }
 
-// consume is the read loop of hold: it stops at r.want, on silence, on the
-// context or on a closed channel.
-func (r reading) consume(ctx context.Context, conn *amqp.Connection, h *held, closed <-chan *amqp.Error) {
+// consume is the read loop of hold: it stops at r.want, when a silence
+// ends it (silence.go), on the context or on a closed channel.
+func (r reading) consume(ctx context.Context, h *held, closed <-chan *amqp.Error) {
 	var (
-		timer     = time.NewTimer(firstMessageWait)
-		lastHeard = time.Now()
-		ready     []amqp.Delivery
+		timer = time.NewTimer(firstMessageWait)
+		ready []amqp.Delivery
 	)
 	defer timer.Stop()
 	for h.read < r.want {
@@ -273,7 +285,7 @@ func (r reading) consume(ctx context.Context, conn *amqp.Connection, h *held, cl
 				gap = streamTailGap
 			}
 			timer.Reset(gap)
-			lastHeard = time.Now()
+			r.owed.heard()
 		case <-h.win.gone:
 			if len(h.win.merged) == 0 {
 				h.stopErr = nameUnreadable(closeCause(closed), r.queue) // see quarantine.go
@@ -283,15 +295,13 @@ func (r reading) consume(ctx context.Context, conn *amqp.Connection, h *held, cl
 			if r.stream {
 				return // the end of the stream
 			}
-			ready, err := passiveDepth(conn, r.queue, "")
-			if err != nil || ready == 0 {
-				return // the rest is held by other consumers, or gone
-			}
-			if time.Since(lastHeard) > maxStall {
-				h.stopErr = fmt.Errorf("the broker sent nothing for %s while %d messages were ready", maxStall, ready)
+			if err := r.owed.afterSilence(ctx, h.win); err != nil {
+				if !errors.Is(err, errDone) {
+					h.stopErr = err
+				}
 				return
 			}
-			timer.Reset(idleGap) // the broker is slow, not empty
+			timer.Reset(idleGap)
 		case <-ctx.Done():
 			h.stopErr = ctx.Err()
 			return
@@ -348,12 +358,48 @@ func (r reading) release(h *held) error {
 // before the cancel-oks, raising lastTag to cover it, so that one Nack up to
 // lastTag settles every delivery of the channel.
 func (h *held) stopConsuming() error {
+	_, err := h.cancel()
+	return err
+}
+
+// cancel is stopConsuming returning what came in after the read stopped,
+// in delivery-tag order; once cancelled, it returns nothing more.
+func (h *held) cancel() ([]amqp.Delivery, error) {
+	if h.stopped {
+		return nil, nil
+	}
+	h.stopped = true
 	timeout := make(chan struct{})
 	t := time.AfterFunc(releaseWait, func() { close(timeout) })
 	defer t.Stop()
-	_, err := h.win.cancel(timeout)
+	late, err := h.win.cancel(timeout)
 	h.lastTag = max(h.lastTag, h.win.maxTag)
-	return err
+	return late, err
+}
+
+// takeLate ends a read that stopped short (another consumer has the rest):
+// a message still on its way to this read when it stopped arrives before
+// the broker's cancel-ok, and is this read's, not the other consumer's.
+func (r reading) takeLate(h *held, short *shortRead) {
+	seen := len(h.win.pending) // received already, waiting for an earlier tag
+	late, err := h.cancel()
+	if err != nil {
+		h.stopErr = err
+		return
+	}
+	short.n -= len(late) - seen
+	for _, d := range late {
+		if d.DeliveryTag < h.win.next || h.read == r.want {
+			continue // taken already, or past what the read wants (released)
+		}
+		if err := r.take(h, d); err != nil {
+			h.stopErr = err
+			return
+		}
+	}
+	if short.n <= 0 || h.read == r.want {
+		h.stopErr = nil // all owed came in after all
+	}
 }
 
 // closeCause says why the deliveries stopped: the broker's reason when it
@@ -375,6 +421,10 @@ func consumerTag() string {
 	return "dlqt-browse-" + hex.EncodeToString(b[:])
 }
 
+// toMessage keeps d's body, not a copy: amqp091-go gives every delivery a
+// body of its own and nothing writes to one. The copy it made was one more
+// body in memory on every read and every replay hold (a 128 MiB message
+// held twice over while its hold sorted it).
 func toMessage(d amqp.Delivery, queue string, pos int) triage.Message {
 	m := triage.Message{
 		Queue:       queue,
@@ -396,7 +446,7 @@ func toMessage(d amqp.Delivery, queue string, pos int) triage.Message {
 			DeliveryMode:    d.DeliveryMode,
 		},
 		Headers: tableToHeaders(d.Headers),
-		Body:    bytes.Clone(d.Body),
+		Body:    d.Body,
 	}
 	if !d.Timestamp.IsZero() {
 		m.Properties.Timestamp = d.Timestamp.UTC()

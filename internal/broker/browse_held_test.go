@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/views"
 )
@@ -17,7 +19,12 @@ func TestBrowseSaysHowManyMessagesAnotherReaderHolds(t *testing.T) {
 	f.declare("orders.dlq", nil)
 	f.publish("orders.dlq", 10, 0)
 	l := f.live()
-	other, err := f.conn.Channel()
+	named, err := amqp.DialConfig(vhostURL(t, f.cfg), amqp.Config{Properties: amqp.Table{"connection_name": "orders-worker"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer named.Close()
+	other, err := named.Channel()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +38,11 @@ func TestBrowseSaysHowManyMessagesAnotherReaderHolds(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for { // the management API's statistics lag a few seconds
 		top, err := l.Topology(context.Background())
-		if q, ok := top.Queue("orders.dlq"); err == nil && ok && q.Messages == 10 && q.Unacked == 4 {
+		if q, ok := top.Queue("orders.dlq"); err == nil && ok && q.Messages == 10 && q.Unacked == 4 && listsConsumer(f, "orders.dlq") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the management API never counted 10 messages, 4 unacked")
+			t.Fatal("the management API never counted 10 messages, 4 unacked, and listed their consumer")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -46,7 +53,28 @@ func TestBrowseSaysHowManyMessagesAnotherReaderHolds(t *testing.T) {
 	if len(b.Messages) != 6 || b.HeldElsewhere != 4 {
 		t.Fatalf("read %d, held elsewhere %d; want 6 and 4", len(b.Messages), b.HeldElsewhere)
 	}
-	if got := views.Bound(b); got != "all 6 messages; 4 of 10 messages are held by another reader" {
+	// The management API names the connection its consumer reads on.
+	if got := views.Bound(b); got != "all 6 messages; 4 of 10 messages are held by another reader (connection orders-worker)" {
 		t.Errorf("bound %q", got)
 	}
+}
+
+// listsConsumer says whether the management API lists a consumer of queue
+// and the name its client gave the consumer's connection (its consumer
+// list, its connections and its counts are refreshed apart).
+func listsConsumer(f *fixture, queue string) bool {
+	q, err := f.management().GetQueue(f.cfg.Vhost, queue)
+	if err != nil || q.ConsumerDetails == nil || len(*q.ConsumerDetails) == 0 {
+		return false
+	}
+	conns, err := f.management().ListConnections()
+	if err != nil {
+		return false
+	}
+	for _, c := range conns {
+		if c.ClientProperties["connection_name"] == "orders-worker" {
+			return true
+		}
+	}
+	return false
 }

@@ -9,15 +9,27 @@ import (
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker/connect"
 )
 
-// Config says where the broker is. The AMQP URL's own vhost path is ignored:
-// Vhost is the one vhost dlqt works in.
+// Config says where the broker is and how to reach it. connect turns it
+// into connections (internal/broker/connect): nothing in this package
+// parses a URL or reads a credential itself.
 type Config struct {
 	AMQPURL string // amqp://user:pass@host:port/, or a comma-separated list of nodes
 	MgmtURL string // http://host:15672 or a list; credentials default to the AMQP URL's
+	// Vhost is the one vhost dlqt works in; "" takes the AMQP URL's path,
+	// else "/". A URL path naming another vhost is refused.
 	Vhost   string
-	Timeout time.Duration // per management request and AMQP dial; 0 = 10s
+	Timeout time.Duration // per connection attempt to one node, AMQP and HTTP; 0 = 10s
+
+	TLS     connect.TLS  // both connections
+	MgmtTLS connect.TLS  // laid over TLS for the management API
+	Auth    connect.Auth // user, password and token sources, SASL mechanism
+	// Prompt asks for a password when a user has none (nil: nobody to ask).
+	Prompt func(user string) (string, error)
 }
 
 // Defaults for a local broker.
@@ -26,70 +38,63 @@ const (
 	DefaultMgmtURL = "http://127.0.0.1:15672"
 )
 
-func (c Config) timeout() time.Duration {
-	if c.Timeout > 0 {
-		return c.Timeout
+// Connect resolves c into connections' settings: every URL parsed, every
+// credential read, every conflict refused; the error carries no secret.
+func (c Config) Connect() (*connect.Conn, error) {
+	if c.AMQPURL == "" {
+		c.AMQPURL = DefaultAMQPURL
 	}
-	return 10 * time.Second
+	if c.MgmtURL == "" {
+		c.MgmtURL = DefaultMgmtURL
+	}
+	return connect.New(connect.Settings{
+		AMQPURL: c.AMQPURL, MgmtURL: c.MgmtURL, Vhost: c.Vhost,
+		TLS: c.TLS, MgmtTLS: c.MgmtTLS, Auth: c.Auth, Timeout: c.Timeout, Prompt: c.Prompt,
+	})
 }
 
-// credentials returns the management user and password: the first user
-// info of the management URLs, else of the AMQP URLs, else guest/guest.
-func (c Config) credentials() (user, pass string, err error) {
-	for _, raw := range []string{c.MgmtURL, c.AMQPURL} {
-		for _, s := range splitNodes(raw) {
-			u, err := url.Parse(s)
-			if err != nil {
-				return "", "", fmt.Errorf("bad URL %q: %w", redactURL(s), err)
-			}
-			if u.User != nil {
-				p, _ := u.User.Password()
-				return u.User.Username(), p, nil
-			}
-		}
-	}
-	return "guest", "guest", nil
-}
-
-// amqpURL is the first node's AMQP URL pointed at c.Vhost.
+// amqpURL is the first node's AMQP URL pointed at the vhost, with its
+// credentials (a secret: for tools that dial themselves, never printed).
 func (c Config) amqpURL() (string, error) {
-	nodes, err := newAMQPNodes(c)
+	cc, err := c.Connect()
 	if err != nil {
 		return "", err
 	}
-	return nodes.urls[0], nil
+	raw, cfg, err := cc.AMQP(0, "")
+	if err != nil {
+		return "", err
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	if p, ok := cfg.SASL[0].(*amqp.PlainAuth); ok {
+		u.User = url.UserPassword(p.Username, p.Password)
+	}
+	u.Path = "/" + cc.Vhost
+	u.RawPath = "/" + url.PathEscape(cc.Vhost)
+	return u.String(), nil
 }
 
 // VhostURL is the AMQP URL pointed at c.Vhost, for tools and tests that
-// dial the broker themselves.
+// dial the broker themselves. It holds the password: never print it.
 func (c Config) VhostURL() (string, error) { return c.amqpURL() }
 
-// management returns a rabbit-hole client for the management API of the
-// first node.
+// management returns a rabbit-hole client for the management API, over the
+// node list with c's TLS and credentials.
 func (c Config) management() (*rabbithole.Client, error) {
-	user, pass, err := c.credentials()
+	cc, err := c.Connect()
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := parseNodes(c.MgmtURL, "management URL")
+	m, err := newManagement(cc)
 	if err != nil {
 		return nil, err
 	}
-	u := nodes[0]
-	u.User = nil
-	rh, err := rabbithole.NewClient(u.String(), user, pass)
+	rh, err := rabbithole.NewTLSClient(m.endpoint, m.user, "", m.http.Transport)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("management API at %s: %w", m.endpoint, err)
 	}
-	rh.SetTimeout(c.timeout())
+	rh.SetTimeout(m.http.Timeout)
 	return rh, nil
-}
-
-// redactURL hides the password of a URL for messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	return u.Redacted()
 }

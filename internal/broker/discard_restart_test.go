@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/broker/brokertest/privnode"
@@ -16,7 +17,27 @@ import (
 // checked by id on a private node, durable queue, persistent messages.
 func TestADiscardVerifiedBeforeARestartStaysDiscarded(t *testing.T) {
 	n := privnode.Start(t)
-	f := fixtureOn(t, n.NewVhost("discard-restart"))
+	discardThen(t, n, "restart", n.RestartFull)
+}
+
+// The node is killed with SIGKILL the moment a discard says "verified":
+// the broker writes acks to disk on its own schedule, and a kill before
+// that brought 5,000 of 5,000 back (issue 23 item 8). A verified discard
+// waits out that window and reads the depth again; its outcome says what a
+// crash could still undo.
+func TestADiscardVerifiedBeforeAKillStaysDiscarded(t *testing.T) {
+	n := privnode.Start(t)
+	res := discardThen(t, n, "kill", n.KillAndBoot)
+	if res.Verified && !strings.Contains(res.Verification, "crash") {
+		t.Errorf("the outcome does not say what a crash could undo: %s", res.Verification)
+	}
+}
+
+// discardThen discards 5,000 of 6,000 messages, then crashes the node as
+// asked: nothing not chosen may be lost, and nothing a verified discard
+// took may come back.
+func discardThen(t *testing.T, n *privnode.Node, what string, crash func()) triage.DiscardResult {
+	f := fixtureOn(t, n.NewVhost("discard-"+what))
 	f.declare("orders.parking", nil)
 	all := f.publish("orders.parking", 6000, 64)
 	l := f.live()
@@ -33,7 +54,7 @@ func TestADiscardVerifiedBeforeARestartStaysDiscarded(t *testing.T) {
 		t.Fatalf("%d discarded: %v", len(res.Discarded), err)
 	}
 	t.Logf("discard returned: verified %v (%s)", res.Verified, res.Verification)
-	n.RestartFull()
+	crash()
 
 	g := fixtureOn(t, f.cfg)
 	left := ids(g.drain("orders.parking"))
@@ -49,11 +70,12 @@ func TestADiscardVerifiedBeforeARestartStaysDiscarded(t *testing.T) {
 		}
 	}
 	if len(lost) > 0 {
-		t.Errorf("%d messages not chosen were lost across the restart: %v", len(lost), lost[:min(len(lost), 10)])
+		t.Errorf("%d messages not chosen were lost across the %s: %v", len(lost), what, lost[:min(len(lost), 10)])
 	}
 	if res.Verified && len(back) > 0 {
-		t.Errorf("the discard was journaled as verified, yet %d discarded messages came back after the restart: %v",
-			len(back), back[:min(len(back), 10)])
+		t.Errorf("the discard was journaled as verified, yet %d discarded messages came back after the %s: %v",
+			len(back), what, back[:min(len(back), 10)])
 	}
-	t.Logf("%d of %d discarded came back after the restart (verified %v)", len(back), len(pick), res.Verified)
+	t.Logf("%d of %d discarded came back after the %s (verified %v)", len(back), len(pick), what, res.Verified)
+	return res
 }

@@ -4,14 +4,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // LeasePrefix starts the name of every lease queue. A lease is dlqt's own
@@ -22,15 +27,35 @@ const LeasePrefix = "dlqt.lease."
 // auto-delete queue named after it, declared on a connection of its own.
 // Any dlqt on any host sees it; the broker deletes it when the connection
 // dies, so a holder killed with -9 frees it.
+//
+// The lease is only as good as its connection: a proxy's idle cut or an
+// admin's close frees it while its holder goes on. So a lease watches its
+// connection and, when it dies, takes the queue again at once; until that
+// is done its holder's next ack waits (Check), and if another actor got
+// there first the lease is lost for good (Lost) and nothing more is acked.
 type Lease struct {
-	conn         *amqp.Connection // nil: a lease the caller already holds
+	outer        *Lease // set on a lease the caller already holds: it answers for it
+	live         *Live
 	name         string
 	vhost, queue string
+	args         amqp.Table
+
+	mu       sync.Mutex // held while a lost connection is taken again
+	conn     *amqp.Connection
+	released bool
+	lostErr  error
+	lost     chan struct{} // closed once the lease is lost for good
 }
 
 // LeaseHeldError says who holds a queue's lease, doing what, since when.
+// Holder, Doing and Host are what the holder claims (the lease queue's
+// arguments, which anyone may declare); User and Peer are what the broker
+// itself says of the connection that owns the queue, empty when the
+// management API does not show it to this user. All of them are text from
+// the broker, redacted and sanitised as they are read.
 type LeaseHeldError struct {
 	Queue, Holder, Doing, Host string
+	User, Peer                 string
 	Since                      time.Time
 }
 
@@ -43,7 +68,14 @@ func (e *LeaseHeldError) Error() string {
 	if who == "" {
 		who = "another dlqt"
 	}
-	return fmt.Sprintf("%s is %s %s %s: one action per queue at a time, try again when it is done", who, e.Doing, e.Queue, since)
+	seen := "" // the broker's word, beside the holder's claim
+	switch {
+	case e.User != "" && e.Peer != "":
+		seen = fmt.Sprintf(" (broker user %s from %s)", e.User, e.Peer)
+	case e.User != "":
+		seen = fmt.Sprintf(" (broker user %s)", e.User)
+	}
+	return fmt.Sprintf("%s is %s %s %s%s: one action per queue at a time, try again when it is done", who, e.Doing, sanitize.Line(e.Queue), since, seen)
 }
 
 // leaseName is the lease queue of queue; a name past the broker's 255
@@ -88,7 +120,7 @@ func WithLease(ctx context.Context, ls *Lease) context.Context {
 // or says who holds it. Release it when done.
 func (l *Live) TakeLease(ctx context.Context, queue, doing string) (*Lease, error) {
 	if held, ok := ctx.Value(leaseKey{l.cfg.Vhost, queue}).(*Lease); ok && held != nil {
-		return &Lease{vhost: held.vhost, queue: queue}, nil // the caller's: it releases it
+		return &Lease{outer: held, vhost: held.vhost, queue: queue}, nil // the caller's: it releases it
 	}
 	conn, err := l.dial(ctx, "dlqt lease "+queue)
 	if err != nil {
@@ -110,7 +142,9 @@ func (l *Live) TakeLease(ctx context.Context, queue, doing string) (*Lease, erro
 		_ = closeConn(conn)
 		return nil, fmt.Errorf("lease on %q: %w", queue, err)
 	}
-	return &Lease{conn: conn, name: name, vhost: l.cfg.Vhost, queue: queue}, nil
+	ls := &Lease{live: l, conn: conn, name: name, vhost: l.cfg.Vhost, queue: queue, args: args, lost: make(chan struct{})}
+	ls.watch(conn)
+	return ls, nil
 }
 
 func declareLease(conn *amqp.Connection, name string, args amqp.Table) error {
@@ -125,22 +159,44 @@ func declareLease(conn *amqp.Connection, name string, args amqp.Table) error {
 	return err
 }
 
-// leaseHolder reads who holds a lease from its queue's arguments.
+// leaseHolder reads who holds a lease: the holder's claims from its
+// queue's arguments, and from the broker the user and address of the
+// connection that owns it.
 func (l *Live) leaseHolder(ctx context.Context, queue, name string) error {
 	var q struct {
-		Arguments map[string]any `json:"arguments"`
+		Arguments map[string]any  `json:"arguments"`
+		Owner     json.RawMessage `json:"owner_pid_details"` // [] until the API has seen the connection
 	}
 	held := &LeaseHeldError{Queue: queue, Doing: "acting on"}
 	if err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost)+"/"+url.PathEscape(name), &q); err != nil {
 		return held // the holder let go meanwhile, or the API cannot say who
 	}
-	str := func(k string) string { s, _ := q.Arguments[k].(string); return strings.TrimSpace(s) }
+	str := func(k string) string { s, _ := q.Arguments[k].(string); return brokerText(s) }
 	held.Holder, held.Host = str("x-dlqt-holder"), str("x-dlqt-host")
 	if d := str("x-dlqt-doing"); d != "" {
 		held.Doing = d
 	}
 	held.Since, _ = time.Parse(time.RFC3339, str("x-dlqt-since"))
+	var owner struct {
+		Name     string `json:"name"`
+		PeerHost string `json:"peer_host"`
+	}
+	var conn struct {
+		User string `json:"user"`
+	}
+	if json.Unmarshal(q.Owner, &owner) == nil && owner.Name != "" &&
+		l.mgmt.get(ctx, "connections/"+url.PathEscape(owner.Name), &conn) == nil {
+		// a management user sees only its own connections
+		held.User, held.Peer = brokerText(conn.User), brokerText(owner.PeerHost)
+	}
 	return held
+}
+
+// brokerText is a string from the broker made fit for a terminal, JSON or
+// the journal: redacted, then sanitised to one line.
+func brokerText(s string) string {
+	red, _ := redact.New().Text(strings.TrimSpace(s))
+	return sanitize.Line(red)
 }
 
 // Release gives the lease back. The queue is deleted first, with a reply:
@@ -150,6 +206,9 @@ func (ls *Lease) Release() error {
 	if ls == nil || ls.conn == nil {
 		return nil
 	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.released = true
 	if ch, err := ls.conn.Channel(); err == nil {
 		_, _ = ch.QueueDelete(ls.name, false, false, false) // the close removes it anyway
 		_ = ch.Close()

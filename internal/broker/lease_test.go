@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -16,9 +17,7 @@ import (
 func TestLeaseIsExclusiveSaysWhoHoldsItAndIsFreedOnRelease(t *testing.T) {
 	f := newFixture(t, "lease")
 	f.declare("orders.dlq", nil)
-	alice, bob := f.live(), f.live()
-	alice.ActAs("alice")
-	bob.ActAs("bob")
+	alice, bob := aliceAndBob(f)
 	ctx := context.Background()
 
 	lease, err := alice.TakeLease(ctx, "orders.dlq", "replaying")
@@ -56,6 +55,14 @@ func TestLeaseIsExclusiveSaysWhoHoldsItAndIsFreedOnRelease(t *testing.T) {
 		t.Fatalf("the lease stayed held after release: %v", err)
 	}
 	again.Release()
+}
+
+// aliceAndBob are two readers of f's vhost acting as alice and bob.
+func aliceAndBob(f *fixture) (alice, bob *broker.Live) {
+	alice, bob = f.live(), f.live()
+	alice.ActAs("alice")
+	bob.ActAs("bob")
+	return alice, bob
 }
 
 func TestLeaseRaceLetsExactlyOneProceed(t *testing.T) {
@@ -111,9 +118,50 @@ func TestLeaseUnderWithLeaseIsTheCallersOwn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the holder's own second take: %v", err)
 	}
+	if inner.Lost() != lease.Lost() || inner.Check() != nil {
+		t.Error("the inner lease does not answer with the caller's: a replay under it would not see the caller's lease lost")
+	}
 	inner.Release() // releases nothing: the caller still holds it
 	var held *broker.LeaseHeldError
 	if _, err := other.TakeLease(ctx, "orders.dlq", "discarding from"); !errors.As(err, &held) {
 		t.Fatalf("the inner release freed the lease: %v", err)
 	}
+}
+
+// A lease queue's arguments are whatever its declarer wrote: a holder
+// made of escape sequences reaches no terminal raw, and who holds the
+// lease is said from the broker's own word on the owning connection
+// (issue 22 item 11).
+func TestALeaseHolderIsSanitisedAndNamedByTheBroker(t *testing.T) {
+	f := newFixture(t, "leasetext")
+	f.declare("orders.dlq", nil)
+	ch, err := f.conn.Channel() // an exclusive queue: this connection holds the lease
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ch.QueueDeclare(broker.LeasePrefix+"orders.dlq", false, true, true, false, amqp.Table{
+		"x-dlqt-holder": "root\x1b[2J\x1b]0;owned\x07", "x-dlqt-doing": "replaying\x1b[31m", "x-dlqt-since": "2026-12-02T20:00:00Z",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := f.management().Username
+	bob := f.live()
+	// The management API names a queue's owner once its statistics have
+	// seen the connection (seconds).
+	eventually(t, "the refusal names the holder safely", func() string {
+		_, err := bob.TakeLease(context.Background(), "orders.dlq", "discarding from")
+		var held *broker.LeaseHeldError
+		if !errors.As(err, &held) {
+			t.Fatalf("took a held lease: %v", err)
+		}
+		msg := err.Error()
+		if strings.ContainsAny(msg, "\x1b\x07") {
+			t.Fatalf("the refusal carries the holder's escape sequences raw: %q", msg)
+		}
+		if held.User != user || !strings.Contains(msg, "(broker user "+user+" from ") {
+			return fmt.Sprintf("the refusal does not say the broker's user %q of the holding connection: %q", user, msg)
+		}
+		return ""
+	})
 }

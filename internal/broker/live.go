@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/dlqt/dlqt/internal/broker/connect"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -25,6 +24,8 @@ type Live struct {
 	closed bool
 	known  *triage.Broker // version and flags, once read (version.go)
 	actor  string         // who takes this reader's leases (lease.go)
+
+	released releases // what the last reads released, by queue (returning.go)
 }
 
 var _ triage.Reader = (*Live)(nil)
@@ -37,41 +38,11 @@ var _ triage.Reader = (*Live)(nil)
 // at startup as one line, not halfway through the first browse. If the
 // connection drops later, the next Browse opens a new one.
 func Dial(ctx context.Context, cfg Config) (*Live, error) {
-	if cfg.AMQPURL == "" {
-		cfg.AMQPURL = DefaultAMQPURL
-	}
-	if cfg.MgmtURL == "" {
-		cfg.MgmtURL = DefaultMgmtURL
-	}
-	if cfg.Vhost == "" {
-		cfg.Vhost = "/"
-	}
-	mgmt, err := newManagement(cfg)
+	cc, err := cfg.Connect()
 	if err != nil {
 		return nil, err
 	}
-	nodes, err := newAMQPNodes(cfg)
-	if err != nil {
-		return nil, err
-	}
-	l := &Live{cfg: cfg, mgmt: mgmt, nodes: nodes}
-	if err := mgmt.check(ctx, cfg.Vhost); err != nil {
-		return nil, err
-	}
-	if _, err := l.connection(ctx); err != nil {
-		return nil, err
-	}
-	return l, nil
-}
-
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	if u.Scheme == "amqps" {
-		return net.JoinHostPort(u.Hostname(), "5671")
-	}
-	return net.JoinHostPort(u.Hostname(), "5672")
+	return DialConn(ctx, cc)
 }
 
 // Describe names the broker for the status line: "127.0.0.1:5672 vhost /",
@@ -106,20 +77,13 @@ func (l *Live) connection(ctx context.Context) (*amqp.Connection, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	conn, err := l.nodes.dial(ctx, l.cfg, "dlqt browse", l.conn != nil)
+	conn, err := l.nodes.dial(ctx, "dlqt browse", l.conn != nil)
 	if err != nil {
 		return nil, err
 	}
+	receiveExactBodies(conn) // it never publishes
 	l.conn = conn
 	return conn, nil
-}
-
-// amqpUser is the AMQP user for messages; amqp091-go defaults to guest.
-func amqpUser(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		return u.User.Username()
-	}
-	return "guest"
 }
 
 // causedError is one readable line that still unwraps to the error behind
@@ -142,3 +106,20 @@ type notFoundError struct{ msg string }
 func notFound(msg string) error               { return &notFoundError{msg} }
 func (e *notFoundError) Error() string        { return e.msg }
 func (e *notFoundError) Is(target error) bool { return target == triage.ErrNotFound }
+
+// DialConn is Dial with the settings already resolved (cfg.Connect), so a
+// caller can ask for a password before it shows that it is connecting.
+func DialConn(ctx context.Context, cc *connect.Conn) (*Live, error) {
+	mgmt, err := newManagement(cc)
+	if err != nil {
+		return nil, err
+	}
+	l := &Live{cfg: Config{Vhost: cc.Vhost}, mgmt: mgmt, nodes: newAMQPNodes(cc)}
+	if err := mgmt.check(ctx, cc.Vhost); err != nil {
+		return nil, err
+	}
+	if _, err := l.connection(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}

@@ -14,37 +14,36 @@ import (
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+
+	"github.com/dlqt/dlqt/internal/broker/connect"
 )
 
 // management talks to the management API: rabbit-hole for what it models
 // well, raw JSON GETs for the fields it lacks. Every call honours ctx.
 type management struct {
 	endpoint string // http://host:15672, no userinfo, no trailing slash
-	user     string
-	pass     string
+	scheme   string // http or https
+	user     string // for messages; the transport authorizes every request
+	token    bool   // the transport sends an OAuth2 token
+	hint     func(err error, scheme string) string
 	http     *http.Client
 }
 
-func newManagement(c Config) (*management, error) {
-	user, pass, err := c.credentials()
+func newManagement(cc *connect.Conn) (*management, error) {
+	next, err := cc.HTTPTransport()
 	if err != nil {
 		return nil, err
 	}
-	raw := c.MgmtURL
-	if raw == "" {
-		raw = DefaultMgmtURL
-	}
-	nodes, err := mgmtNodes(raw)
-	if err != nil {
-		return nil, err
-	}
+	nodes := cc.MgmtNodes()
 	// Each node gets the full timeout, so the client waits for them all.
-	fo := &failover{next: http.DefaultTransport, nodes: nodes, timeout: c.timeout()}
+	fo := &failover{next: next, nodes: nodes, timeout: cc.Timeout(), hint: cc.HintMgmt}
 	return &management{
 		endpoint: nodes[0].String(),
-		user:     user,
-		pass:     pass,
-		http:     &http.Client{Timeout: c.timeout() * time.Duration(len(nodes)), Transport: fo},
+		scheme:   nodes[0].Scheme,
+		user:     cc.MgmtUser(),
+		token:    cc.Auth().HasToken(),
+		hint:     cc.HintMgmt,
+		http:     &http.Client{Timeout: cc.Timeout() * time.Duration(len(nodes)), Transport: fo},
 	}, nil
 }
 
@@ -52,7 +51,7 @@ func newManagement(c Config) (*management, error) {
 // cancelled Topology call stops instead of running to the timeout. Its
 // error (an endpoint rabbit-hole cannot parse) is said, never a nil client.
 func (m *management) rabbitHole(ctx context.Context) (*rabbithole.Client, error) {
-	rh, err := rabbithole.NewTLSClient(m.endpoint, m.user, m.pass, ctxTransport{ctx: ctx, next: m.http.Transport})
+	rh, err := rabbithole.NewTLSClient(m.endpoint, m.user, "", ctxTransport{ctx: ctx, next: m.http.Transport})
 	if err != nil {
 		return nil, fmt.Errorf("management API at %s: %w", m.endpoint, err)
 	}
@@ -91,7 +90,6 @@ func (m *management) get(ctx context.Context, path string, out any) error {
 	if err != nil {
 		return err
 	}
-	req.SetBasicAuth(m.user, m.pass)
 	res, err := m.http.Do(req)
 	if err != nil {
 		return m.explain(err)
@@ -125,6 +123,10 @@ func (m *management) explain(err error) error {
 	if err == nil {
 		return nil
 	}
+	var e401 rabbithole.ErrorResponse
+	if m.token && (errors.As(err, &e401) && e401.StatusCode == http.StatusUnauthorized || strings.Contains(err.Error(), "API responded with a 401")) {
+		return because(err, "management API: 401: the broker refused the OAuth2 token (is rabbitmq_auth_backend_oauth2 on, and are the token's audience and scopes right?)")
+	}
 	var none *noNodeError
 	if errors.As(err, &none) {
 		return because(err, "management API: %s", none)
@@ -135,6 +137,10 @@ func (m *management) explain(err error) error {
 			return fmt.Errorf("management API at %s: no answer within %s", m.endpoint, m.http.Timeout)
 		}
 		return err
+	}
+	var exp *connect.ExpiredTokenError
+	if errors.As(err, &exp) {
+		return exp
 	}
 	var rme rabbithole.ErrorResponse
 	switch {
@@ -161,11 +167,10 @@ func (m *management) explain(err error) error {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return fmt.Errorf("management API at %s: no answer within %s", m.endpoint, m.http.Timeout)
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err // its text repeats the URL
+	if h := m.hint(err, m.scheme); h != "" {
+		return because(err, "management API at %s: %s — %s", m.endpoint, safeText(err), h)
 	}
-	return fmt.Errorf("management API at %s: %v", m.endpoint, err)
+	return because(err, "management API at %s: %s", m.endpoint, safeText(err)) // safeText drops the URL a url.Error repeats
 }
 
 // check proves the API answers, the credentials work and the vhost exists
@@ -178,7 +183,7 @@ func (m *management) check(ctx context.Context, vhost string) error {
 	}
 	if err := m.get(ctx, "whoami", &who); err != nil {
 		if errors.Is(err, errHTTPNotFound) {
-			return fmt.Errorf("%w: is %s the management API's address (http://host:15672, no path)?", err, m.endpoint)
+			return fmt.Errorf("%w: is %s the management API's address? if it is served under a path prefix, put the prefix in the URL (http://host:15672/rabbitmq)", err, m.endpoint)
 		}
 		return err
 	}

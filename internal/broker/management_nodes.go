@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,23 +12,6 @@ import (
 	"time"
 )
 
-// mgmtNodes parses the management URLs into endpoints without user info
-// (credentials come from Config.credentials) or trailing slash.
-func mgmtNodes(raw string) ([]*url.URL, error) {
-	nodes, err := parseNodes(raw, "management URL")
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range nodes {
-		if u.Host == "" {
-			return nil, fmt.Errorf("bad management URL %q: want http://host:15672", redactURL(u.String()))
-		}
-		u.User = nil
-		u.Path = strings.TrimSuffix(u.Path, "/")
-	}
-	return nodes, nil
-}
-
 // failover sends each management request to the node that answered last
 // and, when that one does not answer, to the next ones in turn. Requests are
 // built against the first node's endpoint; failover rewrites them for the
@@ -37,6 +19,7 @@ func mgmtNodes(raw string) ([]*url.URL, error) {
 type failover struct {
 	next    http.RoundTripper
 	nodes   []*url.URL // endpoints without user info or trailing slash
+	hint    func(err error, scheme string) string
 	timeout time.Duration
 
 	mu  sync.Mutex
@@ -67,7 +50,10 @@ func (f *failover) RoundTrip(req *http.Request) (*http.Response, error) {
 			res.Body.Close()
 			err = errors.New(res.Status)
 		}
-		why := err.Error()
+		why := safeText(err)
+		if h := f.hint(err, f.nodes[i].Scheme); h != "" {
+			why += " — " + h
+		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			why = "connection refused"
 		} else if errors.Is(err, context.DeadlineExceeded) {
@@ -87,8 +73,14 @@ func (f *failover) try(req *http.Request, node *url.URL) (*http.Response, error)
 	first := f.nodes[0]
 	r := req.Clone(req.Context())
 	r.URL.Scheme, r.URL.Host = node.Scheme, node.Host
-	r.URL.Path = node.Path + strings.TrimPrefix(req.URL.Path, first.Path)
-	r.URL.RawPath = ""
+	// The escaped path keeps a vhost's %2F ("/" is the default vhost): a
+	// path rebuilt from the decoded one would name another resource.
+	escaped := node.EscapedPath() + strings.TrimPrefix(req.URL.EscapedPath(), first.EscapedPath())
+	p, err := url.PathUnescape(escaped)
+	if err != nil {
+		return nil, err
+	}
+	r.URL.Path, r.URL.RawPath = p, escaped
 	r.Host = ""
 	if req.Body != nil && req.GetBody != nil {
 		body, err := req.GetBody()

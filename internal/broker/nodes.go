@@ -4,65 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
 	"syscall"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker/connect"
 )
 
 // A cluster is given as a comma-separated list of node URLs. dlqt connects
 // to the first node that answers and, when a connection is lost, to the
 // next one that answers (docs/ARCHITECTURE.md, "Clusters" under the broker facts).
-
-// splitNodes splits a comma-separated list of URLs. A piece without a
-// scheme cannot start a URL: it is a comma inside the previous one (a
-// password), so it is joined back and a single URL reads as it always did.
-func splitNodes(raw string) []string {
-	var nodes []string
-	for piece := range strings.SplitSeq(raw, ",") {
-		if strings.TrimSpace(piece) == "" {
-			continue
-		}
-		if len(nodes) > 0 && !strings.Contains(piece, "://") {
-			nodes[len(nodes)-1] += "," + piece
-			continue
-		}
-		nodes = append(nodes, piece)
-	}
-	for i, n := range nodes {
-		nodes[i] = strings.TrimSpace(n)
-	}
-	return nodes
-}
-
-// parseNodes parses a list of node URLs. A URL without user info inherits
-// the first user info of the list, so only the first node needs it.
-func parseNodes(raw, what string) ([]*url.URL, error) {
-	var nodes []*url.URL
-	var user *url.Userinfo
-	for _, s := range splitNodes(raw) {
-		u, err := url.Parse(s)
-		if err != nil {
-			return nil, fmt.Errorf("bad %s %q: %w (a list of nodes is comma-separated full URLs)", what, redactURL(s), err)
-		}
-		if user == nil {
-			user = u.User
-		}
-		nodes = append(nodes, u)
-	}
-	if len(nodes) == 0 {
-		return nil, fmt.Errorf("bad %s %q: no URL", what, raw)
-	}
-	for _, u := range nodes {
-		if u.User == nil {
-			u.User = user
-		}
-	}
-	return nodes, nil
-}
 
 // nodeTry is one node that did not answer, and why.
 type nodeTry struct {
@@ -92,28 +46,21 @@ func (e *noNodeError) Unwrap() []error {
 	return errs
 }
 
-// amqpNodes are the AMQP URLs of a broker, each pointed at the vhost, and
-// the one dlqt last reached.
+// amqpNodes are the AMQP listeners of a broker and the one dlqt last
+// reached. connect holds their URLs and credentials.
 type amqpNodes struct {
-	urls  []string // hold passwords, never printed
+	cc    *connect.Conn
 	addrs []string // host:port, for messages
 	mu    sync.Mutex
 	cur   int
 }
 
-func newAMQPNodes(c Config) (*amqpNodes, error) {
-	nodes, err := parseNodes(c.AMQPURL, "AMQP URL")
-	if err != nil {
-		return nil, err
+func newAMQPNodes(cc *connect.Conn) *amqpNodes {
+	n := &amqpNodes{cc: cc}
+	for _, node := range cc.Nodes() {
+		n.addrs = append(n.addrs, node.Addr)
 	}
-	n := &amqpNodes{}
-	for _, u := range nodes {
-		u.Path = "/" + c.Vhost
-		u.RawPath = "/" + url.PathEscape(c.Vhost)
-		n.urls = append(n.urls, u.String())
-		n.addrs = append(n.addrs, hostPort(u))
-	}
-	return n, nil
+	return n
 }
 
 // current is the address of the node dlqt reached last.
@@ -126,33 +73,35 @@ func (n *amqpNodes) current() string {
 // dial connects to the first node that answers, starting with the one
 // reached last, or with the one after it when that one's connection was
 // lost (next). A node that answers and refuses (credentials, vhost access)
-// ends the search: every node of a cluster would say the same.
-func (n *amqpNodes) dial(ctx context.Context, c Config, name string, next bool) (*amqp.Connection, error) {
+// ends the search: every node of a cluster would say the same. An OAuth2
+// token is re-read for every attempt.
+func (n *amqpNodes) dial(ctx context.Context, name string, next bool) (*amqp.Connection, error) {
 	n.mu.Lock()
 	start := n.cur
 	n.mu.Unlock()
 	if next {
 		start++
 	}
-	user := amqpUser(n.urls[0])
+	nodes := n.cc.Nodes()
 	var tries []nodeTry
-	for k := range n.urls {
+	for k := range nodes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		i := (start + k) % len(n.urls)
-		conn, err := amqp.DialConfig(n.urls[i], amqp.Config{
-			Dial:       amqp.DefaultDial(c.timeout()),
-			Properties: amqp.Table{"connection_name": name},
-		})
+		i := (start + k) % len(nodes)
+		u, cfg, err := n.cc.AMQP(i, name)
+		if err != nil {
+			return nil, err // a token or TLS file that cannot be read: every node would fail
+		}
+		conn, err := amqp.DialConfig(u, cfg)
 		if err == nil {
 			n.mu.Lock()
 			n.cur = i
 			n.mu.Unlock()
 			return conn, nil
 		}
-		explained := explainAMQP(err, user, n.addrs[i], c)
-		if len(n.urls) == 1 || answeredNo(err) {
+		explained := explainAMQP(err, n.cc, i)
+		if len(nodes) == 1 || answeredNo(err) {
 			return nil, explained
 		}
 		why := strings.TrimPrefix(explained.Error(), "AMQP at "+n.addrs[i]+": ")
@@ -170,22 +119,43 @@ func answeredNo(err error) bool {
 	return errors.As(err, &ae) && (ae.Code == amqp.AccessRefused || ae.Code == amqp.NotAllowed)
 }
 
-// explainAMQP turns an AMQP dial error into one line without the password.
-func explainAMQP(err error, user, addr string, c Config) error {
+// explainAMQP turns an AMQP dial error to node i into one line without
+// the password, with what to change when that is known.
+func explainAMQP(err error, cc *connect.Conn, i int) error {
+	node := cc.Nodes()[i]
+	addr, user, vhost := node.Addr, cc.NodeUser(i), cc.Vhost
 	var ae *amqp.Error
+	hint := cc.HintAMQP(i, err)
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return because(err, "AMQP at %s: connection refused — is RabbitMQ running and listening there?", addr)
+	case connect.IsTimeout(err):
+		return because(err, "AMQP at %s: no answer within %s", addr, node.Timeout())
+	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused && cc.Auth().HasToken():
+		return because(err, "AMQP at %s: the broker refused the OAuth2 token (is rabbitmq_auth_backend_oauth2 on, and the token's audience and scopes right?)", addr)
+	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused && node.External():
+		return because(err, "AMQP at %s: the broker refused the client certificate for EXTERNAL (is rabbitmq_auth_mechanism_ssl on, and a user named as the certificate's subject?): %s", addr, ae.Reason)
 	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
-		return fmt.Errorf("AMQP at %s: bad credentials for user %s", addr, user)
+		return because(err, "AMQP at %s: bad credentials for user %s", addr, user)
 	case errors.As(err, &ae) && ae.Code == amqp.NotAllowed:
-		return fmt.Errorf("AMQP at %s: user %s may not open vhost %q: %s", addr, user, c.Vhost, ae.Reason)
+		return because(err, "AMQP at %s: user %s may not open vhost %q: %s", addr, user, vhost, ae.Reason)
+	case hint != "":
+		return because(err, "AMQP at %s: %s — %s", addr, safeText(err), hint)
 	case errors.As(err, &ae):
-		return fmt.Errorf("AMQP at %s: %s", addr, ae.Reason)
+		return because(err, "AMQP at %s: %s", addr, ae.Reason)
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("AMQP at %s: no answer within %s", addr, c.timeout())
+	return because(err, "AMQP at %s: %s", addr, safeText(err))
+}
+
+// safeText is an error's text without a URL a url.Error would repeat.
+func safeText(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
 	}
-	return fmt.Errorf("AMQP at %s: %v", addr, err)
+	var ae *amqp.Error
+	if errors.As(err, &ae) {
+		return ae.Reason
+	}
+	return err.Error()
 }

@@ -6,68 +6,22 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 )
 
-func TestSplitNodes(t *testing.T) {
-	for _, tc := range []struct {
-		raw  string
-		want []string
-	}{
-		{"amqp://a:5672/", []string{"amqp://a:5672/"}},
-		{"amqp://u:p@a:5672, amqp://b:5673 ,amqp://c", []string{"amqp://u:p@a:5672", "amqp://b:5673", "amqp://c"}},
-		// A comma inside a password stays part of its URL.
-		{"amqp://u:p,w@a:5672/", []string{"amqp://u:p,w@a:5672/"}},
-		{"amqp://u:p,w@a/,amqp://b/", []string{"amqp://u:p,w@a/", "amqp://b/"}},
-		{"http://a:15672,,", []string{"http://a:15672"}},
-	} {
-		if got := splitNodes(tc.raw); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("splitNodes(%q) = %q, want %q", tc.raw, got, tc.want)
-		}
-	}
-}
-
-func TestNodesInheritTheFirstCredentials(t *testing.T) {
-	c := Config{AMQPURL: "amqp://alice:s3cret@h1:5672/,amqp://h2:5673/,amqp://bob:x@h3/", Vhost: "pay/ments"}
-	n, err := newAMQPNodes(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		"amqp://alice:s3cret@h1:5672/pay%2Fments",
-		"amqp://alice:s3cret@h2:5673/pay%2Fments",
-		"amqp://bob:x@h3/pay%2Fments",
-	}
-	if !reflect.DeepEqual(n.urls, want) {
-		t.Errorf("urls = %q, want %q", n.urls, want)
-	}
-	if want := []string{"h1:5672", "h2:5673", "h3:5672"}; !reflect.DeepEqual(n.addrs, want) {
-		t.Errorf("addrs = %q, want %q", n.addrs, want)
-	}
-	// The management API takes the AMQP list's credentials unless its own
-	// list names some.
-	c.MgmtURL = "http://m1:15672,http://m2:15672"
-	if u, p, _ := c.credentials(); u != "alice" || p != "s3cret" {
-		t.Errorf("credentials = %s/%s, want alice/s3cret", u, p)
-	}
-	c.MgmtURL = "http://m1:15672,http://carol:pw@m2:15672"
-	if u, p, _ := c.credentials(); u != "carol" || p != "pw" {
-		t.Errorf("credentials = %s/%s, want carol/pw", u, p)
-	}
-}
-
 // Nothing listens on the first two nodes: the dial names both, and the
 // error still says "nothing answers" to errors.Is.
 func TestDialNamesEveryNodeTried(t *testing.T) {
 	a, b := deadPort(t), deadPort(t)
-	n, err := newAMQPNodes(Config{AMQPURL: "amqp://guest:guest@" + a + "/,amqp://" + b + "/", Vhost: "/"})
+	cc, err := Config{AMQPURL: "amqp://guest:guest@" + a + "/,amqp://" + b + "/", Vhost: "/"}.Connect()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = n.dial(context.Background(), Config{Vhost: "/"}, "test", false)
+	_, err = newAMQPNodes(cc).dial(context.Background(), "test", false)
 	want := "AMQP: no node answered: " + a + " (connection refused), " + b + " (connection refused)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
@@ -91,10 +45,7 @@ func TestManagementFailsOver(t *testing.T) {
 	}))
 	defer live.Close()
 	dead := deadPort(t)
-	m, err := newManagement(Config{MgmtURL: "http://alice:pw@" + dead + "/," + live.URL + "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustManagement(t, Config{MgmtURL: "http://alice:pw@" + dead + "/," + live.URL + "/"})
 	for range 2 {
 		var who struct{ Name string }
 		if err := m.get(context.Background(), "whoami", &who); err != nil || who.Name != "alice" {
@@ -109,7 +60,7 @@ func TestManagementFailsOver(t *testing.T) {
 	}
 
 	live.Close()
-	err = m.get(context.Background(), "whoami", &struct{}{})
+	err := m.get(context.Background(), "whoami", &struct{}{})
 	host := strings.TrimPrefix(live.URL, "http://")
 	want := "management API: no node answered: " + host + " (connection refused), " + dead + " (connection refused)"
 	if err == nil || err.Error() != want {
@@ -128,4 +79,42 @@ func deadPort(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+func mustManagement(t *testing.T, c Config) *management {
+	t.Helper()
+	cc, err := c.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newManagement(cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The failover keeps a vhost's escaped slash when it sends a request to
+// another node: vhost "/" (the default) is /api/exchanges/%2F, never
+// /api/exchanges// (which the broker answers 404, "does not exist"), and
+// each node keeps its own path prefix.
+func TestManagementFailoverKeepsEscapedVhost(t *testing.T) {
+	var got []string
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.RequestURI)
+		_, _ = w.Write([]byte(`[]`))
+	}))
+	defer live.Close()
+	dead := deadPort(t)
+	m := mustManagement(t, Config{MgmtURL: "http://alice:pw@" + dead + "/first," + live.URL + "/rabbitmq/"})
+	for _, vhost := range []string{"/", "pay/ments"} {
+		var out []struct{}
+		if err := m.get(context.Background(), "exchanges/"+url.PathEscape(vhost)+"?columns=name", &out); err != nil {
+			t.Fatalf("vhost %q: %v", vhost, err)
+		}
+	}
+	want := []string{"/rabbitmq/api/exchanges/%2F?columns=name", "/rabbitmq/api/exchanges/pay%2Fments?columns=name"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the second node was asked %q, want %q", got, want)
+	}
 }

@@ -157,7 +157,6 @@ func (l *Live) getRaw(ctx context.Context, queue string, count int, ackmode stri
 	if err != nil {
 		return nil, err
 	}
-	req.SetBasicAuth(l.mgmt.user, l.mgmt.pass)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := l.mgmt.http.Do(req)
 	if err != nil {
@@ -221,6 +220,7 @@ func (l *Live) findUnreadable(ctx context.Context, queue string, limit int) (*tr
 // past them), the head is checked, then taken, and the held messages are
 // released back to their places. It returns the message removed.
 func (l *Live) RemoveAt(ctx context.Context, queue string, position int, want RawMessage) (RawMessage, error) {
+	l.released.forget(queue) // one message taken out (returning.go)
 	if position < 0 || position >= maxHoldPrefetch {
 		return RawMessage{}, fmt.Errorf("position %d: dlqt can set aside only messages among the first %d", position, maxHoldPrefetch)
 	}
@@ -229,7 +229,15 @@ func (l *Live) RemoveAt(ctx context.Context, queue string, position int, want Ra
 		if err != nil {
 			return RawMessage{}, err
 		}
-		r := reading{queue: queue, want: position, expected: position}
+		q, _, err := l.queueInfo(ctx, queue)
+		if err != nil {
+			return RawMessage{}, err
+		}
+		depth, err := passiveDepth(conn, queue, l.cfg.Vhost)
+		if err != nil {
+			return RawMessage{}, err
+		}
+		r := reading{queue: queue, want: position, expected: position, owed: l.owedRule(conn, q, depth)}
 		h, err := r.hold(ctx, conn)
 		if err != nil {
 			return RawMessage{}, err
@@ -293,7 +301,7 @@ func (l *Live) readPastUnreadable(ctx context.Context, b triage.Batch, r reading
 		if err != nil {
 			return finish(b, err)
 		}
-		before := reading{queue: r.queue, want: u.Position, expected: u.Position, progress: r.progress}
+		before := reading{queue: r.queue, want: u.Position, expected: u.Position, progress: r.progress, owed: r.owed.on(conn)}
 		if each := r.each; each != nil {
 			before.each = func(m triage.Message) error {
 				if m.Position < handed {

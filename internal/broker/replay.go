@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -47,6 +48,8 @@ type Replay struct {
 	blockMu   sync.Mutex
 	unblocked chan struct{} // closed while publishing may go on
 
+	holdRisk atomic.Pointer[holdRisk] // what the hold read, for the report of a lost hold
+
 	notes []string
 	once  sync.Once
 	done  chan struct{}
@@ -58,6 +61,7 @@ var _ replay.Port = (*Replay)(nil)
 // watch queue bound like the parking queue (same exchanges, keys and
 // arguments). Close it when done.
 func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay, error) {
+	l.released.forget(queue) // messages taken out: a count released before no longer holds (returning.go)
 	top, err := l.Topology(ctx)
 	if err != nil {
 		return nil, err
@@ -82,12 +86,14 @@ func (l *Live) OpenReplay(ctx context.Context, replayID, queue string) (*Replay,
 		r.lease.Release()
 		return nil, err
 	}
+	receiveExactBodies(r.hold) // the replay publishes on the other one
 	if r.publish, err = l.dial(ctx, "dlqt replay "+replayID+" publish"); err != nil {
 		_ = closeConn(r.hold)
 		r.lease.Release()
 		return nil, err
 	}
 	r.watchClose(r.hold.NotifyClose(make(chan *amqp.Error, 1)), "hold connection")
+	r.watchLease()
 	if err := r.openPublishing(); err != nil {
 		r.Close()
 		return nil, err
@@ -104,21 +110,46 @@ func (l *Live) dial(ctx context.Context, name string) (*amqp.Connection, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return l.nodes.dial(ctx, l.cfg, name, false)
+	return l.nodes.dial(ctx, name, false)
 }
 
-// watchClose reports a close the replay did not ask for: the broker put
-// every held message back (a consumer timeout closes the hold channel).
+// holdRisk is what a hold read: how many messages, and how many of them
+// had no delivery left on a queue with a delivery limit.
+type holdRisk struct {
+	held, atLimit int
+	limited       bool
+}
+
+// watchClose reports a close the replay did not ask for (a consumer timeout
+// closes the hold channel; an operator or a proxy the connection). The
+// broker returns what was held, but on a quorum queue with a delivery limit
+// each return counts a delivery, and a message past its limit is
+// dead-lettered or dropped: the report says what was held and what that
+// may have cost, never that everything went back.
 func (r *Replay) watchClose(closed <-chan *amqp.Error, what string) {
 	go func() {
 		select {
 		case e, ok := <-closed:
 			if ok && e != nil {
-				r.signal(replay.Signal{Kind: replay.SignalLost, Reason: what + " closed by the broker (held messages went back to the queue): " + e.Reason})
+				r.signal(replay.Signal{Kind: replay.SignalLost, Reason: what + " closed by the broker (" + r.lostHold() + "): " + e.Reason})
 			}
 		case <-r.done:
 		}
 	}()
+}
+
+// lostHold says what the broker does with the messages of a lost hold.
+func (r *Replay) lostHold() string {
+	risk := r.holdRisk.Load()
+	switch {
+	case risk == nil:
+		return "nothing was held yet"
+	case !risk.limited:
+		return fmt.Sprintf("%d held message(s) are returned to the queue", risk.held)
+	case risk.atLimit > 0:
+		return fmt.Sprintf("%d held message(s) are returned with a delivery counted each; %d of them had no delivery left and are dead-lettered or dropped", risk.held, risk.atLimit)
+	}
+	return fmt.Sprintf("%d held message(s) are returned with a delivery counted each, none of them past its limit", risk.held)
 }
 
 // Notes say what the replay cannot watch, e.g. a parking queue fed only

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -76,13 +77,22 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	want := min(depth, limit)
 	quorum := q.Type == triage.QueueQuorum
 	pass := newPassing(queue, ids, replayID)
+	pass.cost = cost
 	w := r.holdWindow(ch, queue, q, want)
-	if err := r.consumeAll(ctx, w, queue, want, pass); err != nil {
+	owed := r.live.owedRule(r.hold, q, depth)
+	short, err := r.consumeAll(ctx, w, owed, want, pass)
+	if err != nil {
 		w.release()
 		ch.Close()
 		return nil, err
 	}
-	if quorum {
+	if err := r.refuseAtLimit(queue, cost, pass); err != nil {
+		w.release()
+		ch.Close()
+		return nil, err
+	}
+	if quorum && keepsConsumersUp(cost) {
+		r.noteShort(queue, short, pass.read(), want)
 		out := r.sortHeld(pass, queue, ids)
 		r.keepConsuming(w)
 		return out, nil
@@ -91,6 +101,7 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	// it may be selected too.
 	timeout := make(chan struct{})
 	t := time.AfterFunc(releaseWait, func() { close(timeout) })
+	seen := len(w.pending) // received already, waiting for an earlier tag
 	late, err := w.cancel(timeout)
 	t.Stop()
 	if err != nil {
@@ -100,6 +111,15 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	}
 	for _, d := range late {
 		pass.take(d)
+	}
+	if short != nil { // what was still on its way was this hold's
+		short.n -= len(late) - seen
+	}
+	r.noteShort(queue, short, pass.read(), want)
+	if err := r.refuseAtLimit(queue, cost, pass); err != nil {
+		w.release()
+		ch.Close()
+		return nil, err
 	}
 	// The messages not selected stay unacked, bodiless, until the hold is
 	// released (releaseHeld), and go back then in one Nack(0, multiple,
@@ -165,6 +185,8 @@ func (r *Replay) sortHeld(p *passing, queue string, ids []string) (out []replay.
 // replays, not of the whole queue.
 type passing struct {
 	queue, replayID string
+	cost            triage.DeliveryCost
+	atLimit         int                    // read with no delivery left: a lost hold drops or dead-letters them
 	maybe           map[string]bool        // base ids a selected id may have
 	tags            []uint64               // delivery tag of each delivery, in queue order
 	bases           []string               // base id of each delivery, "" for a copy
@@ -188,6 +210,9 @@ func newPassing(queue string, ids []string, replayID string) *passing {
 func (p *passing) take(d amqp.Delivery) {
 	i := len(p.tags)
 	p.tags = append(p.tags, d.DeliveryTag)
+	if p.cost.Limited && p.cost.PeeksLeft(deliveryCount(d)) == 0 {
+		p.atLimit++
+	}
 	if id, _ := d.Headers[triage.HeaderReplayID].(string); id == p.replayID {
 		p.bases = append(p.bases, "")
 		p.whole[i] = &d
@@ -201,6 +226,25 @@ func (p *passing) take(d amqp.Delivery) {
 }
 
 func (p *passing) read() int { return len(p.tags) }
+
+// refuseAtLimit refuses, without consent, a hold that read messages with no
+// delivery left: a lost hold would cost each of them its place in the
+// queue. With consent the hold goes on, and remembers what it risks for the
+// report of a lost hold.
+func (r *Replay) refuseAtLimit(queue string, cost triage.DeliveryCost, p *passing) error {
+	r.holdRisk.Store(&holdRisk{held: p.read(), atLimit: p.atLimit, limited: cost.Limited})
+	if p.atLimit == 0 || r.AcceptDeliveryCost {
+		return nil
+	}
+	return &triage.HoldAtLimitError{Queue: queue, Limit: cost.Limit, AtLimit: p.atLimit, Held: p.read()}
+}
+
+// deliveryCount is a delivery's x-delivery-count (absent: 0), whatever
+// integer type the broker encoded it in.
+func deliveryCount(d amqp.Delivery) int {
+	n, _ := fieldToValue(d.Headers["x-delivery-count"]).(int64)
+	return int(n)
+}
 
 // baseID is triage.BaseIDs of one delivery. A message id, when there is
 // one, is the identity: then neither the body is copied nor the envelope
@@ -239,16 +283,18 @@ func (r *Replay) deliveredTable(id string, h triage.Headers) amqp.Table {
 }
 
 // consumeAll hands p up to want deliveries, in queue order, through w;
-// w's consumers stay up.
-func (r *Replay) consumeAll(ctx context.Context, w *window, queue string, want int, p *passing) error {
+// w's consumers stay up. A silence ends it as it ends a browse
+// (silence.go); a hold that stops short because another consumer has the
+// rest goes on with what it holds and returns why.
+func (r *Replay) consumeAll(ctx context.Context, w *window, owed *owedRule, want int, p *passing) (*shortRead, error) {
+	queue := w.queue
 	closed := w.ch.NotifyClose(make(chan *amqp.Error, 1))
 	if err := w.grow(); err != nil {
-		return fmt.Errorf("replay: %w", err)
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	var ready []amqp.Delivery
 	timer := time.NewTimer(firstMessageWait)
 	defer timer.Stop()
-	lastHeard := time.Now()
 	for p.read() < want {
 		select {
 		case d := <-w.merged:
@@ -259,31 +305,41 @@ func (r *Replay) consumeAll(ctx context.Context, w *window, queue string, want i
 			clear(ready) // let the bodies go
 			if w.due(p.read()) {
 				if err := w.grow(); err != nil {
-					return fmt.Errorf("replay: %w", err)
+					return nil, fmt.Errorf("replay: %w", err)
 				}
 			}
 			timer.Reset(idleGap)
-			lastHeard = time.Now()
+			owed.heard()
 		case <-w.gone:
 			if len(w.merged) == 0 {
 				// A message whose headers the client cannot decode drops the
 				// connection: name it (see quarantine.go).
-				return nameUnreadable(fmt.Errorf("replay: hold %q: the channel closed: %w", queue, closeCause(closed)), queue)
+				return nil, nameUnreadable(fmt.Errorf("replay: hold %q: the channel closed: %w", queue, closeCause(closed)), queue)
 			}
 		case <-timer.C:
-			ready, err := passiveDepth(r.hold, queue, "")
-			if err != nil || ready == 0 {
-				return nil // the rest is held by other consumers, or gone
-			}
-			if time.Since(lastHeard) > maxStall {
-				return fmt.Errorf("replay: hold %q: the broker sent nothing for %s while %d messages were ready", queue, maxStall, ready)
+			err := owed.afterSilence(ctx, w)
+			switch short := shortOf(err); {
+			case errors.Is(err, errDone):
+				return nil, nil
+			case short != nil:
+				return short, nil
+			case err != nil:
+				return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
 			}
 			timer.Reset(idleGap)
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// noteShort says in the replay's notes that another consumer took what
+// the hold did not get, if it did.
+func (r *Replay) noteShort(queue string, short *shortRead, held, want int) {
+	if short != nil && short.n > 0 {
+		r.notes = append(r.notes, fmt.Sprintf("the hold of %s holds %d of %d messages: %s", queue, held, want, short.why()))
+	}
 }
 
 func (r *Replay) consumerTag() string { return "dlqt-replay-" + r.replayID }
@@ -310,6 +366,9 @@ func (r *Replay) releaseHeld() {
 
 // Ack implements replay.Port: each source on its own, never multiple.
 func (r *Replay) Ack(_ context.Context, ids []string) error {
+	if err := r.lease.Check(); err != nil {
+		return fmt.Errorf("replay: nothing acked: %w", err)
+	}
 	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error { return ch.Ack(tag, false) })
 }
 

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // A quorum queue (RabbitMQ 3.x) gives back the messages of a consumer whose
@@ -16,6 +18,21 @@ import (
 // too (a requeue would only bring them straight back), and all go back
 // when the hold is released: consumers cancelled first, then all requeued
 // in delivery order by one Nack(0, multiple).
+//
+// Not where a requeue is free but a delivery limit applies (4.3 and later):
+// there each message an ack's credit brings in after the read would be held
+// unselected, and a kill -9 of dlqt (a close still counts) would cost it a
+// delivery it may not have, dropping it, though the plan named only the
+// messages up to the last selected one (before: m-000002 lost on 4.3.6 in
+// TestReplayKilledMidCanaryLosesNoMessageItDidNotSelect). Such a hold
+// cancels its consumers after the read, like a classic queue's; what they
+// hold stays unacked on the channel and goes back by the same Nack. Where a
+// requeue counts (3.x, 4.0-4.2) the release costs every message held a
+// delivery anyway, consented to before any read (DeliveryCost.AsksFirst),
+// and the consumers stay up for the node loss above.
+func keepsConsumersUp(cost triage.DeliveryCost) bool {
+	return !cost.Limited || cost.RequeueCounts
+}
 
 // keepConsuming keeps the hold's consumers up; whatever they are sent from
 // now on stays unacked with the rest until the hold is released.

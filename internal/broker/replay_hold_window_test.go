@@ -121,12 +121,19 @@ func TestReplayHoldOfAHundredThousandKeepsOnlyWhatItReplays(t *testing.T) {
 // A quorum queue's hold keeps its consumers up while it holds (see
 // replay_hold_quorum.go): a hold above 65,535 messages shows, in the
 // management API, several consumers on the queue, each with a prefetch
-// between 1 and 65,535, never 0 (unlimited).
+// between 1 and 65,535, never 0 (unlimited). From 4.3 a hold of a queue
+// with a delivery limit cancels its consumers after the read instead (see
+// keepsConsumersUp): there the queue sets none (-1), so they stay up to be
+// seen.
 func TestQuorumReplayHoldAboveWhatBasicQosTakesAsksNoUnlimitedPrefetch(t *testing.T) {
 	brokertest.SkipShort(t)
 	const n = 66000
 	f := newFixture(t, "holdqbig")
-	f.declare("parked", quorumParking)
+	args := quorumParking
+	if brokerOf(t, f.live()).Version.AtLeast(4, 3) {
+		args = amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int64(-1)}
+	}
+	f.declare("parked", args)
 	all := f.publish("parked", n, 16)
 	f.waitDepth("parked", n)
 

@@ -78,22 +78,9 @@ func holdBound(nodes []nodeMemory, q triage.Queue, want int) (int, string) {
 		return want, ""
 	}
 	why := fmt.Sprintf("broker memory headroom (node %s uses %s of its %s high watermark)",
-		tightest.Name, sizeText(tightest.MemUsed), sizeText(tightest.MemLimit))
+		tightest.Name, triage.SizeText(tightest.MemUsed), triage.SizeText(tightest.MemLimit))
 	if tightest.MemAlarm {
 		why = fmt.Sprintf("node %s is in a memory alarm", tightest.Name)
 	}
 	return int(fits), why
-}
-
-func sizeText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }

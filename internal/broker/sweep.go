@@ -27,6 +27,14 @@ var ErrReadOnly = errors.New("a snapshot is read-only")
 // requeues it all. Streams cannot be swept: they never drop a message.
 func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOptions, choose func(held []triage.Message) []int) (triage.SweepResult, error) {
 	var res triage.SweepResult
+	// What it leaves is the queue's total for the next read, whatever the
+	// management API's figures from before it say (returning.go).
+	l.released.forget(queue)
+	defer func() {
+		if res.Depth > 0 {
+			l.released.note(queue, max(0, res.Depth-len(res.Taken)), true)
+		}
+	}()
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = triage.DefaultBrowseLimit
@@ -60,7 +68,7 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	// itself; choose then gets no messages, and its positions are those
 	// in the order Each saw them.
 	r := reading{queue: queue, want: min(limit, depth), progress: opts.Progress,
-		each: opts.Each, tags: true}
+		each: opts.Each, tags: true, owed: l.owedRule(conn, q, depth)}
 	r.window, r.ahead = windowFor(opts, q)
 	r.expected = r.want
 	if r.want == 0 {
@@ -84,7 +92,17 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	if err := h.stopConsuming(); err != nil {
 		return res, fmt.Errorf("sweep of %q, nothing taken (all released): %w", queue, err)
 	}
+	// Another actor may have the queue if the lease's connection died:
+	// the broker confirms the lease is still this reader's before the
+	// first ack; a loss noticed during the acks waits for the lease to be
+	// taken again, or stops them.
+	if err := lease.Confirm(); err != nil {
+		return res, fmt.Errorf("sweep of %q, nothing taken (all released): %w", queue, err)
+	}
 	for _, p := range picks {
+		if err := lease.Check(); err != nil { // waits while it is taken again
+			return res, fmt.Errorf("sweep of %q took %d of %d chosen messages, the rest are released: %w", queue, len(res.Taken), len(picks), err)
+		}
 		if err := h.ch.Ack(h.tags[p], false); err != nil {
 			return res, fmt.Errorf("sweep of %q took %d of %d chosen messages, the rest are released: %w", queue, len(res.Taken), len(picks), err)
 		}

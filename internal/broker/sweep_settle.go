@@ -54,3 +54,15 @@ func (l *Live) SettledDepth(ctx context.Context, queue string) (int, error) {
 	}
 	return ready + got, nil
 }
+
+var _ triage.AckDurability = (*Live)(nil)
+
+// ackSettle is how long a classic queue may keep applied acks in memory
+// only: a node killed with -9 at once brought 5,000 of 5,000 discarded
+// messages back, 2 s or more after the discard none (measured on 3.10).
+// The queue writes them down on its own schedule; a margin over the 2 s
+// covers a node under load.
+const ackSettle = 3 * time.Second
+
+// AckSettle implements triage.AckDurability.
+func (l *Live) AckSettle() time.Duration { return ackSettle }

@@ -24,7 +24,7 @@ import (
 // default; make test-compat adds 4.0 and 4.3) and assert what that version
 // does: none of them skips a version.
 
-func brokerOf(t *testing.T, l *broker.Live) triage.Broker {
+func brokerOf(t testing.TB, l *broker.Live) triage.Broker {
 	t.Helper()
 	top, err := l.Topology(context.Background())
 	if err != nil {

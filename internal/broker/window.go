@@ -37,11 +37,12 @@ type window struct {
 	tags    []string      // consumer tags
 	name    func() string // the tag of the next consumer
 
-	merged chan amqp.Delivery
-	gone   chan struct{} // closed when every consumer's deliveries ended
-	done   chan struct{} // closed by stop: forwarders give up
-	live   atomic.Int32
-	once   sync.Once
+	merged   chan amqp.Delivery
+	gone     chan struct{} // closed when every consumer's deliveries ended
+	done     chan struct{} // closed by stop: forwarders give up
+	live     atomic.Int32
+	once     sync.Once // closes done
+	goneOnce sync.Once
 
 	next    uint64 // the delivery tag due next
 	pending map[uint64]amqp.Delivery
@@ -120,6 +121,13 @@ func valueCost(v any) int64 {
 // and the next ones follow what was read.
 const firstWindow = 64
 
+// unknownFirstWindow is the first consumer's credit when the statistics
+// give no size at all (a queue declared a moment ago, or not yet sampled):
+// one message, whose cost sizes the next window. 64 messages of unknown
+// size were 64 MiB of 1 MiB bodies pushed into the client against a
+// 16 MiB budget.
+const unknownFirstWindow = 1
+
 // memoryWindow sizes the windows of a hold that keeps little of what it
 // reads: ahead is a quarter of budget (DefaultMemoryBudget when <= 0), and
 // first the first consumer's credit: firstWindow, or fewer when q's
@@ -129,10 +137,10 @@ func memoryWindow(budget int64, q triage.Queue) (first int, ahead int64) {
 		budget = triage.DefaultMemoryBudget
 	}
 	ahead = max(budget/4, 1)
-	avg := int64(0)
-	if q.Messages > 0 {
-		avg = q.Bytes / int64(q.Messages)
+	if q.Messages <= 0 || q.Bytes <= 0 {
+		return unknownFirstWindow, ahead
 	}
+	avg := q.Bytes / int64(q.Messages)
 	return min(firstWindow, windowCredit(ahead, avg+deliveryOverhead)), ahead
 }
 
@@ -161,13 +169,17 @@ func (w *window) grow() error {
 		return fmt.Errorf("hold %q: set prefetch: %w", w.queue, err)
 	}
 	tag := w.name()
+	// Counted live before the consume: when the connection dies while it
+	// runs, the forwarders that end meanwhile must not find none left and
+	// close gone before this one ends (seen as a close of a closed channel).
+	w.live.Add(1)
 	deliveries, err := w.ch.Consume(w.queue, tag, false, false, false, false, w.args)
 	if err != nil {
+		w.forwarderGone()
 		return fmt.Errorf("hold %q: consume: %w", w.queue, err)
 	}
 	w.tags = append(w.tags, tag)
 	w.granted += credit
-	w.live.Add(1)
 	go w.forward(deliveries)
 	return nil
 }
@@ -177,12 +189,16 @@ func (w *window) due(read int) bool {
 	return w.granted < w.want && read >= w.granted-w.size/2
 }
 
+// forwarderGone counts one forwarder (or a consume that failed) out, and
+// closes gone, once, when none is left.
+func (w *window) forwarderGone() {
+	if w.live.Add(-1) == 0 {
+		w.goneOnce.Do(func() { close(w.gone) })
+	}
+}
+
 func (w *window) forward(deliveries <-chan amqp.Delivery) {
-	defer func() {
-		if w.live.Add(-1) == 0 {
-			close(w.gone)
-		}
-	}()
+	defer w.forwarderGone()
 	for d := range deliveries {
 		select {
 		case w.merged <- d:

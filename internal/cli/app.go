@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/broker/connect"
 	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/serve"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/filter"
@@ -35,6 +38,16 @@ type app struct {
 	configPath               string
 	context                  string                   // --context, DLQT_CONTEXT or current_context; "" is none
 	contexts                 map[string]brokerContext // the config file's, for the TUI's switcher
+
+	// How the broker is reached (connection.go): TLS, who logs in and the
+	// secret's source, the timeout per node. prompted keeps the passwords
+	// a prompt was given, by user.
+	cflags         connFlags
+	tls, mgmtTLS   connect.TLS
+	auth           connect.Auth
+	connectTimeout time.Duration
+	prompted       map[string]string
+	stdin          *os.File // where a password prompt reads; nil is os.Stdin
 
 	snapshotPath string   // --snapshot: read a snapshot file instead of a broker
 	demo         bool     // --demo: the bundled demo snapshot
@@ -63,9 +76,29 @@ type app struct {
 	expireAfter time.Duration   // approvals.expire_after: how long a proposal waits
 	usersFile   string          // --users-file: who may propose and approve, with their keys
 	keyFile     string          // --key: the SSH private key that signs proposals and decisions
+	// serverKeyFile (DLQT_SERVER_KEY, config server_key) is the public key
+	// of the dlqt serve that signs its sessions' decisions and the journal's
+	// checkpoint; hostSigner is that key's private half, in the server.
+	serverKeyFile string
+	hostSigner    ssh.Signer
 	// session is set in the app of one `dlqt serve` SSH session: who is
 	// connected, with the server's settings and journal (serve_session.go).
 	session *sshSession
+	// beforeChange journals what a discard or replay carries out (dlqt
+	// run's proposal) once it is about to touch a queue (changing).
+	beforeChange func() error
+}
+
+// changing is called once a discard or replay reached the broker and is
+// about to change a queue: a run spends its approval there, never on an
+// attempt that did nothing.
+func (a *app) changing() error {
+	f := a.beforeChange
+	a.beforeChange = nil
+	if f == nil {
+		return nil
+	}
+	return f()
 }
 
 func (a *app) bindFlags(root *cobra.Command) {
@@ -81,11 +114,12 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
 	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: the TUI, groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
 	a.memBudget = byteSize(triage.DefaultMemoryBudget)
-	f.Var(&a.memBudget, "memory-budget", "memory a read may spend on messages (e.g. 64MiB, 1GiB): what the broker may push ahead of a streamed read, and how many messages' index entries (about 1 KiB each) the TUI keeps (unset: 128MiB there); a read it cuts short says so")
-	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts)")
+	f.Var(&a.memBudget, "memory-budget", "memory a read may spend on messages (e.g. 64MiB, 1GiB): what the broker may push ahead of a streamed read, and how many messages' index entries (about 1 KiB each) the TUI keeps (unset: 128MiB there); a read it cuts short says so; a replay refuses, before it holds anything, a message larger than a budget given here")
+	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts), and let a replay hold messages with no delivery left, which a lost hold would drop")
 	f.StringVar(&a.usersFile, "users-file", "", "users file naming people, roles, keys and the teams they approve for (env DLQT_USERS_FILE; config users_file)")
 	f.StringVar(&a.keyFile, "key", "", "SSH private key (unencrypted) that signs proposals, approvals and rejections (env DLQT_KEY; config key)")
 	f.BoolVar(&a.readOnly, "read-only", false, "refuse discard and replay, and hide them and reveal in the TUI (env DLQT_READ_ONLY; config read_only)")
+	a.bindConnFlags(root)
 	root.Flags().StringVar(&a.queue, "queue", "", "open straight on this queue's groups")
 	root.Flags().BoolVar(&a.keepSpill, "keep", false, "keep the TUI's spill files (each read's messages, whole, in the cache directory) and print their paths on exit")
 	root.Flags().BoolVar(&a.demoFallback, "demo-fallback", false, "when no broker answers, say so and open the demo snapshot")
@@ -119,18 +153,17 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	a.host = host
 	a.amqpURL = pick(a.amqpURL, "DLQT_AMQP_URL", fc.AMQPURL, broker.DefaultAMQPURL)
 	a.mgmtURL = pick(a.mgmtURL, "DLQT_MGMT_URL", fc.MgmtURL, broker.DefaultMgmtURL)
-	a.vhost = pick(a.vhost, "DLQT_VHOST", fc.Vhost, "/")
+	a.vhost = pick(a.vhost, "DLQT_VHOST", fc.Vhost, "") // "": the AMQP URL's path, else "/" (connect)
+	if err := a.resolveConn(cmd, fc.connSettings, false); err != nil {
+		return err
+	}
+	if a.vhost == "" {
+		a.vhost = urlVhostOr(a.amqpURL, "/")
+	}
 	a.journalPath = pick(a.journalPath, "DLQT_JOURNAL", fc.Journal, defaultJournalPath())
 	a.actor = pick(a.actor, "DLQT_ACTOR", fc.Actor, actor)
-	if a.limit < 0 {
-		return usageError{fmt.Errorf("--limit must be positive, got %d", a.limit)}
-	}
-	if a.limit == 0 {
-		a.limit = fc.BrowseLimit
-	}
-	a.limitSet = a.limit != 0
-	if a.limit == 0 {
-		a.limit = triage.DefaultBrowseLimit
+	if err := a.resolveLimit(fc.BrowseLimit); err != nil {
+		return err
 	}
 	a.patterns = fc.ParkingPatterns
 	a.replayAllow = fc.Replay.Allow
@@ -151,6 +184,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 	a.policy, a.expireAfter = fc.Approvals.policy, fc.Approvals.expireAfter
 	a.usersFile = pick(a.usersFile, "DLQT_USERS_FILE", fc.UsersFile, "")
 	a.keyFile = pick(a.keyFile, "DLQT_KEY", fc.Key, "")
+	a.serverKeyFile = pick("", "DLQT_SERVER_KEY", fc.ServerKey, "")
 	a.actAsKeyUser() // the CLI journals as the TUI does; a key naming nobody is for the approvals to refuse
 	if a.expireAfter == 0 {
 		a.expireAfter = approval.DefaultExpiry
@@ -160,11 +194,34 @@ func (a *app) resolve(cmd *cobra.Command) error {
 			return usageError{fmt.Errorf("config %s: filters.tenant_path: %w", a.configPath, err)}
 		}
 	}
-	if a.readOnly, err = readOnlySetting(cmd, a.readOnly, fc.ReadOnly); err != nil {
+	return a.resolveReadOnly(cmd, fc.ReadOnly)
+}
+
+// resolveLimit takes --limit, else the config file's browse_limit, else
+// the default; limitSet says whether the user chose one.
+func (a *app) resolveLimit(fromFile int) error {
+	if a.limit < 0 {
+		return usageError{fmt.Errorf("--limit must be positive, got %d", a.limit)}
+	}
+	if a.limit == 0 {
+		a.limit = fromFile
+	}
+	a.limitSet = a.limit != 0
+	if a.limit == 0 {
+		a.limit = triage.DefaultBrowseLimit
+	}
+	return nil
+}
+
+// resolveReadOnly settles read-only mode and refuses, before anything is
+// touched, a command that would change a queue under it.
+func (a *app) resolveReadOnly(cmd *cobra.Command, fromFile bool) error {
+	var err error
+	if a.readOnly, err = readOnlySetting(cmd, a.readOnly, fromFile); err != nil {
 		return usageError{err}
 	}
 	if a.readOnly && changesQueues(cmd) {
-		return usageError{fmt.Errorf("%s refused: read-only mode (%s) allows no change to a queue; nothing was touched", cmd.Name(), a.readOnlySource(cmd, fc.ReadOnly))}
+		return usageError{fmt.Errorf("%s refused: read-only mode (%s) allows no change to a queue; nothing was touched", cmd.Name(), a.readOnlySource(cmd, fromFile))}
 	}
 	return nil
 }
@@ -237,10 +294,6 @@ func (a *app) parseWhere(exprs []string) (filter.Filter, error) {
 	return f, nil
 }
 
-func (a *app) brokerConfig() broker.Config {
-	return broker.Config{AMQPURL: a.amqpURL, MgmtURL: a.mgmtURL, Vhost: a.vhost}
-}
-
 // openReader returns the source to read: a snapshot file, the demo, or the
 // live broker. close releases it.
 func (a *app) openReader(ctx context.Context) (r triage.Reader, close func(), err error) {
@@ -270,13 +323,32 @@ func (a *app) browseOptions() triage.BrowseOptions {
 // entry this process writes names the build and the context.
 func (a *app) openJournal() (*sessionJournal, error) {
 	if a.session != nil { // under dlqt serve: the server's journal, with the session's key and address
-		return &sessionJournal{Shared: a.session.journal, details: a.session.Details()}, nil
+		return &sessionJournal{Shared: a.session.journal, details: a.connDetails(a.session.Details()), checkpoint: a.hostSigner}, nil
 	}
 	j, err := journal.OpenShared(a.journalPath, 2*time.Second, journal.Stamp{Version: buildVersion(), Context: a.context})
 	if err != nil {
 		return nil, err
 	}
-	return &sessionJournal{Shared: j}, nil
+	if err := a.checkCheckpointToAct(j); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return &sessionJournal{Shared: j, details: a.connDetails(nil), checkpoint: a.checkpointSigner()}, nil
+}
+
+// checkpointSigner is the key that signs the journal's checkpoint: the
+// server's host key in dlqt serve, else this user's default host key (the
+// one dlqt serve would use; made here if there is none yet), so a plain
+// local journal is anchored too. nil when there is no such key to be had.
+func (a *app) checkpointSigner() ssh.Signer {
+	if a.hostSigner != nil {
+		return a.hostSigner
+	}
+	s, err := serve.HostSigner(defaultHostKeyPath())
+	if err != nil {
+		return nil
+	}
+	return s
 }
 
 // openForChange opens the journal, then dials the broker: a locked journal
@@ -298,7 +370,13 @@ func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *b
 // error names which of AMQP and the management API did not; the dial
 // error stays in the chain (brokerUnreachable reads it).
 func (a *app) dial(ctx context.Context) (*broker.Live, error) {
-	live, err := broker.Dial(ctx, a.brokerConfig())
+	cc, err := a.brokerConfig().Connect() // asks for a password, if one must be asked, before anything is shown
+	if err != nil {
+		return nil, err
+	}
+	done := a.connecting(ctx, cc.Nodes()[0].Addr)
+	live, err := broker.DialConn(ctx, cc)
+	done()
 	if err == nil {
 		live.ActAs(a.actor) // the name its leases show to whoever else wants the queue
 	}
@@ -310,13 +388,14 @@ func (a *app) dial(ctx context.Context) (*broker.Live, error) {
 	return live, err
 }
 
-// redactedURL hides a URL's password for messages.
+// redactedURL hides the passwords of a URL or a list of node URLs for
+// messages; a URL that does not parse is shown with its password hidden.
 func redactedURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
+	nodes := connect.SplitNodes(raw)
+	for i, n := range nodes {
+		nodes[i] = connect.Redact(n)
 	}
-	return u.Redacted()
+	return strings.Join(nodes, ",")
 }
 
 // brokerUnreachable tells "nothing answers" (fall back to the demo) from
@@ -326,17 +405,28 @@ func redactedURL(raw string) string {
 // never the text.
 func brokerUnreachable(err error) bool {
 	var netErr *net.OpError
+	if errors.As(err, &netErr) && netErr.Op == "remote error" {
+		return false // a TLS alert: the broker answered and refused
+	}
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &netErr)
 }
 
-// takeLease takes queue's lease (broker/lease.go) before a change is
-// planned, so a second actor is refused with who holds it before it reads
-// anything; the broker connection it dials is only for the lease.
+// takeLease takes queue's lease (broker/lease.go) for a replay before it
+// is planned, so a second actor is refused with who holds it before it
+// reads anything, and a user without the permissions a replay needs is
+// refused before that; the broker connection it dials is only for the lease.
 func (a *app) takeLease(ctx context.Context, queue, doing string) (*broker.Lease, error) {
 	live, err := a.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer live.Close()
+	top, err := live.Topology(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.refuseWithoutPermission(ctx, live, top, "replay", broker.FeatureReplay); err != nil {
+		return nil, err
+	}
 	return live.TakeLease(ctx, queue, doing)
 }

@@ -28,7 +28,9 @@ func isolate(t *testing.T) string {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(home, "state"))
-	for _, v := range []string{"DLQT_AMQP_URL", "DLQT_MGMT_URL", "DLQT_VHOST", "DLQT_JOURNAL", "DLQT_ACTOR", "DLQT_CONFIG", "DLQT_READ_ONLY", "DLQT_CONTEXT"} {
+	for _, v := range []string{"DLQT_AMQP_URL", "DLQT_MGMT_URL", "DLQT_VHOST", "DLQT_JOURNAL", "DLQT_ACTOR", "DLQT_CONFIG", "DLQT_READ_ONLY", "DLQT_CONTEXT",
+		"DLQT_TLS_CA_FILE", "DLQT_TLS_CERT_FILE", "DLQT_TLS_KEY_FILE", "DLQT_TLS_SERVER_NAME", "DLQT_TLS_INSECURE",
+		"DLQT_USER", "DLQT_PASSWORD", "DLQT_PASSWORD_FILE", "DLQT_CONNECT_TIMEOUT"} {
 		t.Setenv(v, "")
 	}
 	return home

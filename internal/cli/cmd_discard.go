@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
@@ -22,6 +25,7 @@ func (a *app) discardCommand() *cobra.Command {
 		yes    bool
 		asJSON bool
 		where  []string
+		retry  uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "discard QUEUE (--id ID ... | --group REASON[/CODE] | --where EXPR ...) --reason TEXT [--yes]",
@@ -41,12 +45,24 @@ tenant=acme), or alone selects every message that matches. The plan and the
 journal's decision name the filter. --where does not combine with --id: ids
 already name the messages.
 
+--retry SEQ discards again what the discard journaled as entry SEQ took,
+with its reason, when a read finds those messages back in the queue (a
+crash of the node before it wrote the acks down undoes them). The journal
+names the retry and the entry it retries; messages of SEQ still gone are
+reported, not an error.
+
 --json prints the plan as one JSON object (action, vhost, queue, selection,
 count, ids, missing, read, depth, truncated, problems, reason) for a script
 to check before it runs the same command with --yes; it never discards.`,
 		Args: exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := a.discardRequest(args[0], ids, group, reason, where)
+			var req triage.DiscardRequest
+			var err error
+			if retry != 0 {
+				req, err = a.retryRequest(args[0], retry, len(ids) > 0 || group != "" || len(where) > 0 || reason != "")
+			} else {
+				req, err = a.discardRequest(args[0], ids, group, reason, where)
+			}
 			if err != nil {
 				return err
 			}
@@ -69,6 +85,7 @@ to check before it runs the same command with --yes; it never discards.`,
 	f.StringVar(&reason, "reason", "", "why these messages are dropped, for the journal (required)")
 	f.BoolVar(&yes, "yes", false, "do it; without --yes only the plan is printed")
 	f.BoolVar(&asJSON, "json", false, "print the plan as JSON and change nothing")
+	f.Uint64Var(&retry, "retry", 0, "discard again, with its reason, the messages of discard outcome `SEQ` (a journal entry) that are back")
 	whereFlag(cmd, &where)
 	return cmd
 }
@@ -88,6 +105,28 @@ func (a *app) discardRequest(queue string, ids []string, group, reason string, w
 	return req, nil
 }
 
+// retryRequest is the discard whose outcome is journal entry seq, again:
+// its reason, and the ids it took (those back in the queue are taken).
+func (a *app) retryRequest(queue string, seq uint64, selected bool) (triage.DiscardRequest, error) {
+	if selected {
+		return triage.DiscardRequest{}, usageError{errors.New("--retry takes the ids and the reason from the journal entry: no --id, --group, --where or --reason")}
+	}
+	j, err := a.openJournal()
+	if err != nil {
+		return triage.DiscardRequest{}, err
+	}
+	defer j.Close()
+	e, err := j.DiscardOutcome(seq, a.vhost, queue)
+	if err != nil {
+		return triage.DiscardRequest{}, usageError{err}
+	}
+	if len(e.MessageIDs) == 0 {
+		return triage.DiscardRequest{}, usageError{fmt.Errorf("journal entry %d discarded nothing: there is nothing to retry", seq)}
+	}
+	return triage.DiscardRequest{Vhost: a.vhost, Queue: queue, Reason: e.Reason, Browse: a.browseOptions(),
+		Selection: triage.Selection{IDs: e.MessageIDs}, RetryOf: seq}, nil
+}
+
 // printDiscardPlan browses the queue and shows what --yes would discard.
 func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.DiscardRequest, asJSON bool) error {
 	in, err := a.inspect(ctx, req.Queue)
@@ -103,9 +142,11 @@ func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.Disc
 	fmt.Fprintf(w, "selection: %s\n", sanitize.Line(req.Selection.String()))
 	fmt.Fprintf(w, "reason: %s\n", sanitize.Line(req.Reason))
 	for _, t := range chosen {
-		fmt.Fprintf(w, "  %s  %s/%s\n", t.ID, t.Reason, t.ReasonCode)
+		fmt.Fprintf(w, "  %s  %s/%s\n", t.ID, t.Reason, shownText(a.redactor(), t.ReasonCode))
 	}
-	if missing := missingIDs(req.Selection.IDs, chosen); len(missing) > 0 {
+	if missing := missingIDs(req.Selection.IDs, chosen); req.RetryOf != 0 {
+		fmt.Fprintf(w, "retry of journal entry #%d: %d of its %d message(s) are back, %d still gone\n", req.RetryOf, len(chosen), len(req.Selection.IDs), len(missing))
+	} else if len(missing) > 0 {
 		where := "not in the queue"
 		if in.Batch.Truncated() {
 			where = fmt.Sprintf("not among the first %d messages (--limit)", len(in.Batch.Messages))
@@ -149,6 +190,12 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 	if err != nil {
 		return err
 	}
+	if err := a.refuseWithoutPermission(ctx, live, top, "discard", broker.FeatureDiscard); err != nil {
+		return err
+	}
+	if err := a.changing(); err != nil {
+		return err
+	}
 	req.Browse.Progress = progressTo(a.stderr, "holding "+req.Queue)
 	res, err := triage.Discard(ctx, live, top, rec, req)
 	if err != nil {
@@ -168,11 +215,16 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 	if len(res.Discarded) > 0 {
 		fmt.Fprintf(w, "broker: %s\n", sanitize.Line(res.Verification))
 	}
+	if len(res.Changed) > 0 {
+		return changedError(req.Queue, req.Bodies, res.Changed)
+	}
 	if len(res.StillThere) > 0 {
 		return fmt.Errorf("%d acked message(s) are still in %s (the broker did not apply the acks): %s",
 			len(res.StillThere), sanitize.Line(req.Queue), strings.Join(sanitize.Lines(res.StillThere), ", "))
 	}
-	if len(res.Missing) > 0 {
+	if len(res.Missing) > 0 && req.RetryOf != 0 {
+		fmt.Fprintf(w, "retry of journal entry #%d: %d of its message(s) still gone, nothing to do for them\n", req.RetryOf, len(res.Missing))
+	} else if len(res.Missing) > 0 {
 		where := "not in " + sanitize.Line(req.Queue)
 		if res.Held >= req.Browse.Limit {
 			where = fmt.Sprintf("not among the first %d messages of %s (--limit)", res.Held, sanitize.Line(req.Queue))
@@ -181,6 +233,17 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 			len(res.Missing), where, strings.Join(sanitize.Lines(res.Missing), ", "))
 	}
 	return nil
+}
+
+// changedError names the messages a decision was made on that now hold
+// another body under the same id, and what each had then and has now.
+func changedError(queue string, then, now map[string]string) error {
+	lines := make([]string, 0, len(now))
+	for _, id := range slices.Sorted(maps.Keys(now)) {
+		lines = append(lines, fmt.Sprintf("%s (body sha256 %.12s then, %.12s now)", sanitize.Line(id), then[id], now[id]))
+	}
+	return fmt.Errorf("%d message(s) changed since the proposal named them, left in %s: %s; propose again for the new ones",
+		len(now), sanitize.Line(queue), strings.Join(lines, ", "))
 }
 
 // missingIDs are the ids asked for that are not among the chosen messages.

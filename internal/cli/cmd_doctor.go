@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
+	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
@@ -39,9 +40,16 @@ urgent first, with what it does and how to fix it:
                                    or a quorum delivery limit
   advisory dlx-by-argument         a DLX set by queue argument: only deleting
                                    and redeclaring the queue can change it
+  warning  permission-missing      the user lacks a permission discard,
+                                   replay, fullscan or a browse needs (one
+                                   finding each, with the rabbitmqctl line)
+  advisory permissions-unchecked   the user's permissions could not be
+                                   checked: nothing is assumed
 
 It reads the broker, a --snapshot file or the --demo the same way, and changes
-nothing. Exit status: 0 when no finding is an error (warnings and advisories
+nothing. On a broker it also checks the user's permissions: an administrator's
+are read; anyone else's are tried with changes that leave nothing behind (a
+lease-named queue of its own declared and deleted, a publish rolled back). Exit status: 0 when no finding is an error (warnings and advisories
 included), 1 when at least one is, or when the topology could not be read
 (then nothing is printed on stdout), 2 for a bad command line.`,
 		Args: exactArgs(0, "no arguments"),
@@ -55,6 +63,10 @@ included), 1 when at least one is, or when the topology could not be read
 			if err != nil {
 				return err
 			}
+			if live, ok := r.(*broker.Live); ok {
+				findings = append(findings, permissionFindings(live.Permissions(cmd.Context(), top, a.patterns))...)
+			}
+			findings = doctor.Shown(findings, a.redactor())
 			out := cmd.OutOrStdout()
 			if asJSON {
 				err = writeFindingsJSON(out, findings)

@@ -27,15 +27,17 @@ func (a *app) editCommand() *cobra.Command {
 		Short: "Make a revision of a parked JSON message: the original stays untouched, a replay publishes the revision",
 		Long: `edit never changes the queue. It reads message ID of QUEUE, sets each PATH
 (a dot path: customer.address.zip, items.0.qty) to VALUE (JSON when it parses:
-42, true, "10115", {"a":1}; else a string), and journals a revision: the new
-body, the fields changed, the SHA-256 before and after, who and why, and the
-original body as evidence. A body that is not JSON, before or after, is
+42, true, "10115", {"a":1}; else a string), and journals a revision: the fields
+changed with their values redacted, the SHA-256 before and after, who and why.
+The edited body is kept beside the journal's entries, where only a replay
+reads it; no export shows it. A body that is not JSON, before or after, is
 refused and nothing is stored.
 
 dlqt replay of that id then publishes the latest approved revision with the
 original message_id and the headers x-dlqt-revision and
 x-dlqt-original-sha256, and acks the original only after the copy is
-confirmed. When the config's approvals section has edit, the revision is
+confirmed; a message parked again under that id with another body is left
+as it is, since the revision was made from the old one. When the config's approvals section has edit, the revision is
 also a proposal (exit 3) and counts once a second person approves it.`,
 		Args: exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,7 +79,7 @@ func (a *app) edit(cmd *cobra.Command, queue, id string, sets []approval.Set, re
 	if err != nil {
 		return err
 	}
-	rev := approval.NewRevision(a.vhost, queue, chosen[0], body, changes, a.actor, reason, time.Now())
+	rev := approval.NewRevision(a.vhost, queue, chosen[0], body, changes, a.redactor(), a.actor, reason, time.Now())
 	out := cmd.OutOrStdout()
 	if a.gated(approval.GateEdit, 1) {
 		// The revision names its proposal; the proposal signs the revision.
@@ -104,9 +106,15 @@ func (a *app) proposeEdit(w io.Writer, rev approval.Revision, msg triage.Triaged
 	})
 }
 
+// recordRevision keeps the edited body apart, for the replay alone, then
+// journals the revision without it. A revision whose entry then fails
+// leaves a body no entry names, which nothing reads.
 func (a *app) recordRevision(rev approval.Revision, actor string) error {
 	j, err := a.openJournal()
 	if err != nil {
+		return err
+	}
+	if _, err := j.PutRevisionBody(rev.Body); err != nil {
 		return err
 	}
 	return journal.NewRecorder(j, actor, a.host).Record(triage.Record{
@@ -136,13 +144,42 @@ func (a *app) useRevisions(plan *replay.Plan) error {
 		return err
 	}
 	revs, err := approval.ApprovedRevisions(rs, plan.Vhost, plan.Queue)
-	if err != nil || len(revs) == 0 {
+	if err != nil {
 		return err
 	}
 	out := make(map[string]replay.Revision, len(revs))
 	for id, r := range revs {
-		out[id] = replay.Revision{ID: r.ID, Body: []byte(r.Body), OriginalSHA256: r.SHA256Before}
+		body, err := approval.BodyOf(r, j)
+		if err != nil {
+			return err
+		}
+		out[id] = replay.Revision{ID: r.ID, Body: body, SHA256: r.SHA256After, OriginalSHA256: r.SHA256Before}
 	}
 	plan.UseRevisions(out)
+	return revisionBodies(j, plan)
+}
+
+// revisionBodies reads back the edited bodies of the revisions a journaled
+// plan names (a resume): inline in a plan journaled before bodies were
+// kept apart, else from the journal's store by their SHA-256. A revision
+// left without its body is not published (replay.Item.changed).
+func revisionBodies(j approval.BodyStore, plan *replay.Plan) error {
+	for i, it := range plan.Items {
+		rev := it.Revision
+		if rev == nil || rev.Body != nil {
+			continue
+		}
+		withBody := *rev
+		if rev.Inline != nil {
+			withBody.Body, withBody.SHA256 = rev.Inline, approval.SHA256(rev.Inline)
+		} else {
+			body, err := j.RevisionBody(rev.SHA256)
+			if err != nil {
+				return fmt.Errorf("revision %s of %s: %w", rev.ID, sanitize.Line(it.ID), err)
+			}
+			withBody.Body = body
+		}
+		plan.Items[i].Revision = &withBody
+	}
 	return nil
 }

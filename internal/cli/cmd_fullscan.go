@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,7 +50,7 @@ first message moves, and the outcome.`,
 			if err != nil {
 				return err
 			}
-			rows := groupRows(args[0], s.Groups, a.owners)
+			rows := groupRows(args[0], s.Groups, a.owners, a.redactor())
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rows)
 			}
@@ -65,7 +66,9 @@ first message moves, and the outcome.`,
 // fullScan journals the decision, moves the whole queue through its tail
 // and journals the outcome. Each message is triaged and counted into its
 // group as it passes (triage.InspectEach), then dropped: memory stays a
-// window of messages and the groups, however long the queue.
+// window of messages and the groups, however long the queue. The ids of
+// each window are journaled before its copies are published, so the next
+// scan removes exactly the extra copies an interrupted one left.
 func (a *app) fullScan(ctx context.Context, queue string, window int) (triage.Streamed, error) {
 	if err := a.fullScanNeedsABroker(); err != nil {
 		return triage.Streamed{}, err
@@ -79,37 +82,123 @@ func (a *app) fullScan(ctx context.Context, queue string, window int) (triage.St
 	if err != nil {
 		return triage.Streamed{}, err
 	}
-	record := func(details map[string]any) error {
-		return rec.Record(triage.Record{Action: triage.ActionFullScan, Vhost: top.Vhost, Queue: queue, Details: details})
-	}
-	if err := record(map[string]any{"step": "decision", "window": window, "effects": broker.FullScanEffects}); err != nil {
+	if err := a.refuseWithoutPermission(ctx, live, top, "fullscan", broker.FeatureFullScan); err != nil {
 		return triage.Streamed{}, err
 	}
-	scan := &fullScanReader{live: live, top: top, window: window, progress: progressTo(a.stderr, "moving "+queue)}
+	interrupted, err := a.interruptedScans(top.Vhost, queue)
+	if err != nil {
+		return triage.Streamed{}, err
+	}
+	scanID := broker.NewScanID()
+	record := func(ids []string, details map[string]any) error {
+		details["scan"] = scanID
+		return rec.Record(triage.Record{Action: triage.ActionFullScan, Vhost: top.Vhost, Queue: queue, MessageIDs: ids, Details: details})
+	}
+	decision := map[string]any{"step": "decision", "window": window, "effects": broker.FullScanEffects}
+	if len(interrupted) > 0 {
+		decision["interrupted"] = scanIDs(interrupted)
+	}
+	if err := record(nil, decision); err != nil {
+		return triage.Streamed{}, err
+	}
+	scan := &fullScanReader{live: live, top: top, opts: broker.FullScanOptions{
+		ScanID: scanID, Window: window, Interrupted: interrupted, Progress: progressTo(a.stderr, "moving "+queue),
+		InFlight: func(w broker.ScanWindow) error {
+			details := map[string]any{"step": "in-flight", "contents": w.Contents}
+			if len(w.Removing) > 0 {
+				details["removing"] = w.Removing
+			}
+			return record(w.Moving, details)
+		},
+	}}
 	s, scanErr := triage.InspectEach(ctx, scan, queue, triage.BrowseOptions{}, triage.StreamOptions{
 		Redactor: a.redactor(),
 		Each:     func(*triage.Triaged) (bool, error) { return true, nil },
 	})
-	outcome := map[string]any{"step": "outcome", "total": scan.res.Total, "moved": scan.res.Moved}
+	res := scan.res
+	outcome := map[string]any{"step": "outcome", "total": res.Total, "moved": res.Moved, "removed": res.Removed, "final": res.Final, "whole": res.Whole()}
 	if scanErr != nil {
 		outcome["error"] = scanErr.Error()
 	}
-	if err := errors.Join(scanErr, record(outcome)); err != nil {
+	if err := errors.Join(scanErr, record(nil, outcome)); err != nil {
 		return triage.Streamed{}, err
 	}
-	reportMoved(a.stderr, queue, scan.res)
+	reportMoved(a.stderr, queue, res)
 	return s, nil
+}
+
+// interruptedScans are the full scans of queue since the last one that
+// read to its end, newest first, with the ids of every window they
+// journaled: what an extra copy can be a copy of. A scan that read to its
+// end saw every copy the scans before it left; its own windows count
+// unless it ended whole (an ack the broker lost leaves a pair too).
+func (a *app) interruptedScans(vhost, queue string) ([]broker.InterruptedScan, error) {
+	j, err := a.openJournal()
+	if err != nil {
+		return nil, err
+	}
+	history, err := j.QueueHistory(vhost, queue, 0)
+	if err != nil {
+		return nil, err
+	}
+	var scans []broker.InterruptedScan
+	at := map[string]int{}
+	last := "" // the newest scan that read to its end
+	for _, e := range history {
+		id, _ := e.Details["scan"].(string)
+		if e.Action != triage.ActionFullScan || id == "" {
+			continue
+		}
+		if _, failed := e.Details["error"]; e.Details["step"] == "outcome" && !failed {
+			if e.Details["whole"] == true {
+				break
+			}
+			last = id
+		}
+		if e.Details["step"] == "decision" && id == last {
+			break
+		}
+		i, ok := at[id]
+		if !ok {
+			i, at[id] = len(scans), len(scans)
+			scans = append(scans, broker.InterruptedScan{ScanID: id})
+		}
+		if contents := detailStrings(e.Details["contents"]); e.Details["step"] == "in-flight" && len(contents) == len(e.MessageIDs) {
+			scans[i].IDs = append(scans[i].IDs, e.MessageIDs...)
+			scans[i].Contents = append(scans[i].Contents, contents...)
+		}
+	}
+	return slices.DeleteFunc(scans, func(s broker.InterruptedScan) bool { return len(s.IDs) == 0 }), nil
+}
+
+// detailStrings is a journal detail's list of strings (JSON gives []any back).
+func detailStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func scanIDs(scans []broker.InterruptedScan) []string {
+	ids := make([]string, len(scans))
+	for i, s := range scans {
+		ids[i] = s.ScanID
+	}
+	return ids
 }
 
 // fullScanReader is the triage.Reader of a full scan: its Browse moves the
 // whole queue through its tail (broker.FullScan), handing each original
 // on, in queue order, before its copy is published.
 type fullScanReader struct {
-	live     *broker.Live
-	top      triage.Topology
-	window   int
-	progress func(done, total int)
-	res      broker.FullScanResult
+	live *broker.Live
+	top  triage.Topology
+	opts broker.FullScanOptions
+	res  broker.FullScanResult
 }
 
 func (r *fullScanReader) Describe() string { return r.live.Describe() }
@@ -119,12 +208,12 @@ func (r *fullScanReader) Topology(context.Context) (triage.Topology, error) { re
 func (r *fullScanReader) Browse(ctx context.Context, queue string, opts triage.BrowseOptions) (triage.Batch, error) {
 	b := triage.Batch{Vhost: r.top.Vhost, Queue: queue, TakenAt: time.Now().UTC()}
 	var err error
-	r.res, err = r.live.FullScan(ctx, queue, broker.FullScanOptions{Window: r.window, Progress: r.progress,
-		Visit: func(m triage.Message) error {
-			b.Read++
-			return opts.Each(m)
-		},
-	})
+	scan := r.opts
+	scan.Visit = func(m triage.Message) error {
+		b.Read++
+		return opts.Each(m)
+	}
+	r.res, err = r.live.FullScan(ctx, queue, scan)
 	b.Depth, b.Limit = r.res.Total, r.res.Total+1 // read to the end
 	if err != nil {
 		b.Err = err
@@ -141,6 +230,20 @@ func (a *app) fullScanNeedsABroker() error {
 	return nil
 }
 
+// reportMoved says "moved all" only when the queue then held exactly the
+// messages the scan moved.
 func reportMoved(w io.Writer, queue string, res broker.FullScanResult) {
-	fmt.Fprintf(w, "dlqt: moved all %d messages of %s to its tail, each confirmed before its original was acked\n", res.Moved, queue)
+	if res.Removed > 0 {
+		fmt.Fprintf(w, "dlqt: removed %d extra copies an interrupted full scan of %s had left (each after the copy of its original was confirmed)\n", res.Removed, queue)
+	}
+	if res.Whole() {
+		fmt.Fprintf(w, "dlqt: moved all %d messages of %s to its tail, each confirmed before its original was acked\n", res.Moved, queue)
+		return
+	}
+	if res.Final < 0 {
+		fmt.Fprintf(w, "dlqt: moved %d messages of %s to its tail; how many it holds now could not be read\n", res.Moved, queue)
+		return
+	}
+	fmt.Fprintf(w, "dlqt: moved %d messages of %s to its tail; it now holds %d, not %d: dead letters that arrived during the scan, or copies twice (the next dlqt fullscan removes its own extra copies)\n",
+		res.Moved, queue, res.Final, res.Moved)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +12,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 func (a *app) journalCommand() *cobra.Command {
@@ -123,7 +128,10 @@ func (a *app) journalVerifyCommand() *cobra.Command {
 		Long: `verify recomputes every entry's hash and link, in the journal file or in an
 export made with dlqt journal export, and fails naming the first entry that
 does not match (changed, removed or inserted). An export made with --since
-starts mid-chain: its entries are checked against each other only.`,
+starts mid-chain: its entries are checked against each other only. It checks
+the signature of every approval and rejection too (against the users file's
+keys, and the server key for those made in dlqt serve sessions) and names
+each entry whose signature fails.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var (
@@ -148,6 +156,14 @@ starts mid-chain: its entries are checked against each other only.`,
 			}
 			if err := journal.VerifySegment(entries); err != nil {
 				return fmt.Errorf("%s: %w", source, err)
+			}
+			if err := a.verifyDecisions(w, source, entries); err != nil {
+				return err
+			}
+			if file == "" {
+				if err := a.verifyCheckpoint(w, entries); err != nil {
+					return fmt.Errorf("%s: %w", source, err)
+				}
 			}
 			first, last := entries[0].Seq, entries[len(entries)-1].Seq
 			fmt.Fprintf(w, "%s: chain intact, entries %d-%d verified\n", source, first, last)
@@ -175,8 +191,12 @@ func readExport(path string) ([]journal.Entry, error) {
 }
 
 func readJournal(a *app) ([]journal.Entry, error) {
+	if a.session != nil { // the server's journal, read between its writes
+		return a.session.journal.Entries()
+	}
 	// Read-only: works on a read-only file, creates nothing, and refuses a
-	// damaged journal (or one emptied or replaced) in one line.
+	// damaged journal (or one emptied or replaced) in one line. Closed
+	// again at once: its shared lock keeps every writer out while open.
 	j, err := journal.OpenReadOnly(a.journalPath, 2*time.Second)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("journal %s does not exist: nothing has been recorded there (pass --journal FILE?)", a.journalPath)
@@ -184,5 +204,93 @@ func readJournal(a *app) ([]journal.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer j.Close()
 	return j.Entries()
+}
+
+// verifyDecisions checks the signature of every approval and rejection in
+// entries: anyone who can write the journal file can append one that
+// chains, only the approver's key (or the server's) can sign it. Each
+// entry that fails is named on a line of w; an approval signed in the old
+// format (the hash alone) is named as a note, since it approves nothing.
+func (a *app) verifyDecisions(w io.Writer, source string, entries []journal.Entry) error {
+	us, err := a.knownUsers()
+	if err != nil {
+		return err
+	}
+	keys, err := a.decisionKeys(us)
+	if err != nil {
+		return err
+	}
+	var bad []uint64
+	for _, e := range entries {
+		if e.Action != triage.ActionProposalApprove && e.Action != triage.ActionProposalReject {
+			continue
+		}
+		var d approval.Decision
+		raw, _ := json.Marshal(e.Details["decision"])
+		err := json.Unmarshal(raw, &d)
+		if err == nil && us == nil {
+			err = errors.New("no users file to check it with (--users-file)")
+		}
+		if err == nil {
+			err = keys.CheckDecision(d, d.Hash)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, approval.ErrOldSignature) && d.Approve:
+			fmt.Fprintf(w, "note: entry %d: signature of the hash alone (the format before decisions named what they decide): it approves nothing\n", e.Seq)
+		default:
+			bad = append(bad, e.Seq)
+			fmt.Fprintf(w, "%s: entry %d: signature of the %s by %s fails: %s\n", source, e.Seq, e.Action, sanitize.Line(d.By), sanitize.Line(err.Error()))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: entry %d: signature fails (%d decision(s) in all): a decision the journal holds was not signed by whom it names", source, bad[0], len(bad))
+	}
+	return nil
+}
+
+// verifyCheckpoint compares the journal file with the checkpoint its
+// writers signed (see journal.Checkpoint): a file re-chained under it
+// fails; what it does not cover is a note.
+func (a *app) verifyCheckpoint(w io.Writer, entries []journal.Entry) error {
+	trusted, err := a.checkpointKeys()
+	if err != nil {
+		return err
+	}
+	note, err := journal.CheckCheckpoint(a.journalPath, entries, trusted)
+	if note != "" {
+		fmt.Fprintln(w, "note:", note)
+	}
+	return err
+}
+
+// checkpointKeys are the keys a checkpoint may be signed with: the
+// server's, and this host's default key, which signs the checkpoints of
+// local use (its public half is read; none is made).
+func (a *app) checkpointKeys() ([]ssh.PublicKey, error) {
+	server, err := a.serverKey()
+	if err != nil {
+		return nil, err
+	}
+	local, err := publicKeyAt(defaultHostKeyPath() + ".pub")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return []ssh.PublicKey{server, local}, nil
+}
+
+// checkCheckpointToAct refuses to act on a journal re-chained under its
+// signed checkpoint: the next append would sign the forged chain anew.
+// A checkpoint of a key unknown here is left to verify.
+func (a *app) checkCheckpointToAct(j *journal.Shared) error {
+	trusted, err := a.checkpointKeys()
+	if err != nil {
+		return err
+	}
+	if _, err := journal.CheckCheckpointOf(j, trusted); err != nil && !errors.Is(err, journal.ErrCheckpointKeyUnknown) {
+		return fmt.Errorf("journal %s: %w; dlqt will not add to it (dlqt journal verify says more)", j.Path(), err)
+	}
+	return nil
 }

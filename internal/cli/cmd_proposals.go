@@ -35,7 +35,7 @@ its message ids, its plan, who may approve it and its hash.`,
 			if err != nil {
 				return err
 			}
-			states, err := approval.States(j)
+			states, err := a.proposalStates(j)
 			if err != nil {
 				return err
 			}
@@ -102,9 +102,11 @@ func (a *app) approveCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approve ID [--reason TEXT] [--key FILE | --signature FILE]",
 		Short: "Approve a proposal: signed with your SSH key, never your own, only for the teams you approve for",
-		Long: `approve signs the proposal's hash with --key (or takes --signature, made by
-printf %s HASH | ssh-keygen -Y sign -n dlqt-approval -f KEY) and journals the
-approval under the name the users file gives that key. The approver must not
+		Long: `approve signs "approve HASH NAME" (the proposal's hash, the approver's name in
+the users file) with --key, or takes --signature, made by
+printf %s "approve HASH NAME" | ssh-keygen -Y sign -n dlqt-approval -f KEY,
+and journals the approval under that name. A signature of the hash alone (as
+dlqt took before) or of a rejection approves nothing. The approver must not
 be the proposer, must be an operator, and must list every owning team of the
 proposal under approves. dlqt run ID --yes then carries it out.`,
 		Args: exactArgs(1, "one proposal ID"),
@@ -113,7 +115,7 @@ proposal under approves. dlqt run ID --yes then carries it out.`,
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the journal")
-	cmd.Flags().StringVar(&sigFile, "signature", "", "an ssh-keygen -Y sign -n dlqt-approval signature over the proposal's hash (- for stdin)")
+	cmd.Flags().StringVar(&sigFile, "signature", "", `an ssh-keygen -Y sign -n dlqt-approval signature of "approve HASH NAME" (- for stdin)`)
 	return cmd
 }
 
@@ -131,7 +133,7 @@ func (a *app) rejectCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the proposer and the journal (required)")
-	cmd.Flags().StringVar(&sigFile, "signature", "", "an ssh-keygen -Y sign -n dlqt-approval signature over the proposal's hash (- for stdin)")
+	cmd.Flags().StringVar(&sigFile, "signature", "", `an ssh-keygen -Y sign -n dlqt-approval signature of "reject HASH NAME" (- for stdin)`)
 	return cmd
 }
 
@@ -149,12 +151,12 @@ func (a *app) decide(cmd *cobra.Command, id string, approve bool, reason, sigFil
 	if err != nil {
 		return err
 	}
-	s, err := approval.Find(j, id)
+	s, err := a.findProposal(j, id)
 	if err != nil {
 		return err
 	}
 	hash := s.Proposal.Hash()
-	who, sig, fp, err := a.signature(us, hash, armored)
+	who, sig, fp, err := a.decisionSignature(us, approve, hash, armored)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
@@ -36,8 +37,11 @@ type replayFlags struct {
 	// approved: this replay carries out an approved proposal (dlqt run),
 	// so the approvals policy does not turn it into a proposal again.
 	approved bool
-	orderBy  string // --order-by: the aggregate's path in the payload (or headers.NAME)
-	inOrder  bool   // --in-order: one message per aggregate at a time, in order
+	// bodies: the body SHA-256 of each id the approved proposal names; a
+	// message held with another body is left where it is.
+	bodies  map[string]string
+	orderBy string // --order-by: the aggregate's path in the payload (or headers.NAME)
+	inOrder bool   // --in-order: one message per aggregate at a time, in order
 }
 
 func (a *app) replayCommand() *cobra.Command {
@@ -114,8 +118,11 @@ func (f replayFlags) options(allow []string) (replay.Options, error) {
 		return o, usageError{fmt.Errorf("--rate must be positive, got %g", f.rate)}
 	case f.canary <= 0:
 		return o, usageError{fmt.Errorf("--canary must be at least 1, got %d", f.canary)}
-	case f.observe < 0:
-		return o, usageError{fmt.Errorf("--observe must not be negative, got %s", f.observe)}
+	case f.observe <= 0:
+		// Zero is refused rather than taken as "no watch": a canary nobody
+		// watches checks nothing (a copy that fails again comes back after
+		// its publish), and the TUI refuses it too.
+		return o, usageError{fmt.Errorf("--observe must be positive, got %s: the canary is watched that long for copies that fail again (e.g. 10s)", f.observe)}
 	case f.baseline < 0:
 		return o, usageError{fmt.Errorf("--baseline must not be negative, got %s", f.baseline)}
 	case f.maxBacklog < 0:
@@ -131,23 +138,38 @@ func (f replayFlags) options(allow []string) (replay.Options, error) {
 	return o, nil
 }
 
-func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
-	ctx := cmd.Context()
+// replayRequest checks the command line of a new replay: its selection
+// and options, before anything is read.
+func (a *app) replayRequest(f replayFlags) (triage.Selection, replay.Options, error) {
 	sel, err := a.selection(f.ids, f.group, f.where)
 	if err != nil {
-		return err
+		return sel, replay.Options{}, err
 	}
 	opts, err := f.options(a.replayAllow)
 	if err != nil {
-		return err
+		return sel, opts, err
 	}
 	if f.inOrder != (f.orderBy != "") {
-		return usageError{errors.New("--in-order and --order-by PATH go together: the path names each message's aggregate")}
+		return sel, opts, usageError{errors.New("--in-order and --order-by PATH go together: the path names each message's aggregate")}
 	}
 	if a.demo || a.snapshotPath != "" {
-		return usageError{errors.New("replay changes a live broker: it cannot run on a snapshot or the demo")}
+		return sel, opts, usageError{errors.New("replay changes a live broker: it cannot run on a snapshot or the demo")}
 	}
-	if f.yes && !f.dryRun && !f.asJSON {
+	return sel, opts, nil
+}
+
+// runsForReal: the replay publishes, rather than printing its plan.
+func (f replayFlags) runsForReal() bool { return f.yes && !f.dryRun && !f.asJSON }
+
+func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
+	ctx := cmd.Context()
+	sel, opts, err := a.replayRequest(f)
+	if err != nil {
+		return err
+	}
+	mem := a.limitReplayMemory() // the plan's read too
+	defer mem.restore()
+	if f.runsForReal() {
 		lease, err := a.takeLease(ctx, queue, "replaying")
 		if err != nil {
 			return err
@@ -166,6 +188,10 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if err := a.useRevisions(&plan); err != nil {
 		return err
 	}
+	plan.NameBodies(f.bodies)
+	plan.Warnings = append(plan.Warnings, changedSince(plan, in)...)
+	plan.CheckMemory(in, int64(a.memBudget), a.memBudgetSet)
+	mem.fit(plan.LargestBody(in))
 	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
 	if f.yes && !f.dryRun && !f.approved && a.gated(approval.GateReplay, len(plan.Items)) {
@@ -174,17 +200,25 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if f.asJSON && f.yes && !f.dryRun {
 		return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
 	}
+	return a.showAndRun(ctx, cmd, plan, in, f)
+}
+
+// showAndRun prints plan (with --json, only that) and, with --yes and
+// without --dry-run, carries it out.
+func (a *app) showAndRun(ctx context.Context, cmd *cobra.Command, plan replay.Plan, in triage.Inspection, f replayFlags) error {
+	out := cmd.OutOrStdout()
 	if f.asJSON {
 		if err := writeJSON(out, replayPlanJSON(plan, in)); err != nil {
 			return err
 		}
 		return plan.Runnable()
 	}
-	printPlan(out, plan, in)
+	printPlan(out, plan, in, a.redactor())
 	if err := plan.Runnable(); err != nil {
 		return err
 	}
 	var aggs []replay.Aggregate
+	var err error
 	if f.inOrder {
 		if aggs, err = orderedAggregates(out, plan, in, f.orderBy); err != nil {
 			return err
@@ -193,6 +227,17 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if !f.yes || f.dryRun {
 		fmt.Fprintln(out, "dry run: nothing was changed; pass --yes to replay")
 		return nil
+	}
+	if plan.AtLimit > 0 && !a.acceptCost {
+		// Refused before the hold reads anything: on 4.3 even a free
+		// requeue moves what was read to the back of the queue.
+		return fmt.Errorf("replay %s: %d message(s) it would hold have no delivery left: a lost hold would drop them; nothing was changed, pass --accept-delivery-cost to replay anyway", plan.ID, plan.AtLimit)
+	}
+	if err := a.refuseReplayWithoutPermission(ctx, plan, false); err != nil {
+		return err
+	}
+	if err := a.changing(); err != nil {
+		return err
 	}
 	if f.inOrder {
 		return a.runInOrder(ctx, cmd, plan, aggs)
@@ -204,7 +249,7 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 // exactly the plan's messages (exit 3), once the plan may run.
 func (a *app) proposeReplay(out io.Writer, plan replay.Plan, in triage.Inspection, f replayFlags, sel triage.Selection) error {
 	if !f.asJSON {
-		printPlan(out, plan, in)
+		printPlan(out, plan, in, a.redactor())
 	}
 	if err := plan.Runnable(); err != nil {
 		return err
@@ -243,12 +288,23 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 	if !st.Interrupted() {
 		return fmt.Errorf("replay %s is not interrupted (last: %s): nothing to resume", st.ID, st.Status)
 	}
+	if err := a.sessionActsIn("replay "+st.ID, st.Vhost); err != nil {
+		return err
+	}
 	if a.vhost != st.Vhost {
 		fmt.Fprintf(cmd.ErrOrStderr(), "dlqt: replay %s ran in vhost %q: resuming there\n", st.ID, st.Vhost)
 		a.vhost = st.Vhost
 	}
+	mem := a.limitReplayMemory() // the sizes are not journalled: the budget's
+	defer mem.restore()
 	plan := st.ResumePlan()
+	if err := revisionBodies(j, &plan); err != nil {
+		return err
+	}
 	plan.Options.AutoRamp = true // headless: nobody is there to press ramp-up
+	if err := a.refuseReplayWithoutPermission(cmd.Context(), plan, true); err != nil {
+		return err
+	}
 	fmt.Fprint(cmd.OutOrStdout(), resumeNotice(st.ID, st.Queue, len(plan.Items), st.Counts()))
 	return a.runReplay(cmd.Context(), cmd, plan)
 }
@@ -263,9 +319,12 @@ func resumeNotice(id, queue string, items int, c map[replay.Outcome]int) string 
 	if resolved > 0 { // acked before the interruption: left alone
 		done = fmt.Sprintf("%d resolved, ", resolved)
 	}
-	return fmt.Sprintf("resuming replay %s of %s: %s%d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n"+
-		"A message published but not yet confirmed when dlqt stopped is published again: it may be delivered twice.\n",
-		id, queue, done, confirmed, failed, returned, items-resolved-confirmed-failed-returned)
+	twice := "A message published but not yet confirmed when dlqt stopped is published again: it may be delivered twice.\n"
+	if sent := c[replay.OutcomePublished]; sent > 0 {
+		twice = fmt.Sprintf("%d of them were sent before dlqt stopped with no answer journalled: they are published again and may be delivered twice (named at the end).\n", sent)
+	}
+	return fmt.Sprintf("resuming replay %s of %s: %s%d confirmed before the interruption (their sources are acked, not published again), %d failed again, %d returned, %d to publish.\n%s",
+		id, queue, done, confirmed, failed, returned, items-resolved-confirmed-failed-returned, twice)
 }
 
 // replayOnce runs a plan headless, progress on stderr and the result on
@@ -282,12 +341,16 @@ func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Pl
 	}
 	defer port.Close()
 	port.AcceptDeliveryCost = a.acceptCost
-	port.HoldLimit = a.limit
+	port.HoldLimit = plan.HoldLimit(a.limit) // up to the last selected message: a lost hold costs no other
 	errw := cmd.ErrOrStderr()
 	for _, n := range port.Notes() {
 		fmt.Fprintln(errw, "dlqt: note:", n)
 	}
+	before := len(port.Notes())
 	res, err := replay.Run(ctx, plan, port, rec, nil, progressLines(errw))
+	for _, n := range port.Notes()[before:] { // what the hold found (a hold another consumer cut short)
+		fmt.Fprintln(errw, "dlqt: note:", sanitize.Line(n))
+	}
 	printResult(cmd.OutOrStdout(), res)
 	return res, err
 }
@@ -303,6 +366,9 @@ func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Pla
 		return fmt.Errorf("replay %s stopped: %s", res.ID, res.StoppedBecause)
 	case res.Aborted:
 		return fmt.Errorf("replay %s aborted; what was not published is still in %s", res.ID, plan.Queue)
+	case len(res.Changed) > 0:
+		return fmt.Errorf("replay %s: %d message(s) changed since the decision about them and were left in %s: %s", res.ID, len(res.Changed),
+			sanitize.Line(plan.Queue), strings.Join(sanitize.Lines(res.Changed), ", "))
 	}
 	return nil
 }
@@ -334,7 +400,7 @@ func progressLines(w io.Writer) func(replay.Progress) {
 	}
 }
 
-func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
+func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Redactor) {
 	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", p.ID, len(p.Items), sanitize.Line(p.Queue), p.Selection, sanitize.Line(p.Vhost))
 	if in.Batch.Truncated() {
 		fmt.Fprintf(w, "  only the first %d of %d messages were read (--limit): a group covers those\n", len(in.Batch.Messages), in.Batch.Depth)
@@ -364,7 +430,7 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 	for _, t := range p.Sample {
 		// The payload is redacted and sanitised, and pretty-printed: one line here.
 		payload := strings.Join(strings.Fields(t.Payload), " ")
-		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", t.ID, t.Reason, dash(t.ReasonCode), ansi.Truncate(payload, 100, "…"))
+		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", t.ID, t.Reason, dash(shownText(red, t.ReasonCode)), ansi.Truncate(payload, 100, "…"))
 	}
 	if p.Allowed {
 		fmt.Fprintln(w, "  allowed: yes")
@@ -382,6 +448,31 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection) {
 	}
 	fmt.Fprintf(w, "  canary %d at %.1f msg/s, observe %s, then up to %.1f msg/s; at-least-once: a duplicate is possible after a crash\n",
 		p.Options.Canary, p.Options.CanaryRate, p.Options.Observe, p.Options.Rate)
+}
+
+// changedSince warns, before anything is held, of the items whose body as
+// read is not the one their revision or proposal was made on: the run
+// will leave them untouched.
+func changedSince(plan replay.Plan, in triage.Inspection) []string {
+	read := make(map[string]triage.Triaged, len(in.Messages))
+	for _, t := range in.Messages {
+		read[t.ID] = t
+	}
+	var out []string
+	for _, it := range plan.Items {
+		t, ok := read[it.ID]
+		if !ok || it.Revision == nil && it.BodySHA256 == "" {
+			continue
+		}
+		whole, err := t.WithMessage()
+		if err != nil { // the run reads the body again and decides
+			continue
+		}
+		if why := it.Changed(whole.Message.Body); why != "" {
+			out = append(out, it.ID+" "+why)
+		}
+	}
+	return out
 }
 
 func printResult(w io.Writer, r replay.Result) {
@@ -404,8 +495,14 @@ func printResult(w io.Writer, r replay.Result) {
 	if len(r.AckedAgain) > 0 {
 		fmt.Fprintf(w, "resolved before the interruption but back in the queue (the broker never applied the ack), acked again (%d): %s\n", len(r.AckedAgain), strings.Join(sanitize.Lines(r.AckedAgain), ", "))
 	}
+	for _, id := range r.Changed {
+		fmt.Fprintf(w, "left untouched, %s %s\n", sanitize.Line(id), sanitize.Line(r.Why[id]))
+	}
 	if len(r.Unconfirmed) > 0 {
 		fmt.Fprintf(w, "published, confirm not received: may be delivered twice (%d): %s\n", len(r.Unconfirmed), strings.Join(sanitize.Lines(r.Unconfirmed), ", "))
+	}
+	if len(r.Republished) > 0 {
+		fmt.Fprintf(w, "sent before the interruption with no answer journalled, published again: may be delivered twice (%d): %s\n", len(r.Republished), strings.Join(sanitize.Lines(r.Republished), ", "))
 	}
 	if len(r.Collateral) > 0 {
 		fmt.Fprintf(w, "not replayed but dead-lettered from a destination meanwhile (%d): %s\n", len(r.Collateral), strings.Join(sanitize.Lines(r.Collateral), ", "))

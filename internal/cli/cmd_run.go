@@ -22,7 +22,11 @@ func (a *app) runCommand() *cobra.Command {
 		Long: `run carries out proposal ID once it is approved: the discard or replay of
 exactly the message ids it names, with the options it was proposed with. It
 refuses a proposal that is pending, rejected, expired or already run, and one
-whose approval no longer verifies (signature, approver, hash). The proposer
+whose approval no longer verifies (signature, approver, hash). A message
+whose body is no longer the one the proposal names by SHA-256 (another
+message parked under the same id) is left in the queue, and run says which.
+The run is journaled once it reaches the broker: a run that never got there
+leaves the proposal approved. The proposer
 or any operator of the users file may run it (--key, or --actor naming them).
 Without --yes it only says what it would do.`,
 		Args: exactArgs(1, "one proposal ID"),
@@ -43,8 +47,11 @@ func (a *app) runProposal(cmd *cobra.Command, id string, yes bool) error {
 	if err != nil {
 		return err
 	}
-	s, err := approval.Find(j, id)
+	s, err := a.findProposal(j, id)
 	if err != nil {
+		return err
+	}
+	if err := a.sessionActsIn("proposal "+id, s.Proposal.Vhost); err != nil {
 		return err
 	}
 	who, err := a.runner(us, s.Proposal.Hash())
@@ -58,8 +65,15 @@ func (a *app) runProposal(cmd *cobra.Command, id string, yes bool) error {
 		return usageError{fmt.Errorf("proposal %s is a reveal: %s uses it with v on the message in the TUI, once", id, s.Proposal.Proposer)}
 	}
 	d, _ := s.Approval()
-	if err := approvalHolds(d, us); err != nil {
+	keys, err := a.decisionKeys(us)
+	if err != nil {
+		return err
+	}
+	if err := approvalHolds(d, keys); err != nil {
 		return fmt.Errorf("proposal %s: the approval by %s does not hold against %s (%v): not run", id, d.By, us.Path, err)
+	}
+	if err := approverNow(d, s.Proposal, us); err != nil {
+		return fmt.Errorf("proposal %s: %w: not run", id, err)
 	}
 	out := cmd.OutOrStdout()
 	printProposal(out, s, time.Now(), nil)
@@ -72,11 +86,19 @@ func (a *app) runProposal(cmd *cobra.Command, id string, yes bool) error {
 	base := triage.Record{Action: triage.ActionProposalRun, Vhost: p.Vhost, Queue: p.Queue, MessageIDs: p.MessageIDs}
 	start := base
 	start.Details = map[string]any{"proposal_id": id, "approved_by": d.By, "hash": p.Hash()}
-	if err := rec.Record(start); err != nil {
-		return err
-	}
+	// The run is journaled when it acts: a broker that does not answer
+	// leaves the approval unspent.
+	acted := false
+	a.beforeChange = func() error { acted = true; return rec.Record(start) }
 	a.vhost, a.actor = p.Vhost, who.Name
 	runErr := a.carryOut(cmd, p, d)
+	a.beforeChange = nil
+	if !acted {
+		if runErr == nil {
+			runErr = errors.New("it reached no queue")
+		}
+		return fmt.Errorf("proposal %s did not run, nothing was changed and it stays approved: %w", id, runErr)
+	}
 	end := base
 	end.Reason = "finished"
 	if runErr != nil {
@@ -90,20 +112,10 @@ func (a *app) runProposal(cmd *cobra.Command, id string, yes bool) error {
 }
 
 // approvalHolds checks an approval against the users file as it is now: a
-// signature must verify with a key of the approver; an approval given in
-// a dlqt serve session must name a key of theirs.
-func approvalHolds(d approval.Decision, us *access.Users) error {
-	if d.Session && d.Signature == "" {
-		if u, ok := us.ByFingerprint(d.Key); !ok || u.Name != d.By {
-			return fmt.Errorf("key %s is not %s's", d.Key, d.By)
-		}
-		return nil
-	}
-	signer, _, err := approval.Signer(d.Hash, d.Signature, personKeys(us))
-	if err == nil && signer != d.By {
-		err = fmt.Errorf("signed by %s", signer)
-	}
-	return err
+// signature of that approval by a key of the approver, or, given in a dlqt
+// serve session, by the server's key for a session key of theirs.
+func approvalHolds(d approval.Decision, keys approval.Keys) error {
+	return keys.CheckDecision(d, d.Hash)
 }
 
 // runner is who runs a proposal: the owner of --key when one is given,
@@ -124,7 +136,7 @@ func (a *app) carryOut(cmd *cobra.Command, p approval.Proposal, d approval.Decis
 	sel := triage.Selection{IDs: p.MessageIDs}
 	switch p.Action {
 	case approval.GateDiscard:
-		req := triage.DiscardRequest{Vhost: p.Vhost, Queue: p.Queue, Selection: sel, Browse: a.browseOptions(),
+		req := triage.DiscardRequest{Vhost: p.Vhost, Queue: p.Queue, Selection: sel, Browse: a.browseOptions(), Bodies: p.Bodies(),
 			Reason: fmt.Sprintf("%s (proposal %s by %s, approved by %s)", p.Plan.Reason, p.ID, p.Proposer, d.By)}
 		return a.discard(cmd.Context(), cmd.OutOrStdout(), req)
 	case approval.GateReplay:
@@ -134,6 +146,9 @@ func (a *app) carryOut(cmd *cobra.Command, p approval.Proposal, d approval.Decis
 		}
 		return a.replay(cmd, p.Queue, f)
 	case approval.GateEdit: // the approval is what counts: a replay publishes the revision
+		if err := a.changing(); err != nil {
+			return err
+		}
 		fmt.Fprintf(cmd.OutOrStdout(), "revision %s is approved: dlqt replay %s --id %s publishes it\n", p.Plan.Revision, p.Queue, strings.Join(p.MessageIDs, " --id "))
 		return nil
 	}
@@ -142,7 +157,7 @@ func (a *app) carryOut(cmd *cobra.Command, p approval.Proposal, d approval.Decis
 
 // replayFlagsOf are the replay options a proposal was made with.
 func replayFlagsOf(p approval.Proposal) (replayFlags, error) {
-	f := replayFlags{ids: p.MessageIDs, to: p.Plan.To, rate: p.Plan.Rate, canary: p.Plan.Canary,
+	f := replayFlags{ids: p.MessageIDs, bodies: p.Bodies(), to: p.Plan.To, rate: p.Plan.Rate, canary: p.Plan.Canary,
 		maxBacklog: p.Plan.MaxBacklog, orderBy: p.Plan.OrderBy, inOrder: p.Plan.InOrder, yes: true, approved: true}
 	for _, d := range []struct {
 		name, text string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/dlqt/dlqt/internal/serve"
 	"github.com/dlqt/dlqt/internal/ui"
@@ -22,7 +23,8 @@ func defaultHostKeyPath() string {
 func defaultUsersPath() string { return xdgPath("XDG_CONFIG_HOME", ".config", "users.yaml") }
 
 func (a *app) serveCommand() *cobra.Command {
-	cfg := serve.Config{Log: a.stderr, ShutdownWait: 20 * time.Second}
+	cfg := serve.Config{Log: a.stderr, ShutdownWait: 20 * time.Second,
+		ShowCommand: func(args []string) []string { return recordedCommand(args, a.redactor()) }}
 	cmd := &cobra.Command{
 		Use:   "serve [--listen ADDR] [--host-key FILE] [--users FILE]",
 		Short: "Serve the TUI and the headless commands over SSH, one name and role per key",
@@ -33,29 +35,40 @@ server holds the broker credentials and the journal; every entry names the
 user and carries the key's fingerprint and the client's address. SIGHUP
 re-reads the users file; SIGTERM ends running replays safely, then sessions.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.runServe(cmd, cfg) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("operator-sessions") { // a small --max-sessions keeps one for anyone
+				cfg.OperatorSessions = max(min(cfg.OperatorSessions, cfg.MaxSessions-1), 0)
+			}
+			return a.runServe(cmd, cfg)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:2222", "address to listen on")
 	f.StringVar(&cfg.HostKeyPath, "host-key", defaultHostKeyPath(), "ed25519 host key, generated (mode 0600) if missing")
 	f.StringVar(&cfg.UsersPath, "users", defaultUsersPath(), "users file: name, role and keys of each person")
 	f.IntVar(&cfg.MaxSessions, "max-sessions", 16, "sessions open at once; more are refused")
-	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", 30*time.Minute, "close a TUI after this long without a key (a running replay keeps it open; 0 never)")
+	f.IntVar(&cfg.MaxSessionsPerUser, "max-sessions-per-user", 4, "sessions one user may have open at once")
+	f.IntVar(&cfg.OperatorSessions, "operator-sessions", 2, "of --max-sessions, how many only operators may take")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", 30*time.Minute, "close a TUI after this long without a key (a running replay keeps it open), and a headless command whose output is not read for this long; 0 never")
+	f.DurationVar(&cfg.HandshakeTimeout, "handshake-timeout", 20*time.Second, "time a connection has to authenticate")
+	f.IntVar(&cfg.MaxUnauthenticated, "max-unauthenticated", 32, "connections authenticating at once; one more closes the oldest")
 	return cmd
 }
 
 func (a *app) runServe(cmd *cobra.Command, cfg serve.Config) error {
-	if cfg.MaxSessions < 1 {
-		return usageError{fmt.Errorf("--max-sessions must be at least 1, got %d", cfg.MaxSessions)}
+	if err := checkServeLimits(cfg); err != nil {
+		return usageError{err}
 	}
 	keys, err := ui.LoadKeyMap(a.assets.Keymap, a.keymap)
 	if err != nil {
 		return usageError{fmt.Errorf("key bindings: %w", err)}
 	}
-	fp, err := serve.EnsureHostKey(cfg.HostKeyPath)
+	signer, err := serve.HostSigner(cfg.HostKeyPath)
 	if err != nil {
 		return err
 	}
+	a.hostSigner = signer // signs the decisions of its sessions
+	fp := gossh.FingerprintSHA256(signer.PublicKey())
 	j, err := a.openJournal() // the server's: every session writes through it
 	if err != nil {
 		return fmt.Errorf("dlqt serve needs its journal: %w", err)
@@ -98,4 +111,22 @@ func (a *app) reloadOnHangup(ctx context.Context, srv *serve.Server) (stop func(
 		}
 	}()
 	return func() { signal.Stop(hup); cancel() }
+}
+
+// checkServeLimits refuses limits that leave nobody a session, or that
+// leave a connection no bound on its handshake.
+func checkServeLimits(cfg serve.Config) error {
+	switch {
+	case cfg.MaxSessions < 1:
+		return fmt.Errorf("--max-sessions must be at least 1, got %d", cfg.MaxSessions)
+	case cfg.MaxSessionsPerUser < 1:
+		return fmt.Errorf("--max-sessions-per-user must be at least 1, got %d", cfg.MaxSessionsPerUser)
+	case cfg.OperatorSessions < 0 || cfg.OperatorSessions >= cfg.MaxSessions:
+		return fmt.Errorf("--operator-sessions must be from 0 to --max-sessions - 1 (%d), got %d", cfg.MaxSessions-1, cfg.OperatorSessions)
+	case cfg.HandshakeTimeout <= 0 || cfg.HandshakeTimeout > 30*time.Second:
+		return fmt.Errorf("--handshake-timeout must be more than 0 and at most 30s, got %s", cfg.HandshakeTimeout)
+	case cfg.MaxUnauthenticated < 1:
+		return fmt.Errorf("--max-unauthenticated must be at least 1, got %d", cfg.MaxUnauthenticated)
+	}
+	return nil
 }

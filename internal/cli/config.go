@@ -58,6 +58,12 @@ type fileConfig struct {
 	// of dlqt serve) and Key the SSH private key this user signs with.
 	UsersFile string `yaml:"users_file"`
 	Key       string `yaml:"key"`
+	// ServerKey is the public key of the dlqt serve that signs the
+	// decisions of its sessions and the journal's checkpoint.
+	ServerKey string `yaml:"server_key"`
+	// TLS, user, password and token sources, connect_timeout (connection.go);
+	// a context's override these.
+	connSettings `yaml:",inline"`
 }
 
 // redactionConfig is the redaction section: secrets by key name, by JSON

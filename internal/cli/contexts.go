@@ -21,6 +21,8 @@ type brokerContext struct {
 	MgmtURL  string `yaml:"mgmt_url"`
 	Vhost    string `yaml:"vhost"`
 	ReadOnly bool   `yaml:"read_only"`
+	// TLS, user, password and token sources, connect_timeout
+	connSettings `yaml:",inline"`
 }
 
 // chooseContext picks the context named by --context, else DLQT_CONTEXT,
@@ -52,6 +54,7 @@ func chooseContext(flag string, fc *fileConfig, configPath string) (string, erro
 		}
 	}
 	fc.ReadOnly = fc.ReadOnly || c.ReadOnly
+	fc.connSettings = c.connSettings.over(fc.connSettings)
 	return name, nil
 }
 
@@ -127,7 +130,10 @@ func (a *app) useContext(cmd *cobra.Command, name string) error {
 	a.contexts = fc.Contexts
 	a.amqpURL = firstSet(fc.AMQPURL, broker.DefaultAMQPURL)
 	a.mgmtURL = firstSet(fc.MgmtURL, broker.DefaultMgmtURL)
-	a.vhost = firstSet(fc.Vhost, "/")
+	a.vhost = firstSet(fc.Vhost, urlVhostOr(a.amqpURL, "/"))
+	if err := a.resolveConn(cmd, fc.connSettings, true); err != nil {
+		return err
+	}
 	// a context is a live broker: the demo, a snapshot and the first
 	// broker's --queue do not carry over to it
 	a.demo, a.snapshotPath, a.queue = false, "", ""

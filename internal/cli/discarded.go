@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -15,10 +16,28 @@ import (
 type DiscardedNote struct {
 	Entry uint64 `json:"entry"`
 	Note  string `json:"note"`
+	Retry string `json:"retry,omitempty"` // the command that discards it again, with the entry's reason
 }
 
-func discardedNote(seq uint64) *DiscardedNote {
-	return &DiscardedNote{Entry: seq, Note: fmt.Sprintf("discarded in journal #%d, back in the queue (a broker restart before the ack was applied, or published again)", seq)}
+func discardedNote(seq uint64, queue string) *DiscardedNote {
+	return &DiscardedNote{Entry: seq, Retry: retryCommand(queue, seq),
+		Note: fmt.Sprintf("discarded in journal #%d, back in the queue (a broker crash or restart before the ack was written, or published again)", seq)}
+}
+
+// retryCommand is the discard of entry seq again (dlqt discard --retry).
+func retryCommand(queue string, seq uint64) string {
+	return fmt.Sprintf("dlqt discard %s --retry %d --yes", shellWord(sanitize.Line(queue)), seq)
+}
+
+// shellWord quotes s for a POSIX shell unless it is plain.
+func shellWord(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:/@+=,", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // interruptedNote marks a message a discard selected, in entry seq, that
@@ -30,6 +49,7 @@ func interruptedNote(seq uint64) *DiscardedNote {
 // discardMarks are the journal's word on the inspected messages: discarded
 // yet back, or selected by a discard that was interrupted; id -> entry.
 type discardMarks struct {
+	queue                  string
 	discarded, interrupted map[string]uint64
 }
 
@@ -57,7 +77,7 @@ func (a *app) discardedIn(in triage.Inspection) discardMarks {
 	if vhost == "" {
 		vhost = in.Topology.Vhost
 	}
-	var marks discardMarks
+	marks := discardMarks{queue: in.Batch.Queue}
 	if marks.discarded, err = j.Discarded(vhost, in.Batch.Queue, ids); err == nil {
 		marks.interrupted, err = j.DiscardsInterrupted(vhost, in.Batch.Queue, ids)
 	}
@@ -65,21 +85,33 @@ func (a *app) discardedIn(in triage.Inspection) discardMarks {
 		fmt.Fprintf(a.stderr, "dlqt: note: messages discarded earlier are not marked: %v\n", err)
 		return discardMarks{}
 	}
-	a.noteMarked(ids, in.Batch.Queue, marks.discarded, "the journal says were discarded are back in")
-	a.noteMarked(ids, in.Batch.Queue, marks.interrupted, "selected by a discard that never journaled its outcome are still in")
+	a.noteMarked(ids, in.Batch.Queue, marks.discarded, "the journal says were discarded are back in", true)
+	a.noteMarked(ids, in.Batch.Queue, marks.interrupted, "selected by a discard that never journaled its outcome are still in", false)
 	return marks
 }
 
-// noteMarked says on stderr which of ids are marked, with their entries.
-func (a *app) noteMarked(ids []string, queue string, found map[string]uint64, what string) {
+// noteMarked says on stderr which of ids are marked, with their entries;
+// with retry, it offers the command that discards them again, once per
+// entry, with that entry's reason.
+func (a *app) noteMarked(ids []string, queue string, found map[string]uint64, what string, retry bool) {
 	if len(found) == 0 {
 		return
 	}
 	var back []string
+	var seqs []uint64
 	for _, id := range ids {
 		if seq, ok := found[id]; ok {
 			back = append(back, fmt.Sprintf("%s (#%d)", sanitize.Line(id), seq))
+			if !slices.Contains(seqs, seq) {
+				seqs = append(seqs, seq)
+			}
 		}
 	}
-	fmt.Fprintf(a.stderr, "dlqt: %d message(s) %s %s: %s\n", len(back), what, sanitize.Line(queue), strings.Join(back, ", "))
+	offer := ""
+	for _, seq := range seqs {
+		if retry {
+			offer += fmt.Sprintf("; to discard those of #%d again with its reason: %s", seq, retryCommand(queue, seq))
+		}
+	}
+	fmt.Fprintf(a.stderr, "dlqt: %d message(s) %s %s: %s%s\n", len(back), what, sanitize.Line(queue), strings.Join(back, ", "), offer)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 	"github.com/dlqt/dlqt/internal/views"
 )
@@ -81,8 +82,10 @@ func (a *app) messagesCommand() *cobra.Command {
 		Short: "Print a queue's messages, decoded and redacted",
 		Args:  exactArgs(1, "one QUEUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON && a.snapshotPath == "" && !a.demo {
+			if live := a.snapshotPath == "" && !a.demo; live && asJSON {
 				return a.streamMessages(cmd.Context(), cmd.OutOrStdout(), args[0], where)
+			} else if live {
+				return a.streamMessageTable(cmd.Context(), cmd.OutOrStdout(), args[0], where)
 			}
 			in, f, err := a.inspectWhere(cmd.Context(), args[0], where)
 			if err != nil {
@@ -91,7 +94,7 @@ func (a *app) messagesCommand() *cobra.Command {
 			out := cmd.OutOrStdout()
 			discarded := a.discardedIn(in)
 			if !asJSON {
-				return printMessages(out, in, f)
+				return printMessages(out, in, f, a.redactor())
 			}
 			if err := writeMessageLines(out, in.Messages, a.redactor(), discarded); err != nil || in.Batch.Unreadable == nil {
 				return err
@@ -215,6 +218,7 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 	defer done()
 	opts := a.browseOptions()
 	opts.Progress = progressTo(a.stderr, "reading "+queue)
+	opts.Returning = returningTo(a.stderr, queue)
 	in, err := triage.Inspect(ctx, r, queue, opts, a.redactor())
 	if err != nil {
 		if dc, ok := err.(*triage.DeliveryCostError); ok {
@@ -271,7 +275,7 @@ func printGroups(w io.Writer, b triage.Batch, matched int, f filter.Filter, rows
 	}
 	fmt.Fprintln(tw, head)
 	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", r.Reason, dash(r.ReasonCode), r.Count, deref(r.Oldest), deref(r.Newest), strings.Join(sanitize.Lines(r.EventTypes), ", "))
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", r.Reason, dash(r.ReasonCode), r.Count, deref(r.Oldest), deref(r.Newest), strings.Join(r.EventTypes, ", "))
 		if owners {
 			line += "\t" + dash(r.Owner)
 		}
@@ -280,18 +284,40 @@ func printGroups(w io.Writer, b triage.Batch, matched int, f filter.Filter, rows
 	return tw.Flush()
 }
 
-func printMessages(w io.Writer, in triage.Inspection, f filter.Filter) error {
-	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(in.Batch.Queue), boundText(in.Batch), filterText(len(in.Messages), f))
+func printMessages(w io.Writer, in triage.Inspection, f filter.Filter, red *redact.Redactor) error {
+	lines := make([]messageLine, len(in.Messages))
+	for i := range in.Messages {
+		lines[i] = messageLineOf(&in.Messages[i], red)
+	}
+	return printMessageLines(w, in.Batch, f, lines)
+}
+
+// messageLine is what the messages table shows of a message: a streamed
+// read keeps this much of each, not the message. Its reason code and event
+// type are kept as shown (redacted, sanitised).
+type messageLine struct {
+	id, reason, reasonCode, eventType string
+	attempts                          int
+	died                              time.Time
+}
+
+func messageLineOf(t *triage.Triaged, red *redact.Redactor) messageLine {
+	return messageLine{id: t.ID, reason: string(t.Reason), reasonCode: shownText(red, t.ReasonCode), eventType: shownText(red, t.Envelope.EventType),
+		attempts: t.Attempts, died: t.DiedAt}
+}
+
+func printMessageLines(w io.Writer, b triage.Batch, f filter.Filter, lines []messageLine) error {
+	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(b.Queue), boundText(b), filterText(len(lines), f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tREASON\tREASON_CODE\tEVENT TYPE\tATTEMPTS\tDIED AT")
-	for _, t := range in.Messages {
+	for _, l := range lines {
 		died := "-"
-		if !t.DiedAt.IsZero() {
-			died = t.DiedAt.UTC().Format(time.RFC3339)
+		if !l.died.IsZero() {
+			died = l.died.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.ID, t.Reason, dash(t.ReasonCode), dash(t.Envelope.EventType), t.Attempts, died)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", l.id, l.reason, dash(l.reasonCode), dash(l.eventType), l.attempts, died)
 	}
-	if u := in.Batch.Unreadable; u != nil {
+	if u := b.Unreadable; u != nil {
 		fmt.Fprintf(tw, "(position %d)\tunreadable\t-\t-\t-\t-\n", u.Position)
 	}
 	return tw.Flush()

@@ -55,8 +55,9 @@ func person(u *access.User) approval.Person {
 // Under dlqt serve the session's key is the identity: the server checked
 // it at login, so nothing is signed and the fingerprint is the session's.
 func (a *app) signature(us *access.Users, hash, armored string) (u *access.User, sig, fingerprint string, err error) {
-	if a.session != nil && armored == "" {
-		return a.session.User, "", a.session.Fingerprint, nil
+	if a.session != nil && armored == "" { // who the key is now: a reload may have changed their role or teams
+		u, err := a.session.userNow()
+		return u, "", a.session.Fingerprint, err
 	}
 	if armored == "" {
 		signer, err := a.signer()

@@ -69,16 +69,17 @@ type GroupRow struct {
 }
 
 // groupRows shows a group's ages as RFC 3339 UTC, null when unknown, and
-// the owner of each group of queue.
-func groupRows(queue string, gs []triage.Group, owners approval.Owners) []GroupRow {
+// the owner of each group of queue; its reason code and event types are
+// the senders' text, redacted (the owner is matched on them as they are).
+func groupRows(queue string, gs []triage.Group, owners approval.Owners, red *redact.Redactor) []GroupRow {
 	rows := make([]GroupRow, 0, len(gs))
 	for _, g := range gs {
-		types := g.EventTypes
-		if types == nil {
-			types = []string{}
+		types := make([]string, len(g.EventTypes))
+		for i, et := range g.EventTypes {
+			types[i] = shownText(red, et)
 		}
 		rows = append(rows, GroupRow{
-			Reason: string(g.Reason), ReasonCode: g.ReasonCode, Count: g.Count,
+			Reason: shownText(red, string(g.Reason)), ReasonCode: shownText(red, g.ReasonCode), Count: g.Count,
 			Oldest: rfc3339(g.Oldest), Newest: rfc3339(g.Newest), EventTypes: types,
 			Owner: owners.OfGroup(queue, g),
 		})
@@ -105,8 +106,8 @@ type MessageRow struct {
 	InterruptedDiscard *DiscardedNote `json:"interrupted_discard,omitempty"`
 }
 
-// messageRow carries the redacted payload and headers; Redactions counts
-// both.
+// messageRow carries the redacted payload, headers, timeline (triage
+// redacted it), reason code and event type; Redactions counts them all.
 func messageRow(t triage.Triaged, red *redact.Redactor) MessageRow {
 	headers, n := redact.Headers(t.Message.Headers, red)
 	if headers == nil {
@@ -116,11 +117,21 @@ func messageRow(t triage.Triaged, red *redact.Redactor) MessageRow {
 	if timeline == nil {
 		timeline = []triage.Event{}
 	}
+	reason, r := triage.ShownLine(red, string(t.Reason)) // x-death's text: a client may have written it
+	code, c := triage.ShownLine(red, t.ReasonCode)
+	event, e := triage.ShownLine(red, t.Envelope.EventType)
 	return MessageRow{
-		ID: t.ID, Reason: string(t.Reason), ReasonCode: t.ReasonCode, EventType: t.Envelope.EventType,
+		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event,
 		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
-		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + n,
+		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e,
 	}
+}
+
+// shownText is a short broker string as the headless commands print it:
+// redacted and sanitised (triage.ShownLine).
+func shownText(red *redact.Redactor, s string) string {
+	text, _ := triage.ShownLine(red, s)
+	return text
 }
 
 func rfc3339(t time.Time) *string {
@@ -147,7 +158,7 @@ func writeMessageLines(w io.Writer, ms []triage.Triaged, red *redact.Redactor, m
 	for i := range ms {
 		row := messageRow(ms[i], red)
 		if seq, ok := marks.discarded[row.ID]; ok {
-			row.Discarded = discardedNote(seq)
+			row.Discarded = discardedNote(seq, marks.queue)
 		}
 		if seq, ok := marks.interrupted[row.ID]; ok {
 			row.InterruptedDiscard = interruptedNote(seq)

@@ -141,7 +141,7 @@ func TestGroupRowsJSON(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := jsonOf(t, groupRows("orders.parking", tc.groups, approval.Owners{{EventType: "order.*", Team: "orders"}})); got != tc.want {
+			if got := jsonOf(t, groupRows("orders.parking", tc.groups, approval.Owners{{EventType: "order.*", Team: "orders"}}, redact.New())); got != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
@@ -31,7 +32,7 @@ func TestPrintPlan(t *testing.T) {
 	}
 	in := triage.Inspection{Batch: triage.Batch{Depth: 900, Messages: make([]triage.Message, 500)}}
 	var b bytes.Buffer
-	printPlan(&b, p, in)
+	printPlan(&b, p, in, redact.New())
 	want := `replay r-1: 3 message(s) of billing.parking (group rejected/address_invalid), vhost prod
   only the first 500 of 900 messages were read (--limit): a group covers those
   -> billing:invoice  2 message(s), original route, reaches billing
@@ -50,7 +51,7 @@ func TestPrintPlan(t *testing.T) {
 func TestPlanSampleIsClippedToTerminalCells(t *testing.T) {
 	p := replay.Plan{ID: "r-1", Sample: []triage.Triaged{{ID: "m-1", Reason: triage.ReasonRejected, Payload: strings.Repeat("注", 80)}}}
 	var b bytes.Buffer
-	printPlan(&b, p, triage.Inspection{})
+	printPlan(&b, p, triage.Inspection{}, redact.New())
 	want := "  sample m-1  rejected/-  " + strings.Repeat("注", 49) + "…\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("want the sample clipped to 100 cells:\n%s", b.String())

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/broker/connect"
 )
 
 // enableManagement is how a broker gets the management API dlqt reads the
@@ -12,8 +15,18 @@ import (
 const enableManagement = "rabbitmq-plugins enable rabbitmq_management"
 
 // endpointAnswers reports whether anything accepts a TCP connection at the
-// host and port of rawURL (defaultPort when the URL names none).
+// host and port of rawURL, or of any node of a list (defaultPort when the
+// URL names none).
 func endpointAnswers(rawURL, defaultPort string) bool {
+	for _, n := range connect.SplitNodes(rawURL) {
+		if nodeAnswers(n, defaultPort) {
+			return true
+		}
+	}
+	return false
+}
+
+func nodeAnswers(rawURL, defaultPort string) bool {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Hostname() == "" {
 		return false
@@ -36,10 +49,10 @@ func endpointAnswers(rawURL, defaultPort string) bool {
 // It is "" when both answer or neither does.
 func unanswered(amqpURL, mgmtURL string) string {
 	amqpDefault, mgmtDefault := "5672", "80"
-	if u, err := url.Parse(amqpURL); err == nil && u.Scheme == "amqps" {
+	if strings.HasPrefix(amqpURL, "amqps://") {
 		amqpDefault = "5671"
 	}
-	if u, err := url.Parse(mgmtURL); err == nil && u.Scheme == "https" {
+	if strings.HasPrefix(mgmtURL, "https://") {
 		mgmtDefault = "443"
 	}
 	amqpUp, mgmtUp := endpointAnswers(amqpURL, amqpDefault), endpointAnswers(mgmtURL, mgmtDefault)

@@ -99,4 +99,8 @@ func TestResumeNoticeCountsWhatIsLeftToPublish(t *testing.T) {
 	if got := resumeNotice("r-2", "park", 5, nil); !strings.Contains(got, ": 0 confirmed") || !strings.Contains(got, ", 5 to publish.") {
 		t.Errorf("nothing journalled yet: %q", got)
 	}
+	c[replay.OutcomePublished] = 2 // sent, no answer journalled: to publish again
+	if got := resumeNotice("r-3", "park", 20, c); !strings.Contains(got, ", 13 to publish.") || !strings.Contains(got, "2 of them were sent before dlqt stopped") {
+		t.Errorf("sent before the interruption: %q", got)
+	}
 }

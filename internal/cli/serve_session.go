@@ -6,14 +6,18 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/dlqt/dlqt/internal/access"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/serve"
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/ui"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // sshSession is one `dlqt serve` connection as the commands see it: the
@@ -34,6 +38,9 @@ type sshSession struct {
 type sessionJournal struct {
 	*journal.Shared
 	details map[string]any
+	// checkpoint signs the head after each append (nil: this dlqt has no
+	// key to sign with, and the checkpoint stays as the last signer left it).
+	checkpoint ssh.Signer
 }
 
 // Append adds the session's details; they win over a record's own keys of
@@ -47,7 +54,13 @@ func (j *sessionJournal) Append(e journal.Entry) (journal.Entry, error) {
 		maps.Copy(d, j.details)
 		e.Details = d
 	}
-	return j.Shared.Append(e)
+	out, err := j.Shared.Append(e)
+	if err == nil && j.checkpoint != nil {
+		// a checkpoint that could not be written is not a lost entry:
+		// verify says the entries after the last one are not covered
+		_ = journal.WriteCheckpoint(j.Path(), out, j.checkpoint)
+	}
+	return out, err
 }
 
 // sessionApp is the app of one session: the server's settings, acting as
@@ -73,6 +86,29 @@ func (a *app) sessionApp(s *sshSession, stderr io.Writer) *app {
 // from the server's disk (or its stdin).
 var serverOwned = []string{"amqp-url", "mgmt-url", "vhost", "journal", "actor", "context", "config", "snapshot", "demo", "queue", "demo-fallback",
 	"users-file", "key", "signature"}
+
+// userNow is the session's user as the users file in force names their
+// key now: a reload may have removed it or changed their role and teams
+// since the session began.
+func (s *sshSession) userNow() (*access.User, error) {
+	if s.users == nil {
+		return s.User, nil
+	}
+	u, ok := s.users().ByFingerprint(s.Fingerprint)
+	if !ok {
+		return nil, fmt.Errorf("%s's key %s is no longer in the server's users file", s.User.Name, s.Fingerprint)
+	}
+	return u, nil
+}
+
+// operatorNow is userNow for an action that needs an operator.
+func (s *sshSession) operatorNow() (*access.User, error) {
+	u, err := s.userNow()
+	if err == nil && !u.Role.MayAct() {
+		err = fmt.Errorf("%s is now a %s (the users file was reloaded)", u.Name, u.Role)
+	}
+	return u, err
+}
 
 // sessionCommands are what a session may run headless; the others write
 // or read files on the server (snapshot, quarantine), or are the server's.
@@ -112,9 +148,13 @@ func (a *app) resolveSession(cmd *cobra.Command) error {
 	}
 	a.acceptCost = a.acceptCost || acceptCost
 	a.readOnly = a.readOnly || readOnly // --read-only may only restrict
+	u, err := s.userNow()
+	if err != nil {
+		return usageError{fmt.Errorf("%s refused: %w; nothing was touched", cmd.Name(), err)}
+	}
 	switch {
-	case operatorOnly(cmd) && s.User.Role != access.Operator:
-		return usageError{fmt.Errorf("%s refused: %s is a %s; discard and replay (and edit, approve, reject, run) need an operator; nothing was touched", cmd.Name(), s.User.Name, s.User.Role)}
+	case operatorOnly(cmd) && u.Role != access.Operator:
+		return usageError{fmt.Errorf("%s refused: %s is a %s; discard and replay (and edit, approve, reject, run) need an operator; nothing was touched", cmd.Name(), u.Name, u.Role)}
 	case changesQueues(cmd) && a.readOnly:
 		return usageError{fmt.Errorf("%s refused: read-only mode (of the server, or --read-only) allows no change to a queue; nothing was touched", cmd.Name())}
 	}
@@ -144,6 +184,7 @@ func (r *serveRunner) TUI(ctx context.Context, s serve.Session) (serve.TUI, erro
 	if s.User.Role != access.Operator {
 		opts.Actions, opts.ActionsOff = nil, s.User.Name+" is a viewer: discard, replay and reveal need an operator"
 	}
+	opts.MayActNow = func() error { _, err := r.session(s).operatorNow(); return err }
 	t := ui.NewSession(ctx, opts)
 	return serve.TUI{Model: t.Model, Acting: t.Acting, Stop: func() { t.Stop(); closeReader() }}, nil
 }
@@ -173,9 +214,64 @@ func (r *serveRunner) Journal(s serve.Session, start bool) error {
 	d := s.Details()
 	d["role"] = string(s.User.Role)
 	if len(s.Command) > 0 {
-		d["command"] = s.Command
+		d["command"] = recordedCommand(s.Command, r.a.redactor())
 	}
-	j := &sessionJournal{Shared: r.journal, details: d}
+	j := &sessionJournal{Shared: r.journal, details: d, checkpoint: r.a.hostSigner}
 	_, err := j.Append(journal.Entry{Actor: s.User.Name, Host: r.a.host, Action: action, Vhost: r.a.vhost, Reason: reason})
 	return err
+}
+
+// What the journal keeps of a session's command: the client chose every
+// byte of it, and an entry is kept and hashed for as long as the journal.
+const (
+	maxRecordedArgs    = 32
+	maxRecordedArg     = 256  // bytes of one argument
+	maxRecordedCommand = 2048 // bytes of all of them
+)
+
+// recordedCommand is a session's command as the journal records it: each
+// argument redacted and sanitised (triage.ShownClipped), the one after a
+// flag named like a secret (--password, --token) masked whole, each clipped
+// to maxRecordedArg, and no more than maxRecordedArgs or
+// maxRecordedCommand bytes in all; a last element says what was left out.
+func recordedCommand(args []string, red *redact.Redactor) []string {
+	out := make([]string, 0, min(len(args), maxRecordedArgs)+1)
+	size, secretNext := 0, false
+	for i, arg := range args {
+		if i == maxRecordedArgs || size >= maxRecordedCommand {
+			return append(out, leftOut(args[i:]))
+		}
+		shown, _ := triage.ShownClipped(red, arg, min(maxRecordedArg, maxRecordedCommand-size))
+		if secretNext && shown != "" {
+			shown = "[REDACTED]"
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		secretFlag := strings.HasPrefix(arg, "-") && red.SecretKey(name)
+		if secretFlag && hasValue && value != "" {
+			shown = arg[:len(arg)-len(value)] + "[REDACTED]"
+		}
+		secretNext = secretFlag && !hasValue
+		out = append(out, shown)
+		size += len(shown)
+	}
+	return out
+}
+
+// leftOut says how many arguments, of how many bytes, were not recorded.
+func leftOut(rest []string) string {
+	n := 0
+	for _, a := range rest {
+		n += len(a)
+	}
+	return fmt.Sprintf("… %s (%d bytes) not recorded", views.Plural(len(rest), "more argument"), n)
+}
+
+// sessionActsIn refuses, in a session, to act on what (a proposal, a
+// replay to resume) in a vhost other than the server's: the server is bound
+// to its vhost, and its sessions act there only.
+func (a *app) sessionActsIn(what, vhost string) error {
+	if a.session == nil || vhost == a.vhost {
+		return nil
+	}
+	return usageError{fmt.Errorf("%s is in vhost %s; this server acts in vhost %s only: nothing was done", what, vhost, a.vhost)}
 }

@@ -137,3 +137,23 @@ func TestSessionApprovalsUseTheServersUsersInForce(t *testing.T) {
 func journalEntry(actor string, details map[string]any) journal.Entry {
 	return journal.Entry{Actor: actor, Action: triage.ActionTag, Vhost: "shop", Queue: "q", MessageIDs: []string{"m-1"}, Reason: "dup", Details: details}
 }
+
+// dlqt serve refuses limits that would leave nobody a session or a
+// connection no bound on its handshake, before it opens anything.
+func TestServeRefusesLimitsThatLeaveNoRoom(t *testing.T) {
+	isolate(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-sessions", "4", "--operator-sessions", "4"}, "--operator-sessions must be from 0 to --max-sessions - 1 (3), got 4"},
+		{[]string{"--max-sessions-per-user", "0"}, "--max-sessions-per-user must be at least 1, got 0"},
+		{[]string{"--handshake-timeout", "0s"}, "--handshake-timeout must be more than 0 and at most 30s, got 0s"},
+		{[]string{"--max-unauthenticated", "0"}, "--max-unauthenticated must be at least 1, got 0"},
+	} {
+		_, stderr, code := run(t, Assets{}, append([]string{"serve", "--demo", "--listen", "127.0.0.1:0"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -90,6 +90,9 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 	if a.demo {
 		notice = "DEMO data: the bundled snapshot, no broker involved"
 	}
+	if a.tlsInsecure() && !isSnapshotOrDemo(r) {
+		notice = strings.TrimSuffix(insecureWarning+"; "+notice, "; ")
+	}
 	if keyNotice != "" {
 		notice = strings.TrimPrefix(notice+"; ", "; ") + keyNotice
 	}
@@ -101,8 +104,10 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 	}
 	var actions *ui.Actions // a snapshot is read-only: no write side
 	var actionsOff string
+	var checkAccess func(context.Context) ui.Access
 	if live, ok := r.(*broker.Live); ok {
 		actions = a.liveActions(live)
+		checkAccess = a.tuiAccess(live)
 	}
 	if a.readOnly {
 		actions, actionsOff = nil, "read-only mode is on (--read-only, DLQT_READ_ONLY or read_only in the config): nothing is changed"
@@ -127,6 +132,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Actions:      actions,
 		ActionsOff:   actionsOff,
 		ReadOnly:     a.readOnly,
+		CheckAccess:  checkAccess,
 		Filter:       a.filterOptions(),
 		Health:       a.health,
 		Context:      a.context,
@@ -177,6 +183,9 @@ func (a *app) liveActions(live *broker.Live) *ui.Actions {
 			port.HoldLimit = holdLimit
 			return port, nil
 		},
+		CheckPlan: func(ctx context.Context, plan replay.Plan) error {
+			return a.refuseUnwritableDestinations(ctx, live, plan, nil)
+		},
 		Allow:              a.replayAllow,
 		AcceptDeliveryCost: a.acceptCost,
 	}
@@ -194,7 +203,11 @@ func (a *app) openTUIJournal() (*sessionJournal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sessionJournal{Shared: j}, nil
+	if err := a.checkCheckpointToAct(j); err != nil { // one entry read: it does not wait for the whole check
+		j.Close()
+		return nil, err
+	}
+	return &sessionJournal{Shared: j, details: a.connDetails(nil), checkpoint: a.checkpointSigner()}, nil
 }
 
 // tuiMemoryLimit is the Go runtime's soft memory limit for a TUI whose

@@ -43,7 +43,7 @@ func (a *app) tuiApprovals() *ui.Approvals {
 			if err != nil {
 				return nil, err
 			}
-			return approval.States(j)
+			return a.proposalStates(j)
 		},
 		Approvers: func(teams []string, proposer string) []string {
 			us, _ := a.optionalUsers()
@@ -84,7 +84,7 @@ func (a *app) tuiRevise(live bool) func(context.Context, string, triage.Triaged,
 // as its proposal when the policy gates edits, as dlqt edit does.
 func (a *app) reviseFromTUI(_ context.Context, queue string, msg triage.Triaged, body []byte, reason string) (string, error) {
 	changes := approval.Diff(msg.Message.Body, body)
-	rev := approval.NewRevision(a.vhost, queue, msg, body, changes, a.actor, reason, time.Now())
+	rev := approval.NewRevision(a.vhost, queue, msg, body, changes, a.redactor(), a.actor, reason, time.Now())
 	if a.gated(approval.GateEdit, 1) {
 		err := a.proposeEdit(io.Discard, rev, msg, approval.Plan{Reason: reason, Selection: "revision " + rev.ID}, false)
 		var pm proposalMade
@@ -115,7 +115,7 @@ func (a *app) revealFromTUI(_ context.Context, queue string, msg triage.Triaged)
 	if err != nil {
 		return "", false, err
 	}
-	states, err := approval.States(j)
+	states, err := a.proposalStates(j)
 	if err != nil {
 		return "", false, err
 	}
@@ -147,7 +147,11 @@ func (a *app) useReveal(j *sessionJournal, s approval.State, me *access.User, us
 		return err
 	}
 	d, _ := s.Approval()
-	if err := approvalHolds(d, us); err != nil {
+	keys, err := a.decisionKeys(us)
+	if err != nil {
+		return err
+	}
+	if err := approvalHolds(d, keys); err != nil {
 		return fmt.Errorf("the approval by %s does not hold: %w", d.By, err)
 	}
 	p := s.Proposal

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +15,7 @@ import (
 )
 
 // written is a closed journal of n entries, with its head file.
-func written(t *testing.T, n int) string {
+func written(t testing.TB, n int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "journal.db")
 	j, err := Open(path, time.Second)
@@ -70,6 +71,30 @@ func damages() []damage {
 				t.Fatal(err)
 			}
 		}, "damaged"},
+		{"freelist emptied", func(t *testing.T, path string) {
+			// every freed page then reads as unreachable and unfreed: one
+			// finding of bbolt's check each
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			m, ok := readMeta(f, 0)
+			if m2, ok2 := readMeta(f, 4096); ok2 && (!ok || m2.txid > m.txid) {
+				m, ok = m2, true
+			}
+			if !ok {
+				t.Fatal("no meta page")
+			}
+			meta := make([]byte, pageHeaderSize+metaSize)
+			if _, err := f.ReadAt(meta, int64(m.txid%2)*int64(m.pageSize)); err != nil {
+				t.Fatal(err)
+			}
+			freelist := int64(binary.NativeEndian.Uint64(meta[pageHeaderSize+32:]))
+			if _, err := f.WriteAt([]byte{0, 0}, freelist*int64(m.pageSize)+10); err != nil { // its count
+				t.Fatal(err)
+			}
+		}, "unreachable unfreed"},
 		{"truncated to 0 bytes", func(t *testing.T, path string) {
 			if err := os.Truncate(path, 0); err != nil {
 				t.Fatal(err)

@@ -1,6 +1,9 @@
 package journal
 
 import (
+	"encoding/json"
+	"fmt"
+
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -38,4 +41,41 @@ func indexDiscardOutcome(_, idx *bolt.Bucket, e Entry) error {
 		}
 	}
 	return nil
+}
+
+// DiscardOutcome is entry seq if it is the outcome of a discard from
+// vhost/queue: what a retry of that discard takes its reason and ids from.
+func (j *Journal) DiscardOutcome(seq uint64, vhost, queue string) (Entry, error) {
+	var e Entry
+	found := false
+	err := guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			v := tx.Bucket(bucketEntries).Get(seqKey(seq))
+			if v == nil {
+				return nil
+			}
+			found = true
+			return json.Unmarshal(v, &e)
+		})
+	})
+	switch {
+	case err != nil:
+		return e, fmt.Errorf("journal %s: entry %d: %w", j.path, seq, err)
+	case !found:
+		return e, fmt.Errorf("journal %s has no entry %d", j.path, seq)
+	case string(e.Action) != string(triage.ActionDiscard) || e.Details["step"] != "outcome":
+		return e, fmt.Errorf("journal entry %d is not the outcome of a discard (%s)", seq, e.Action)
+	case e.Vhost != vhost || e.Queue != queue:
+		return e, fmt.Errorf("journal entry %d discarded from %q in vhost %q, not from this queue", seq, e.Queue, e.Vhost)
+	}
+	return e, nil
+}
+
+// DiscardOutcome is Journal.DiscardOutcome on the shared file.
+func (s *Shared) DiscardOutcome(seq uint64, vhost, queue string) (e Entry, err error) {
+	err = s.write(func(j *Journal) error {
+		e, err = j.DiscardOutcome(seq, vhost, queue)
+		return err
+	})
+	return e, err
 }

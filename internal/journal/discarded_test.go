@@ -2,6 +2,7 @@ package journal
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +86,39 @@ func TestDiscardsInterruptedNameTheSelectionWithoutOutcome(t *testing.T) {
 	}
 	if err := j.Verify(); err != nil {
 		t.Errorf("the index must not touch the chain: %v", err)
+	}
+}
+
+// A retry takes its reason and ids from a discard's outcome entry, and
+// from nothing else: a decision, another queue's outcome or an entry that
+// does not exist is refused by name.
+func TestDiscardOutcomeIsOnlyADiscardsOutcomeOfThatQueue(t *testing.T) {
+	j, err := Open(filepath.Join(t.TempDir(), "j.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var seqs []uint64
+	for _, step := range []string{"decision", "outcome"} {
+		e, err := j.Append(Entry{Action: triage.ActionDiscard, Vhost: "v", Queue: "q", MessageIDs: []string{"a"}, Reason: "stale", Details: map[string]any{"step": step}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, e.Seq)
+	}
+	if e, err := j.DiscardOutcome(seqs[1], "v", "q"); err != nil || e.Reason != "stale" || len(e.MessageIDs) != 1 {
+		t.Errorf("the outcome: %+v, %v", e, err)
+	}
+	for _, c := range []struct {
+		seq          uint64
+		queue, error string
+	}{
+		{seqs[0], "q", "not the outcome of a discard"},
+		{seqs[1], "other", "not from this queue"},
+		{99, "q", "has no entry 99"},
+	} {
+		if _, err := j.DiscardOutcome(c.seq, "v", c.queue); err == nil || !strings.Contains(err.Error(), c.error) {
+			t.Errorf("entry %d of %s: %v, want %q", c.seq, c.queue, err, c.error)
+		}
 	}
 }

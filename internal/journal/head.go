@@ -39,7 +39,13 @@ func writeHead(path string, h head) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".head.*")
+	return replaceFile(headPath(path), data)
+}
+
+// replaceFile replaces dst with data atomically: a temporary file beside
+// it, written and synced, renamed over it.
+func replaceFile(dst string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".*")
 	if err != nil {
 		return err
 	}
@@ -55,7 +61,7 @@ func writeHead(path string, h head) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), headPath(path))
+	return os.Rename(tmp.Name(), dst)
 }
 
 // checkEmpty refuses a missing or empty journal file whose head file says

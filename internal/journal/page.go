@@ -95,10 +95,7 @@ func (j *Journal) checkPagesAlone() error {
 			return err
 		}
 		defer tx.Rollback()
-		for err := range tx.Check() {
-			return damaged(j.path, "bbolt's check failed: %v", err)
-		}
-		return nil
+		return checkTx(j.path, tx)
 	})
 }
 

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -78,5 +79,66 @@ func TestSharedRefusesAJournalReplacedBetweenAppends(t *testing.T) {
 	var de *DamagedError
 	if !errors.As(err, &de) {
 		t.Fatalf("append to a replaced journal: %v, want a DamagedError", err)
+	}
+}
+
+// A page overwritten while a replay appends is found during the replay,
+// not at the next full check: the Shared checks the file as it appends
+// (see pageCheckShare) and refuses further appends once the check fails.
+func TestAPageOverwrittenDuringAReplayStopsItsAppends(t *testing.T) {
+	path := bigJournal(t, 300) // written in one transaction: each entry is on one page only
+	s, err := OpenShared(path, time.Second, Stamp{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tag := func(i int) Entry {
+		return Entry{Actor: "ana", Action: triage.ActionTag, Vhost: "/", Queue: "q", MessageIDs: []string{fmt.Sprint("r-", i)}, Reason: "replayed"}
+	}
+	if _, err := s.Append(tag(0)); err != nil {
+		t.Fatal(err)
+	}
+	overwritePageOf(t, path, `{"seq":1,`)
+	var de *DamagedError
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 1; ; i++ {
+		_, err := s.Append(tag(i))
+		if errors.As(err, &de) {
+			t.Logf("refused at append %d: %v", i, err)
+			break
+		}
+		if err != nil {
+			t.Fatalf("append %d: %v, want a DamagedError", i, err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d appends went on into a journal with an overwritten page", i)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := s.Append(tag(-1)); !errors.As(err, &de) {
+		t.Errorf("an append after the refusal: %v, want the same DamagedError", err)
+	}
+}
+
+// overwritePageOf overwrites the header of the page that holds needle, as
+// a stray write into the file would, behind the back of whoever has it open.
+func overwritePageOf(t *testing.T, path, needle string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(data, []byte(needle))
+	if at < 0 {
+		t.Fatalf("%q is not in %s", needle, path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	page := int64(at / 4096 * 4096)
+	if _, err := f.WriteAt([]byte{0xff, 0xff}, page+8); err != nil { // its flags: no page type
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -19,21 +20,39 @@ import (
 // A key file others can read is refused: whoever reads it can impersonate
 // the server.
 func EnsureHostKey(path string) (fingerprint string, err error) {
+	signer, err := HostSigner(path)
+	if err != nil {
+		return "", err
+	}
+	return gossh.FingerprintSHA256(signer.PublicKey()), nil
+}
+
+// HostSigner is EnsureHostKey's key, to sign with: the server signs the
+// decisions of its sessions with it. Its public half is written beside it
+// (path.pub, readable by all), where a dlqt outside the server finds the
+// key those signatures must verify with (server_key).
+func HostSigner(path string) (gossh.Signer, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		data, err = writeHostKey(path)
 	}
 	if err != nil {
-		return "", fmt.Errorf("host key %s: %w", path, err)
+		return nil, fmt.Errorf("host key %s: %w", path, err)
 	}
 	if st, err := os.Stat(path); err == nil && st.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("host key %s: mode %o lets others read it: chmod 600 it", path, st.Mode().Perm())
+		return nil, fmt.Errorf("host key %s: mode %o lets others read it: chmod 600 it", path, st.Mode().Perm())
 	}
 	signer, err := gossh.ParsePrivateKey(data)
 	if err != nil {
-		return "", fmt.Errorf("host key %s: %w", path, err)
+		return nil, fmt.Errorf("host key %s: %w", path, err)
 	}
-	return gossh.FingerprintSHA256(signer.PublicKey()), nil
+	pub := gossh.MarshalAuthorizedKey(signer.PublicKey())
+	if old, err := os.ReadFile(path + ".pub"); err != nil || !bytes.Equal(old, pub) {
+		if err := os.WriteFile(path+".pub", pub, 0o644); err != nil {
+			return nil, fmt.Errorf("host key %s.pub: %w", path, err)
+		}
+	}
+	return signer, nil
 }
 
 func writeHostKey(path string) ([]byte, error) {

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,13 +26,28 @@ import (
 
 // Config is what `dlqt serve` was started with.
 type Config struct {
-	Listen       string
-	HostKeyPath  string
-	UsersPath    string
-	MaxSessions  int           // sessions open at once; more are refused
-	IdleTimeout  time.Duration // a TUI without a key for this long ends, unless it is acting
+	Listen      string
+	HostKeyPath string
+	UsersPath   string
+	MaxSessions int           // sessions open at once; more are refused
+	IdleTimeout time.Duration // a TUI without a key for this long ends, unless it is acting
+
+	// MaxSessionsPerUser is how many of them one user may have open;
+	// OperatorSessions of them only an operator may take.
+	MaxSessionsPerUser int
+	OperatorSessions   int
+	// HandshakeTimeout is how long a connection has to authenticate;
+	// MaxUnauthenticated how many may be doing so at once (one more
+	// closes the oldest).
+	HandshakeTimeout   time.Duration
+	MaxUnauthenticated int
+
 	ShutdownWait time.Duration // how long SIGTERM waits for sessions to end their work
 	Log          io.Writer     // one line per connection event; never a session's screen
+	// ShowCommand is what the log says of a session's command, which the
+	// client chose byte by byte (a secret typed as a flag, escapes): the
+	// journal's redacted, bounded record. Nil: only how many arguments.
+	ShowCommand func(args []string) []string
 }
 
 // Session is one connected person.
@@ -73,8 +90,9 @@ type Server struct {
 	ssh    *ssh.Server
 	active sync.WaitGroup
 	mu     sync.Mutex
-	open   map[string]*Session
+	open   map[string]*openSession // under mu, as the users in force are stored
 	seq    atomic.Int64
+	shakes handshakes
 }
 
 // New checks the users file and the host key and prepares the server.
@@ -83,7 +101,7 @@ func New(cfg Config, run Runner) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, run: run, open: map[string]*Session{}}
+	s := &Server{cfg: cfg, run: run, open: map[string]*openSession{}, shakes: handshakes{max: cfg.MaxUnauthenticated}}
 	s.users.Store(us)
 	s.ssh, err = wish.NewServer(
 		wish.WithAddress(cfg.Listen),
@@ -96,28 +114,47 @@ func New(cfg Config, run Runner) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh server: %w", err)
 	}
+	s.ssh.HandshakeTimeout = cfg.HandshakeTimeout
+	s.ssh.ConnCallback = s.shakes.track
+	s.ssh.ServerConfigCallback = s.shakes.config
 	return s, nil
 }
 
 // Users is the users file in force.
 func (s *Server) Users() *access.Users { return s.users.Load() }
 
-// Reload re-reads the users file; a bad file keeps the one in force.
+// Reload re-reads the users file; a bad file keeps the one in force. An
+// open session whose key is gone ends (a running replay aborts and puts its
+// messages back, as on SIGTERM); one whose user lost the operator role
+// stays, and each action it starts from now on is refused (the cli checks
+// the users in force before every action).
 func (s *Server) Reload() error {
 	us, err := access.Load(s.cfg.UsersPath)
 	if err != nil {
 		return fmt.Errorf("%w; keeping the users file loaded before (%d users)", err, len(s.users.Load().List()))
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.users.Store(us)
+	for _, se := range s.open {
+		u, ok := us.ByFingerprint(se.Fingerprint)
+		switch {
+		case !ok:
+			s.logf("session %s: %s's key %s is no longer in the users file: closing it", se.ID, se.User.Name, se.Fingerprint)
+			se.end("your key was removed from this server's users file: session closed")
+		case se.User.Role.MayAct() && !u.Role.MayAct():
+			s.logf("session %s: %s is now a %s: no more actions in it", se.ID, u.Name, u.Role)
+		}
+	}
 	return nil
 }
 
 // Serve listens and serves until ctx ends, then stops accepting, lets each
-// session end its work (a replay aborts and puts its sources back, journaled
-// and resumable) for at most ShutdownWait, and closes what is left.
+// session end its work (a replay stops, puts its sources back and stays
+// resumable: ErrShutdown) for at most ShutdownWait, and closes what is left.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	sctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	sctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	s.ssh.Handler = func(sess ssh.Session) { s.handleIn(sctx, sess) }
 	errc := make(chan error, 1)
 	go func() { errc <- s.ssh.Serve(ln) }()
@@ -127,8 +164,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.logf("shutting down: %d sessions open", s.count())
-	ln.Close() // nobody new while the others finish
-	cancel()   // every session's context: TUIs quit, headless commands stop as on SIGTERM
+	ln.Close()          // nobody new while the others finish
+	cancel(ErrShutdown) // every session's context: TUIs quit, headless commands stop, replays stay resumable
 	wait, done := context.WithTimeout(context.Background(), s.cfg.ShutdownWait)
 	defer done()
 	finished := make(chan struct{})
@@ -143,6 +180,33 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return err
+}
+
+// ErrShutdown is the cause of every session's cancelled context when the
+// server shuts down. It is resumable: a replay it stops ends with a stop,
+// not a finish, so that `dlqt replay --resume` continues it (an operator's
+// Ctrl-C aborts instead).
+var ErrShutdown error = shutdown{}
+
+type shutdown struct{}
+
+func (shutdown) Error() string {
+	return "dlqt serve is shutting down: resume with dlqt replay --resume"
+}
+func (shutdown) Resumable() bool { return true }
+
+// shownCommand is the log's text of a session's command ("" for a TUI).
+func (s *Server) shownCommand(args []string) string {
+	switch {
+	case len(args) == 0:
+		return `""`
+	case s.cfg.ShowCommand == nil:
+		if len(args) == 1 {
+			return "(a command of 1 argument)"
+		}
+		return fmt.Sprintf("(a command of %d arguments)", len(args))
+	}
+	return strconv.Quote(strings.Join(s.cfg.ShowCommand(args), " "))
 }
 
 func (s *Server) logf(format string, args ...any) {
@@ -164,4 +228,12 @@ func (s *Server) teaHandler(ph bubbletea.ProgramHandler) ssh.Handler {
 }
 
 // teaOptions are wish's input, output, size and colour options for sess.
-func teaOptions(sess ssh.Session) []tea.ProgramOption { return bubbletea.MakeOptions(sess) }
+//
+// Without Bubble Tea's signal handler: a session's program runs inside the
+// server, where SIGTERM and SIGINT are the server's. With it, each open
+// TUI quit on the server's SIGTERM by itself, racing the shutdown: its
+// replay was then aborted by the program's end before the server's
+// resumable cancel (ErrShutdown) reached it.
+func teaOptions(sess ssh.Session) []tea.ProgramOption {
+	return append(bubbletea.MakeOptions(sess), tea.WithoutSignalHandler())
+}

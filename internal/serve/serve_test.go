@@ -24,28 +24,61 @@ import (
 // fakeRunner stands for the cli: a TUI that greets its user, a command that
 // prints who ran it, a journal that lists sessions.
 type fakeRunner struct {
+	cause   atomic.Pointer[causeOf] // why a "wait" command's context ended
+	tuiGate chan struct{}           // when set, a TUI is built once it closes (a slow broker)
 	acting  atomic.Bool
 	stopped atomic.Int32
 	mu      sync.Mutex
 	events  []string
 }
 
-type hello struct{ name string }
+type causeOf struct{ err error }
+
+// hello greets its user and says the window size Bubble Tea gave it.
+type hello struct {
+	name string
+	size tea.WindowSizeMsg
+}
 
 func (h hello) Init() tea.Cmd { return nil }
 func (h hello) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "q" {
-		return h, tea.Quit
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		if msg.String() == "q" {
+			return h, tea.Quit
+		}
+	case tea.WindowSizeMsg:
+		h.size = msg
 	}
 	return h, nil
 }
-func (h hello) View() tea.View { return tea.NewView("hello " + h.name) }
-
-func (r *fakeRunner) TUI(_ context.Context, s Session) (TUI, error) {
-	return TUI{Model: hello{s.User.Name}, Acting: r.acting.Load, Stop: func() { r.stopped.Add(1) }}, nil
+func (h hello) View() tea.View {
+	return tea.NewView(fmt.Sprintf("hello %s [%dx%d]", h.name, h.size.Width, h.size.Height))
 }
 
-func (r *fakeRunner) Exec(_ context.Context, s Session, stdout, _ io.Writer) int {
+func (r *fakeRunner) TUI(_ context.Context, s Session) (TUI, error) {
+	if r.tuiGate != nil {
+		<-r.tuiGate
+	}
+	return TUI{Model: hello{name: s.User.Name}, Acting: r.acting.Load, Stop: func() { r.stopped.Add(1) }}, nil
+}
+
+func (r *fakeRunner) Exec(ctx context.Context, s Session, stdout, _ io.Writer) int {
+	if len(s.Command) > 0 && s.Command[0] == "flood" { // output until the client stops reading it
+		chunk := bytes.Repeat([]byte("x"), 32<<10)
+		for ctx.Err() == nil {
+			if _, err := stdout.Write(chunk); err != nil {
+				return 1
+			}
+		}
+		return 1
+	}
+	if len(s.Command) > 0 && s.Command[0] == "wait" { // until the server stops it
+		fmt.Fprintln(stdout, "waiting")
+		<-ctx.Done()
+		r.cause.Store(&causeOf{context.Cause(ctx)})
+		return 1
+	}
 	fmt.Fprintf(stdout, "%s %s %s %s", s.User.Name, s.User.Role, strings.Join(s.Command, "|"), s.Fingerprint)
 	return 3
 }
@@ -181,15 +214,22 @@ func (b *bed) exec(t *testing.T, who, command string) (string, string, int) {
 	return "", "", -1
 }
 
-// tui opens who's TUI on a PTY; wait returns once the session ended.
+// tui opens who's TUI on an 80x24 PTY; wait returns once the session ended.
 func (b *bed) tui(t *testing.T, who string) (out *syncBuffer, stdin io.Writer, wait func() error) {
+	t.Helper()
+	out, stdin, _, wait = b.tuiSized(t, who, 80, 24)
+	return out, stdin, wait
+}
+
+// tuiSized opens who's TUI on a w x h PTY; s resizes it.
+func (b *bed) tuiSized(t *testing.T, who string, w, h int) (out *syncBuffer, stdin io.Writer, s *gossh.Session, wait func() error) {
 	t.Helper()
 	c, err := b.dial(t, who)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	s, err := c.NewSession()
+	s, err = c.NewSession()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +238,13 @@ func (b *bed) tui(t *testing.T, who string) (out *syncBuffer, stdin io.Writer, w
 	if stdin, err = s.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RequestPty("xterm-256color", 24, 80, gossh.TerminalModes{}); err != nil {
+	if err := s.RequestPty("xterm-256color", h, w, gossh.TerminalModes{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Shell(); err != nil {
 		t.Fatal(err)
 	}
-	return out, stdin, s.Wait
+	return out, stdin, s, s.Wait
 }
 
 type syncBuffer struct {

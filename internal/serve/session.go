@@ -17,7 +17,9 @@ import (
 
 // handleIn runs one SSH session under ctx (the server's life).
 func (s *Server) handleIn(ctx context.Context, sess ssh.Session) {
-	se, err := s.admit(sess)
+	ctx, cancel := mergeDone(ctx, sess.Context())
+	defer cancel()
+	o, err := s.admit(sess, cancel)
 	if err != nil {
 		wish.Errorln(sess, "dlqt serve:", err)
 		s.logf("refused %s: %v", sess.RemoteAddr(), err)
@@ -26,47 +28,73 @@ func (s *Server) handleIn(ctx context.Context, sess ssh.Session) {
 	}
 	s.active.Add(1)
 	defer s.active.Done()
-	defer s.leave(se)
-	ctx, cancel := mergeDone(ctx, sess.Context())
-	defer cancel()
-	if len(se.Command) > 0 {
-		code := s.run.Exec(ctx, *se, sess, sess.Stderr())
-		_ = sess.Exit(code)
+	defer s.leave(o.Session)
+	if len(o.Command) > 0 {
+		s.runExec(ctx, cancel, o, sess)
 		return
 	}
 	// activeterm first: a session without a PTY is told so before any
-	// broker connection is made for it.
-	activeterm.Middleware()(func(sess ssh.Session) { s.runTUI(ctx, cancel, se, sess) })(sess)
+	// broker connection is made for it. Its size is clamped before Bubble
+	// Tea sees it, so no client can size the server out of memory.
+	activeterm.Middleware()(func(sess ssh.Session) { s.runTUI(ctx, cancel, o, sess) })(clampPty(sess))
+}
+
+// openSession is a session while it is open: how to end it from outside
+// (a reload that removed its key) and why it was.
+type openSession struct {
+	*Session
+	cancel context.CancelFunc
+	why    atomic.Pointer[string]
+}
+
+// end stops the session's work, as SIGTERM does; why is told to its user
+// once the TUI or command ended.
+func (o *openSession) end(why string) {
+	o.why.Store(&why)
+	o.cancel()
+}
+
+// ended tells the user why the server ended the session, if it did. A
+// TUI's notice goes to its screen after the program restored it: stderr
+// could overtake the restore and be wiped with the alternate screen.
+func (o *openSession) ended(w io.Writer) {
+	if why := o.why.Load(); why != nil {
+		fmt.Fprintln(w, "dlqt serve: "+*why) // a PTY session writes \r\n
+	}
 }
 
 // admit names the session's user from the key it authenticated with, read
 // again here against the users file in force (it may have been reloaded,
 // and the auth callback may have seen other keys first), and counts it
-// against --max-sessions.
-func (s *Server) admit(sess ssh.Session) (*Session, error) {
+// against the session limits (roomFor).
+//
+// The key is looked up under mu, where Reload stores a new users file, so
+// a reload either sees this session or this lookup sees the reload.
+func (s *Server) admit(sess ssh.Session, cancel context.CancelFunc) (*openSession, error) {
 	k := sess.PublicKey()
+	s.mu.Lock()
 	u, ok := s.users.Load().ByKey(k)
 	if !ok {
+		s.mu.Unlock()
 		return nil, fmt.Errorf("key is not in the users file")
 	}
 	se := &Session{
 		ID: strconv.FormatInt(s.seq.Add(1), 10), User: u, Fingerprint: gossh.FingerprintSHA256(k),
 		Addr: sess.RemoteAddr().String(), Command: sess.Command(),
 	}
-	s.mu.Lock()
-	n := len(s.open)
-	if s.cfg.MaxSessions > 0 && n >= s.cfg.MaxSessions {
+	if err := s.roomFor(u, s.open); err != nil {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%d sessions are open, the most this server allows (--max-sessions): try again later", n)
+		return nil, err
 	}
-	s.open[se.ID] = se
+	o := &openSession{Session: se, cancel: cancel}
+	s.open[se.ID] = o
 	s.mu.Unlock()
 	if err := s.run.Journal(*se, true); err != nil {
 		s.forget(se)
 		return nil, fmt.Errorf("the session could not be journaled: %w", err)
 	}
-	s.logf("session %s: %s (%s, %s) from %s %q", se.ID, u.Name, u.Role, se.Fingerprint, se.Addr, sess.RawCommand())
-	return se, nil
+	s.logf("session %s: %s (%s, %s) from %s %s", se.ID, u.Name, u.Role, se.Fingerprint, se.Addr, s.shownCommand(se.Command))
+	return o, nil
 }
 
 func (s *Server) forget(se *Session) {
@@ -85,8 +113,11 @@ func (s *Server) leave(se *Session) {
 
 // runTUI runs the session's TUI until the user quits, the connection or the
 // server ends, or it sat idle (no key, nothing running) for IdleTimeout.
-func (s *Server) runTUI(ctx context.Context, cancel context.CancelFunc, se *Session, sess ssh.Session) {
-	t, err := s.run.TUI(ctx, *se)
+func (s *Server) runTUI(ctx context.Context, cancel context.CancelFunc, se *openSession, sess ssh.Session) {
+	// The TUI's broker connection is made first (up to the connect
+	// timeout per node): say so, rather than leave the screen blank.
+	fmt.Fprint(sess, "dlqt serve: connecting to the broker…\r\n")
+	t, err := s.run.TUI(ctx, *se.Session)
 	if err != nil {
 		wish.Errorln(sess, "dlqt serve:", err)
 		_ = sess.Exit(1)
@@ -109,17 +140,82 @@ func (s *Server) runTUI(ctx context.Context, cancel context.CancelFunc, se *Sess
 	s.teaHandler(ph)(sess)
 	select {
 	case <-idle:
-		wish.Errorln(sess, fmt.Sprintf("dlqt serve: no key for %s: session closed", s.cfg.IdleTimeout))
+		fmt.Fprintf(sess, "dlqt serve: no key for %s: session closed\n", s.cfg.IdleTimeout) // to the screen, as ended says
 	default:
 	}
+	se.ended(sess)
 	_ = sess.Exit(0)
+}
+
+// runExec runs a headless command. A client that stops reading its output
+// leaves the command blocked on a write, holding a session slot for good:
+// once a write is blocked for IdleTimeout the session is closed.
+func (s *Server) runExec(ctx context.Context, cancel context.CancelFunc, se *openSession, sess ssh.Session) {
+	out, errOut := &stallingWriter{w: sess}, &stallingWriter{w: sess.Stderr()}
+	done := make(chan struct{}) // until the last write, the notice's included
+	defer close(done)
+	if s.cfg.IdleTimeout > 0 {
+		go func() {
+			if s.watchStall(done, out, errOut) {
+				s.logf("session %s: %s read none of its output for %s: closed", se.ID, se.User.Name, s.cfg.IdleTimeout)
+				cancel()
+				sess.Close() // the blocked write returns
+			}
+		}()
+	}
+	code := s.run.Exec(ctx, *se.Session, out, errOut)
+	se.ended(errOut)
+	_ = sess.Exit(code)
+}
+
+// watchStall reports true once one of ws has been blocked in a write for
+// IdleTimeout; false when done closed first.
+func (s *Server) watchStall(done <-chan struct{}, ws ...*stallingWriter) bool {
+	tick := time.NewTicker(idleTick(s.cfg.IdleTimeout))
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return false
+		case <-tick.C:
+		}
+		for _, w := range ws {
+			if since := w.blockedSince(); !since.IsZero() && time.Since(since) >= s.cfg.IdleTimeout {
+				return true
+			}
+		}
+	}
+}
+
+// idleTick is how often an idle limit is looked at.
+func idleTick(limit time.Duration) time.Duration {
+	return min(max(limit/20, 100*time.Millisecond), 5*time.Second)
+}
+
+// stallingWriter notes when a write to the client began and has not
+// returned yet.
+type stallingWriter struct {
+	w     io.Writer
+	since atomic.Int64
+}
+
+func (sw *stallingWriter) Write(p []byte) (int, error) {
+	sw.since.Store(time.Now().UnixNano())
+	defer sw.since.Store(0)
+	return sw.w.Write(p)
+}
+
+func (sw *stallingWriter) blockedSince() time.Time {
+	if n := sw.since.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // watchIdle ends the session once no key came for IdleTimeout and the
 // TUI runs nothing (a replay in progress keeps it open).
 func (s *Server) watchIdle(ctx context.Context, cancel context.CancelFunc, in *activity, acting func() bool, idle chan<- struct{}) {
-	every := min(max(s.cfg.IdleTimeout/20, 100*time.Millisecond), 5*time.Second)
-	tick := time.NewTicker(every)
+	tick := time.NewTicker(idleTick(s.cfg.IdleTimeout))
 	defer tick.Stop()
 	for {
 		select {

@@ -40,9 +40,10 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 	raw := parseDeaths(m.Headers, func(s string) string { return s })
 	var p Payload
 	var timeline []Event
+	var masked int
 	if details {
 		p = RenderPayload(m.Body, m.Properties.ContentType, red)
-		timeline = BuildTimeline(m, env, deaths)
+		timeline, masked = BuildTimeline(m, env, deaths, red)
 	}
 	delivery, _ := headerInt(m.Headers, "x-delivery-count")
 	reason := reasonOf(r, m, raw, deaths)
@@ -67,6 +68,8 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 		PayloadBytes:  len(m.Body),
 		Binary:        p.Binary,
 		Redactions:    p.Redactions,
+
+		TimelineRedactions: masked,
 	}
 }
 

@@ -37,6 +37,13 @@ type DiscardRequest struct {
 	Selection    Selection
 	Reason       string // why, in the user's words; required
 	Browse       BrowseOptions
+	// Bodies, when set, is the SHA-256 of the body each selected id was
+	// decided on (an approved proposal's): a message held under that id
+	// with another body is another message, and is not discarded.
+	Bodies map[string]string
+	// RetryOf is the journal entry (a discard's outcome) this discard
+	// takes again: its messages came back, a crash undid its acks.
+	RetryOf uint64
 }
 
 // DiscardResult is what a discard removed. Discarded are the ids acked, in
@@ -52,6 +59,9 @@ type DiscardResult struct {
 	Verified     bool
 	Verification string   // VerifiedGone or NotVerified, with why
 	StillThere   []string // discarded ids the re-read still found
+	// Changed are selected ids held with another body than Bodies names:
+	// left in the queue, with the SHA-256 each had (id -> sum).
+	Changed map[string]string
 }
 
 // ErrNoReason refuses a discard without a reason: the journal must say why a
@@ -94,6 +104,9 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 	} else {
 		decision.Details["count"] = len(sel.IDs)
 	}
+	if req.RetryOf != 0 {
+		decision.Details["retry_of"] = req.RetryOf
+	}
 	if err := rec.Record(decision); err != nil {
 		return DiscardResult{}, fmt.Errorf("discard not done, the journal did not take the decision: %w", err)
 	}
@@ -102,6 +115,7 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 	var bases []string // the same without occurrence suffixes, to verify by
 	var selectErr error
 	pass := newSweepPass(top, redact.New(), sel)
+	pass.bodies = req.Bodies
 	browse := req.Browse
 	browse.Each = pass.take
 	choose := func(held []Message) []int {
@@ -124,7 +138,7 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 	if sweepErr == nil && selectErr != nil {
 		sweepErr = fmt.Errorf("nothing discarded, the journal did not take the selected ids: %w", selectErr)
 	}
-	res := discarded(swept, sweepErr, ids, sel.IDs)
+	res := discarded(swept, sweepErr, ids, sel.IDs, pass.changed)
 	if sweepErr == nil {
 		res = verifyDiscard(ctx, s, q, req, res, expectLeft(bases, ids, swept))
 	}
@@ -143,8 +157,8 @@ func recordSelected(rec Recorder, req DiscardRequest, reason string, ids []strin
 
 // discarded names what a sweep acked; after a failed sweep the rest is
 // still queued, not missing.
-func discarded(swept SweepResult, sweepErr error, ids, selected []string) DiscardResult {
-	res := DiscardResult{Held: swept.Held}
+func discarded(swept SweepResult, sweepErr error, ids, selected []string, changed map[string]string) DiscardResult {
+	res := DiscardResult{Held: swept.Held, Changed: changed}
 	for _, p := range swept.Taken {
 		if p >= 0 && p < len(ids) {
 			res.Discarded = append(res.Discarded, ids[p])
@@ -158,7 +172,7 @@ func discarded(swept SweepResult, sweepErr error, ids, selected []string) Discar
 		gone[id] = true
 	}
 	for _, id := range selected {
-		if !gone[id] {
+		if _, kept := changed[id]; !gone[id] && !kept {
 			res.Missing = append(res.Missing, id)
 		}
 	}
@@ -179,6 +193,12 @@ func recordOutcome(rec Recorder, req DiscardRequest, reason string, res DiscardR
 	}
 	if len(res.Missing) > 0 {
 		outcome.Details["missing"] = res.Missing
+	}
+	if len(res.Changed) > 0 {
+		outcome.Details["changed"] = res.Changed
+	}
+	if req.RetryOf != 0 {
+		outcome.Details["retry_of"] = req.RetryOf
 	}
 	if sweepErr != nil {
 		outcome.Details["error"] = sweepErr.Error()

@@ -28,6 +28,9 @@ type sweepPass struct {
 	bases []string  // base id of every message, in queue order
 	cands []Triaged // the messages that may be selected by id
 	pos   []int     // position of each of cands; without ids, of each match
+
+	bodies  map[string]string // DiscardRequest.Bodies
+	changed map[string]string // selected ids held with another body: id -> its SHA-256
 }
 
 func newSweepPass(top Topology, red *redact.Redactor, sel Selection) *sweepPass {
@@ -86,9 +89,26 @@ func (p *sweepPass) picks() (ids []string, picks []int) {
 	for k := range p.cands {
 		t := &p.cands[k]
 		t.ID = ids[p.pos[k]]
-		if p.sel.Matches(*t) {
+		if p.sel.Matches(*t) && p.sameBody(*t) {
 			picks = append(picks, p.pos[k])
 		}
 	}
 	return ids, picks
+}
+
+// sameBody reports whether t's body is the one its decision named (always,
+// when the decision named none), and notes it changed otherwise.
+func (p *sweepPass) sameBody(t Triaged) bool {
+	want, named := p.bodies[t.ID]
+	if !named {
+		return true
+	}
+	if sum := BodySHA256(t.Message.Body); sum != want {
+		if p.changed == nil {
+			p.changed = map[string]string{}
+		}
+		p.changed[t.ID] = sum
+		return false
+	}
+	return true
 }

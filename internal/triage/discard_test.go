@@ -168,6 +168,35 @@ func TestDiscardByIDReportsTheMissingOnes(t *testing.T) {
 	}
 }
 
+// A decision named each message's body by SHA-256: a message held under
+// the same id with another body is another message, and stays, named in
+// the result and the journal's outcome; the stream sweep sees the same.
+func TestDiscardLeavesAMessageWhoseBodyChanged(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		a, b := parked("a", "x"), parked("b", "x")
+		was := BodySHA256(b.Body)
+		b.Body = []byte(`{"message_id":"b","event_type":"order.created","amount":250000}`)
+		q := &queueSweeper{msgs: []Message{a, b}, stream: stream}
+		rec := &memRecorder{}
+		res, err := Discard(context.Background(), q, discardTopology(), rec, DiscardRequest{
+			Vhost: "v", Queue: "orders.parking", Reason: "approved", Selection: Selection{IDs: []string{"a", "b"}},
+			Bodies: map[string]string{"a": BodySHA256(a.Body), "b": was},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(res.Discarded, []string{"a"}) || len(res.Missing) != 0 || res.Changed["b"] != BodySHA256(b.Body) {
+			t.Errorf("stream %v: result = %+v", stream, res)
+		}
+		if got := q.ids(); !slices.Equal(got, []string{"b"}) {
+			t.Errorf("stream %v: left %v, want the changed b", stream, got)
+		}
+		if out := rec.records[len(rec.records)-1]; out.Details["changed"] == nil {
+			t.Errorf("stream %v: outcome = %+v", stream, out)
+		}
+	}
+}
+
 // Identical messages get occurrence ids (#2, #3) in queue order, the same
 // ones the read path shows: choosing "dup#2" takes the second copy only.
 func TestDiscardPicksADuplicateByItsOccurrenceID(t *testing.T) {

@@ -3,6 +3,7 @@ package triage
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // What a discard's outcome says of the broker.
@@ -67,6 +68,49 @@ func verifyDiscard(ctx context.Context, s Sweeper, q Queue, req DiscardRequest, 
 		res.Verification = fmt.Sprintf("%s (not among the first %d messages; the rest was not read)", NotVerified, batch.Count())
 	default:
 		res.Verified, res.Verification = true, VerifiedGone
+		return settleDiscard(ctx, s, req, res, left.depth)
+	}
+	return res
+}
+
+// AckDurability is a broker that writes applied acks to disk on its own
+// schedule: for AckSettle after they were applied, a crash of the node
+// (kill -9, power loss) still brings the messages back, and no client can
+// make the acks durable sooner.
+type AckDurability interface {
+	AckSettle() time.Duration
+}
+
+// settleDiscard keeps a discard that read as gone from being called
+// verified before the broker can have written its acks down: it waits the
+// broker's settle delay, reads the depth again, and says in the outcome
+// what a crash in that window would have undone. A depth that grew back
+// (or cannot be read) leaves the discard unverified.
+func settleDiscard(ctx context.Context, s Sweeper, req DiscardRequest, res DiscardResult, before int) DiscardResult {
+	d, ok := s.(AckDurability)
+	b, barrier := s.(AckBarrier)
+	if !ok || !barrier || d.AckSettle() <= 0 {
+		return res
+	}
+	wait := d.AckSettle()
+	select {
+	case <-time.After(wait):
+	case <-ctx.Done():
+		res.Verified = false
+		res.Verification = fmt.Sprintf("%s (stopped before the broker's %s to write the acks down: a node crash then would bring them back)", NotVerified, wait)
+		return res
+	}
+	after, err := b.SettledDepth(ctx, req.Queue)
+	switch {
+	case err != nil:
+		res.Verified = false
+		res.Verification = fmt.Sprintf("%s (gone once, but the depth could not be read again %s after the acks: %v)", NotVerified, wait, err)
+	case after > before-len(res.Discarded):
+		res.Verified = false
+		res.Verification = fmt.Sprintf("%s: gone once, but %s after the acks the queue holds %d, more than %d before less %d taken (published meanwhile, or the acks were lost)",
+			NotVerified, wait, after, before, len(res.Discarded))
+	default:
+		res.Verification += fmt.Sprintf("; still gone %s after the acks (%d in the queue). A node crash before that would have brought them back: the broker writes acks to disk on its own schedule; a later read marks any that are back and offers to discard them again", wait, after)
 	}
 	return res
 }
@@ -149,6 +193,7 @@ func verifyByDepth(ctx context.Context, s Sweeper, req DiscardRequest, res Disca
 	case after <= before-len(res.Discarded):
 		res.Verified = true
 		res.Verification = fmt.Sprintf("%s by depth: %d before, %d after the acks were applied", VerifiedGone, before, after)
+		return settleDiscard(ctx, s, req, res, before)
 	default:
 		res.Verification += fmt.Sprintf(": the queue holds %d once the acks are applied, %d before less %d taken is %d (published meanwhile, or the acks were lost)",
 			after, before, len(res.Discarded), before-len(res.Discarded))

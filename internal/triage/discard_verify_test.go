@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rereadSweeper is a queueSweeper the discard can read again; with
@@ -173,6 +174,49 @@ func TestALargeDiscardIsVerifiedByDepth(t *testing.T) {
 		}
 		if !lost && !strings.Contains(res.Verification, "by depth: 1200 before, 100 after") {
 			t.Errorf("verification %q", res.Verification)
+		}
+	}
+}
+
+// settlingSweeper is a depthSweeper on a broker that writes acks down on
+// its own schedule: with backAfterSettle, the depth read after the settle
+// delay shows the discarded messages back (a crash before the acks were
+// written), as a kill -9 brought 5,000 of 5,000 back.
+type settlingSweeper struct {
+	depthSweeper
+	backAfterSettle bool
+	reads           int
+}
+
+func (q *settlingSweeper) AckSettle() time.Duration { return time.Millisecond }
+
+func (q *settlingSweeper) SettledDepth(ctx context.Context, queue string) (int, error) {
+	q.reads++
+	if q.reads > 1 && q.backAfterSettle {
+		return q.before, nil
+	}
+	return q.depthSweeper.SettledDepth(ctx, queue)
+}
+
+// A discard is called verified only once the broker's settle delay has
+// passed and the depth read again still shows the messages gone; the
+// outcome says what a crash before then would have undone.
+func TestADiscardIsVerifiedOnlyAfterTheAcksHadTimeToBeWritten(t *testing.T) {
+	for _, back := range []bool{false, true} {
+		q := &settlingSweeper{backAfterSettle: back}
+		for i := range 1200 {
+			q.msgs = append(q.msgs, parked(fmt.Sprintf("m-%04d", i), "address_invalid"))
+		}
+		rec := &memRecorder{}
+		res, err := discardGroup(t, q, rec)
+		if err != nil || len(res.Discarded) != 1200 || q.reads != 2 || res.Verified == back {
+			t.Errorf("back after the settle %v: %d discarded, %d depth reads, verified %v (%s), %v", back, len(res.Discarded), q.reads, res.Verified, res.Verification, err)
+		}
+		if !back && !strings.Contains(res.Verification, "A node crash before that would have brought them back") {
+			t.Errorf("the outcome does not say what a crash could undo: %s", res.Verification)
+		}
+		if last := rec.records[len(rec.records)-1]; last.Details["verified"] != res.Verified || last.Details["verification"] != res.Verification {
+			t.Errorf("journaled %v / %v", last.Details["verified"], last.Details["verification"])
 		}
 	}
 }

@@ -12,8 +12,10 @@ import (
 // longer than this are not ids but payload, and would flood a screen.
 const maxEnvelopeField = 1024
 
-// DecodeEnvelope reads the seed-003 envelope from a body, tolerating missing
-// fields, other shapes, non-JSON and binary bodies.
+// DecodeEnvelope reads the diagnostic envelope (message_id, event_type,
+// failure block; see Envelope) from a body, tolerating missing fields, other
+// shapes, non-JSON and binary bodies: a parked message is whatever the
+// producer sent, and dlqt must still show it.
 func DecodeEnvelope(body []byte) Envelope {
 	// .NET producers may start a UTF-8 body with a byte order mark.
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))

@@ -33,3 +33,20 @@ func (e *DeliveryCostError) Error() string {
 	return fmt.Sprintf("queue %q is a quorum queue with %s: browsing adds 1 to the delivery count of each of its %d messages, and a message that passes the limit is dead-lettered or dropped",
 		e.Queue, limit, e.Depth)
 }
+
+// HoldAtLimitError refuses a replay's hold that would take messages with no
+// delivery left on a quorum queue with a delivery limit, until the user
+// accepts the cost: held they are safe, but a lost hold (dlqt killed, its
+// connection closed) counts a delivery for each, and the broker then
+// dead-letters or drops them.
+type HoldAtLimitError struct {
+	Queue   string
+	Limit   int64
+	AtLimit int // held messages with no delivery left
+	Held    int // messages the hold read
+}
+
+func (e *HoldAtLimitError) Error() string {
+	return fmt.Sprintf("queue %q: %d of the %d messages the replay would hold have no delivery left (delivery-limit %d): if the hold were lost (dlqt killed, its connection closed) the broker would dead-letter or drop them; nothing was changed, pass --accept-delivery-cost to replay anyway",
+		e.Queue, e.AtLimit, e.Held, e.Limit)
+}

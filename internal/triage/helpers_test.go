@@ -90,3 +90,10 @@ func abbrev(s string) string {
 	}
 	return strings.ReplaceAll(s, "\n", `\n`)
 }
+
+// timelineOf is the timeline of a message with no redactor: the tests that
+// use it are about order, times and details, not secrets.
+func timelineOf(m Message, env Envelope, deaths []Death) []Event {
+	ev, _ := BuildTimeline(m, env, deaths, nil)
+	return ev
+}

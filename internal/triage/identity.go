@@ -206,3 +206,11 @@ func writeValue(h hash.Hash, v any) {
 		tag('?') // an unknown type: only its presence counts
 	}
 }
+
+// BodySHA256 is the hex SHA-256 of a message body: how a decision (an
+// approved proposal, an edit's revision) names the content it was made
+// on, so it never acts on another message that took the same id.
+func BodySHA256(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}

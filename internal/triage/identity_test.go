@@ -16,6 +16,7 @@ func TestIdentify(t *testing.T) {
 		"x-last-death-queue": "q", "x-last-death-reason": "rejected", "x-last-death-exchange": "",
 		"x-received-from": []any{Headers{"uri": "amqp://peer"}}, "dlqt-replay-id": "r1", "dlqt-attempts": int64(2),
 		"X-Last-Death-Something-New": "4.x", "x-acquired-count": int64(1), "dlqt-replayed-at": mustTime("2026-11-30T11:00:00Z"),
+		"dlqt-full-scan": "fs-0123456789abcdef",
 	}}
 	hashed := Identify([]Message{plain}, nil)[0]
 	if !regexp.MustCompile(`^sha256:[0-9a-f]{32}$`).MatchString(hashed) {

@@ -11,6 +11,11 @@ const (
 	hdrDeaths     = "dlqt-deaths"
 )
 
+// HeaderFullScan marks each copy a full scan moves (broker/fullscan.go)
+// with the scan's id: bookkeeping for the queue it was scanned in, which a
+// replay leaves behind (replay.CopyHeaders).
+const HeaderFullScan = "dlqt-full-scan"
+
 // The names of dlqt's replay headers.
 const (
 	HeaderReplayID   = hdrReplayID

@@ -33,7 +33,7 @@ func TestTimelineOfAReplayedCopyThatDiedAgain(t *testing.T) {
 		m := Message{Queue: "orders.parked", Headers: h}
 		var n int
 		var total int64
-		for _, e := range BuildTimeline(m, Envelope{}, ParseDeaths(h)) {
+		for _, e := range timelineOf(m, Envelope{}, ParseDeaths(h)) {
 			if e.Kind == EventDeath {
 				n++
 				total += e.Count

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -29,8 +30,10 @@ const maxDetail = 240
 // come after dated ones, in the order above. The order of
 // x-death entries is never trusted (RabbitMQ <= 3.12 reorders all but [0]),
 // only their times are; and each entry's time is the FIRST death of its
-// {queue, reason}, so a count above one is said in the detail.
-func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
+// {queue, reason}, so a count above one is said in the detail. Every string
+// of an event is shown as it is returned, so each goes through red here
+// (shownEvents); the second result counts the values it masked.
+func BuildTimeline(m Message, env Envelope, deaths []Death, red *redact.Redactor) ([]Event, int) {
 	h := m.Headers
 	var ev []Event
 	add := func(es ...Event) { ev = append(ev, es...) }
@@ -98,7 +101,24 @@ func BuildTimeline(m Message, env Envelope, deaths []Death) []Event {
 		}
 		return a.Before(b)
 	})
-	return ev
+	return ev, shownEvents(ev, red)
+}
+
+// shownEvents redacts and clips every string of the events in place and
+// counts what it masked. The details are built whole and clipped only here,
+// after redaction (see redactLookahead): a retry header's free text is where an
+// application writes the password or card number it failed on.
+func shownEvents(ev []Event, red *redact.Redactor) int {
+	n := 0
+	for i := range ev {
+		e := &ev[i]
+		var q, r, d int
+		e.Queue, q = ShownClipped(red, e.Queue, maxName)
+		e.Reason, r = ShownClipped(red, e.Reason, maxName)
+		e.Detail, d = ShownClipped(red, e.Detail, maxDetail)
+		n += q + r + d
+	}
+	return n
 }
 
 func kindRank(k EventKind) int {
@@ -204,7 +224,7 @@ func retryEvents(h Headers) []Event {
 		if lastErr != "" {
 			d += ": " + lastErr
 		}
-		ev = append(ev, Event{Time: errAt, Kind: EventRetry, Count: count, Detail: clipText(d, maxDetail)})
+		ev = append(ev, Event{Time: errAt, Kind: EventRetry, Count: count, Detail: d})
 	}
 	gaveUp := headerText(h, "x-error")
 	failedAt, hasFailedAt := headerTime(h, "x-failed-at")
@@ -213,7 +233,7 @@ func retryEvents(h Headers) []Event {
 		if gaveUp != "" {
 			d += ": " + gaveUp
 		}
-		ev = append(ev, Event{Time: failedAt, Kind: EventRetry, Detail: clipText(d, maxDetail)})
+		ev = append(ev, Event{Time: failedAt, Kind: EventRetry, Detail: d})
 	}
 	exch, hasExch := findHeader(h, "x-original-exchange")
 	key := headerText(h, "x-original-routingKey")
@@ -223,7 +243,7 @@ func retryEvents(h Headers) []Event {
 		if msg := headerText(h, "x-exception-message"); msg != "" {
 			d += ": " + msg
 		}
-		ev = append(ev, Event{Kind: EventRetry, Detail: clipText(d, maxDetail)})
+		ev = append(ev, Event{Kind: EventRetry, Detail: d})
 	}
 	return ev
 }
@@ -251,7 +271,7 @@ func frameworkEvents(h Headers) []Event {
 		if msg != "" {
 			d += ": " + msg
 		}
-		ev = append(ev, Event{Time: at, Kind: EventFailure, Detail: clipText(d, maxDetail)})
+		ev = append(ev, Event{Time: at, Kind: EventFailure, Detail: d})
 	}
 	return ev
 }

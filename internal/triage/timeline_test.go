@@ -51,7 +51,7 @@ func TestBuildTimeline(t *testing.T) {
 			"x-first-death-reason":   "rejected",
 			"x-first-death-exchange": "",
 		}}
-		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
+		got := timelineOf(m, Envelope{}, ParseDeaths(m.Headers))
 		checkTimeline(t, got, []wantEvent{
 			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "viec", reason: "rejected", count: 1, detail: "exchange (default), routing keys [viec]"},
 			{kind: EventFirstDeath, time: "2026-11-30T10:00:00Z", queue: "viec", reason: "rejected", detail: "exchange (default)"},
@@ -69,7 +69,7 @@ func TestBuildTimeline(t *testing.T) {
 			},
 			"x-first-death-queue": "work", "x-first-death-reason": "rejected", "x-first-death-exchange": "work.x",
 		}}
-		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
+		got := timelineOf(m, Envelope{}, ParseDeaths(m.Headers))
 		checkTimeline(t, got, []wantEvent{
 			{kind: EventPublished, time: "2026-11-30T09:59:00Z", detail: "timestamp"},
 			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "work", reason: "rejected", count: 5, detail: "first of 5"},
@@ -82,8 +82,8 @@ func TestBuildTimeline(t *testing.T) {
 		a := xdeath("a", "expired", 1, mustTime("2026-11-30T10:03:00Z"), "", "a")
 		b := xdeath("b", "rejected", 1, mustTime("2026-11-30T10:01:00Z"), "", "b")
 		c := xdeath("c", "expired", 1, mustTime("2026-11-30T10:02:00Z"), "", "c")
-		one := BuildTimeline(Message{}, Envelope{}, ParseDeaths(deathsHeader(a, b, c)))
-		two := BuildTimeline(Message{}, Envelope{}, ParseDeaths(deathsHeader(a, c, b)))
+		one := timelineOf(Message{}, Envelope{}, ParseDeaths(deathsHeader(a, b, c)))
+		two := timelineOf(Message{}, Envelope{}, ParseDeaths(deathsHeader(a, c, b)))
 		if dumpTimeline(one) != dumpTimeline(two) || one[0].Queue != "b" || one[2].Queue != "a" {
 			t.Fatalf("order depends on entry order:\n%s\n%s", dumpTimeline(one), dumpTimeline(two))
 		}
@@ -99,7 +99,7 @@ func TestBuildTimeline(t *testing.T) {
 			"x-last-death-queue": "qq", "x-last-death-reason": "delivery_limit", "x-last-death-exchange": "ex",
 			"x-delivery-count": int64(3),
 		}}
-		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
+		got := timelineOf(m, Envelope{}, ParseDeaths(m.Headers))
 		checkTimeline(t, got, []wantEvent{
 			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "work", reason: "rejected", count: 2},
 			{kind: EventFirstDeath, time: "2026-11-30T10:00:00Z", queue: "work", reason: "rejected"},
@@ -114,7 +114,7 @@ func TestBuildTimeline(t *testing.T) {
 			"x-death":            []any{xdeath("q", "rejected", 3, mustTime("2026-11-30T10:00:00Z"), "", "q")},
 			"x-last-death-queue": "q", "x-last-death-reason": "rejected",
 		}}
-		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
+		got := timelineOf(m, Envelope{}, ParseDeaths(m.Headers))
 		checkTimeline(t, got, []wantEvent{
 			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "q", reason: "rejected", count: 3},
 			{kind: EventLastDeath, queue: "q", reason: "rejected"},
@@ -140,7 +140,7 @@ func TestBuildTimeline(t *testing.T) {
 			"dlqt-attempts":         int64(6),
 			"x-delivery-count":      "2",
 		}}
-		got := BuildTimeline(m, env, ParseDeaths(m.Headers))
+		got := timelineOf(m, env, ParseDeaths(m.Headers))
 		checkTimeline(t, got, []wantEvent{
 			{kind: EventPublished, time: "2026-09-21T14:40:00Z", detail: "occurred_at"},
 			{kind: EventFailure, time: "2026-09-21T14:40:05Z", detail: "first failure (envelope failure customer_tax_profile_missing, consumer invoice-worker release-2026-09-21)"},
@@ -165,7 +165,7 @@ func TestBuildTimeline(t *testing.T) {
 			"NServiceBus.TimeOfFailure":               "2026-11-30 09:00:00:123456 Z",
 			"x-exception-message":                     "ignored without x-original-*",
 		}}
-		got := BuildTimeline(m, env, nil)
+		got := timelineOf(m, env, nil)
 		checkTimeline(t, got, []wantEvent{
 			{kind: EventFailure, time: "2026-11-30T09:00:00Z", detail: "NServiceBus fault Acme.ValidationException"},
 			{kind: EventFailure, time: "2026-11-30T10:00:00Z", detail: "MassTransit fault System.TimeoutException: timed out"},
@@ -180,7 +180,7 @@ func TestBuildTimeline(t *testing.T) {
 			"x-last-error":        strings.Repeat("\x1b[31m", 500),
 			"x-first-death-queue": []byte("q\x9b"),
 		}}
-		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
+		got := timelineOf(m, Envelope{}, ParseDeaths(m.Headers))
 		assertClean(t, "timeline", got)
 		for _, e := range got {
 			if len(e.Detail) > maxDetail+len("…") {
@@ -196,7 +196,7 @@ func TestBuildTimeline(t *testing.T) {
 			"x-death":           []any{xdeath("q", "rejected", 1, sec, "", "q")},
 			"x-last-error-time": sec,
 		}}
-		got := BuildTimeline(m, Envelope{}, ParseDeaths(m.Headers))
+		got := timelineOf(m, Envelope{}, ParseDeaths(m.Headers))
 		checkTimeline(t, got, []wantEvent{
 			{kind: EventPublished, time: "2026-11-30T10:00:00Z"},
 			{kind: EventDeath, time: "2026-11-30T10:00:00Z", queue: "q", reason: "rejected", count: 1},
@@ -206,7 +206,7 @@ func TestBuildTimeline(t *testing.T) {
 	})
 
 	t.Run("no evidence, no events", func(t *testing.T) {
-		if got := BuildTimeline(Message{Headers: Headers{"content": "x"}}, Envelope{}, nil); len(got) != 0 {
+		if got := timelineOf(Message{Headers: Headers{"content": "x"}}, Envelope{}, nil); len(got) != 0 {
 			t.Fatalf("got %s", dumpTimeline(got))
 		}
 	})
@@ -240,7 +240,7 @@ func FuzzHeaders(f *testing.F) {
 				t.Fatalf("negative count %d", d.Count)
 			}
 		}
-		ev := BuildTimeline(m, env, deaths)
+		ev := timelineOf(m, env, deaths)
 		assertClean(t, "timeline", ev)
 		for i := 1; i < len(ev); i++ {
 			a, b := ev[i-1].Time, ev[i].Time
@@ -302,7 +302,7 @@ func TestTimelineOrdersSameSecondDeathsNewestLast(t *testing.T) {
 		{Queue: "orders.retry.2.q", Reason: ReasonExpired, Count: 1, Time: at},
 	}
 	var got []string
-	for _, e := range BuildTimeline(Message{}, Envelope{}, deaths) {
+	for _, e := range timelineOf(Message{}, Envelope{}, deaths) {
 		if e.Kind == EventDeath {
 			got = append(got, e.Queue)
 		}

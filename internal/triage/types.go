@@ -140,7 +140,9 @@ type Triaged struct {
 	Payload       string    `json:"payload"`
 	PayloadBytes  int       `json:"payload_bytes"`
 	Binary        bool      `json:"binary,omitempty"` // payload shown as a hex dump
-	Redactions    int       `json:"redactions"`
+	Redactions    int       `json:"redactions"`       // in the payload
+	// TimelineRedactions counts the values masked in the timeline.
+	TimelineRedactions int `json:"timeline_redactions,omitempty"`
 
 	// spilled, set on an index entry (Spilled.Index), reads the rest back.
 	spilled *Spilled
@@ -251,6 +253,10 @@ type Batch struct {
 	// another dlqt session's browse) held unacked when this browse began:
 	// they are in the queue but not in this batch.
 	HeldElsewhere int `json:"held_elsewhere,omitempty"`
+	// HeldBy names the connections of the consumers that held them, as
+	// the management API lists them (the name each client gave its
+	// connection, else the broker's); empty when none is known.
+	HeldBy []string `json:"held_by,omitempty"`
 }
 
 // Truncated reports whether the batch holds fewer messages than the queue had.
@@ -279,6 +285,10 @@ type BrowseOptions struct {
 	// MemoryBudget bounds, in bytes, what a streamed read lets the broker
 	// push ahead of the reader; 0 means DefaultMemoryBudget.
 	MemoryBudget int64
+	// Returning, when set, is told while the read waits, before it begins,
+	// for the broker to return n messages of an earlier read (released
+	// by a read that has ended, and not yet back in the queue).
+	Returning func(n int)
 }
 
 // DefaultMemoryBudget is MemoryBudget when none is set.

@@ -56,6 +56,46 @@ func TestGatedRevealWaitsForItsApproval(t *testing.T) {
 	}
 }
 
+// TestGatedEditWaitsForAnApprovedReveal: the editor shows the payload
+// unredacted, so under approvals.reveal an edit waits for an approved
+// reveal of the message as v does: without one it names the proposal and
+// opens nothing; once approved, it asks to open the editor.
+func TestGatedEditWaitsForAnApprovedReveal(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	j := openJournal(t)
+	policy := approval.Policy{approval.GateReveal: {}}
+	approved := false
+	h := newHarness(t, Options{Journal: j,
+		Revise: func(context.Context, string, triage.Triaged, []byte, string) (string, error) { return "", nil },
+		Approvals: &Approvals{
+			Needs: policy.Needs,
+			Reveal: func(context.Context, string, triage.Triaged) (string, bool, error) {
+				return "p-0123456789", approved, nil
+			},
+		}}, 120, 40)
+	openM1001(h)
+
+	_, cmd := h.m.Update(keyPress("W"))
+	if h.m.c.dialog != nil || cmd == nil {
+		t.Fatalf("a gated edit opened %T at once, or asked nothing:\n%s", h.m.c.dialog, h.screen())
+	}
+	h.m.Update(cmd())
+	if h.m.c.dialog != nil {
+		t.Fatalf("an edit without an approved reveal opened %T", h.m.c.dialog)
+	}
+	h.mustShow("reveal needs a second person", "p-0123456789")
+	if n := len(reveals(t, j)); n != 0 {
+		t.Fatalf("%d reveal entries, want none", n)
+	}
+
+	approved = true
+	_, cmd = h.m.Update(keyPress("W"))
+	h.m.Update(cmd())
+	if _, ok := h.m.c.dialog.(*editConfirm); !ok {
+		t.Fatalf("an edit with an approved reveal opened %T, want the edit's confirmation", h.m.c.dialog)
+	}
+}
+
 // TestAProposalOpensWhole: enter on a proposal shows it whole, as `dlqt
 // proposals ID` does (plan, owners, who may approve, the exact ids), at
 // 80x24; y on a pending one says why it does not run; back returns to the

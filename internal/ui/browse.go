@@ -28,9 +28,11 @@ type browseFlow struct {
 	browse       *browse // inspection awaited, nil when none
 	tagsReq      int     // tags awaited, 0 when none
 	tags         map[string][]string
+	back         map[string]uint64  // messages the journal says were discarded: the discard's entry
 	costAccepted string             // the queue whose delivery cost the user accepted
 	spills       *spillSet          // the stores the reads keep whole messages in
 	read         *triage.Inspection // the shown read, every message (the groups may show fewer)
+	openWhenRead *triage.Group      // the group enter was pressed on while the read went on
 }
 
 // shownRead is every message of the shown read, nil before the first.
@@ -39,7 +41,7 @@ func (f *browseFlow) shownRead() *triage.Inspection { return f.read }
 // openQueue shows the groups screen of name and browses it.
 func (f *browseFlow) openQueue(name string) tea.Cmd {
 	f.c.focus = screenGroups
-	f.tags, f.tagsReq = nil, 0 // tags of the previous queue are not this one's
+	f.tags, f.back, f.tagsReq = nil, nil, 0 // tags of the previous queue are not this one's
 	f.groups.Open(name)
 	return f.start(name, false)
 }
@@ -53,11 +55,33 @@ func (f *browseFlow) leave() {
 }
 
 // openGroup shows the messages of the selected group.
+// While the first read still goes on (its groups grow on screen, and
+// nothing can be opened yet) the group opens when the read ends: a key
+// pressed a moment early is kept, not dropped.
 func (f *browseFlow) openGroup() {
 	insp := f.groups.Inspection()
-	if g, ok := f.groups.Selected(); ok && insp != nil {
+	g, ok := f.groups.Selected()
+	switch {
+	case ok && insp != nil:
 		f.messages.Open(insp, g, f.tags)
 		f.c.focus = screenMessages
+	case ok && f.browse != nil:
+		f.openWhenRead = &g
+		f.c.hint = "still reading: the group opens when the read ends"
+	}
+}
+
+// openAwaited opens the group enter was pressed on during the read, if the
+// user is still on the groups screen and the group is still there.
+func (f *browseFlow) openAwaited() {
+	want := f.openWhenRead
+	f.openWhenRead = nil
+	if want == nil || f.c.focus != screenGroups {
+		return
+	}
+	f.groups.SelectGroup(want.Reason, want.ReasonCode)
+	if g, ok := f.groups.Selected(); ok && g.Reason == want.Reason && g.ReasonCode == want.ReasonCode {
+		f.openGroup()
 	}
 }
 
@@ -135,6 +159,7 @@ func (f *browseFlow) start(queue string, acceptCost bool) tea.Cmd {
 }
 
 func (f *browseFlow) stop() {
+	f.openWhenRead = nil
 	if f.browse != nil {
 		f.browse.cancel()
 		f.browse = nil
@@ -162,6 +187,10 @@ func (f *browseFlow) reading() string {
 func (f *browseFlow) onProgress(msg browseProgressMsg) tea.Cmd {
 	if f.browse == nil || msg.id != f.browse.id {
 		return nil // a browse the user walked away from
+	}
+	if msg.returning > 0 {
+		f.groups.SetReturning(msg.returning)
+		return f.browse.next()
 	}
 	f.groups.SetProgress(msg.read, msg.expected)
 	if msg.live != nil {
@@ -218,6 +247,7 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 	f.groups.SetInspection(&insp)
 	f.queues.NoteRead(msg.queue, &insp) // the queues screen learns the messages' real ages
 	f.reselect()
+	f.openAwaited()
 	return tea.Batch(f.loadTags(&insp), freeMemory)
 }
 
@@ -285,7 +315,7 @@ func (f *browseFlow) onTags(msg tagsMsg) {
 		f.c.setErr(msg.err)
 		return
 	}
-	f.tags = msg.tags
+	f.tags, f.back = msg.tags, msg.back
 	f.pushTags()
 }
 

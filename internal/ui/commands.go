@@ -66,6 +66,9 @@ type browseProgressMsg struct {
 	// live, when set, is the groups of what was read so far (no messages):
 	// the groups screen fills in while the browse goes on.
 	live *triage.Inspection
+	// returning, when above 0, is how many messages of an earlier read
+	// the browse waits for the broker to return before it reads.
+	returning int
 }
 
 type inspectedMsg struct {
@@ -109,6 +112,12 @@ func (b *browse) report(read, expected int) {
 	b.publish(browseProgressMsg{id: b.id, read: read, expected: expected})
 }
 
+// returning publishes that the browse waits for the broker to return n
+// messages of an earlier read.
+func (b *browse) returning(n int) {
+	b.publish(browseProgressMsg{id: b.id, returning: n})
+}
+
 func (b *browse) publish(p browseProgressMsg) {
 	select {
 	case b.progress <- p:
@@ -129,7 +138,7 @@ func (b *browse) publish(p browseProgressMsg) {
 func (b *browse) start(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor, spills *spillSet) tea.Cmd {
 	return func() tea.Msg {
 		go func() {
-			opts.Progress = b.report
+			opts.Progress, opts.Returning = b.report, b.returning
 			var insp triage.Inspection
 			var err error
 			if e.inspectEach != nil {
@@ -297,16 +306,18 @@ type tagsMsg struct {
 	id    int
 	queue string
 	tags  map[string][]string
+	back  map[string]uint64 // discarded in the journal, yet read again: id -> the discard's entry
 	err   error
 }
 
 func tagsCmd(j TagStore, vhost, queue string, ids []string, id int) tea.Cmd {
 	return func() tea.Msg {
 		tags, err := j.Tags(vhost, queue, ids)
+		var back map[string]uint64
 		if err == nil {
-			err = markDiscarded(j, vhost, queue, ids, tags)
+			back, err = markDiscarded(j, vhost, queue, ids, tags)
 		}
-		return tagsMsg{id: id, queue: queue, tags: tags, err: err}
+		return tagsMsg{id: id, queue: queue, tags: tags, back: back, err: err}
 	}
 }
 
@@ -319,19 +330,26 @@ type DiscardIndex interface {
 // markDiscarded shows, beside a message's tags, that the journal says it
 // was discarded: it is back (a broker restart before the ack was applied,
 // or published again). Lists and the message screen show tags already.
-func markDiscarded(j TagStore, vhost, queue string, ids []string, tags map[string][]string) error {
+// It returns them, each with the discard's entry, for a retry.
+func markDiscarded(j TagStore, vhost, queue string, ids []string, tags map[string][]string) (map[string]uint64, error) {
 	d, ok := j.(DiscardIndex)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	found, err := d.Discarded(vhost, queue, ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for id, seq := range found {
 		tags[id] = append(tags[id], fmt.Sprintf("discarded in journal #%d, back", seq))
 	}
-	return markInterrupted(j, vhost, queue, ids, tags)
+	return found, markInterrupted(j, vhost, queue, ids, tags)
+}
+
+// DiscardOutcomes reads the outcome entry of a discard, for its reason and
+// ids when it is retried; *journal.Journal is one.
+type DiscardOutcomes interface {
+	DiscardOutcome(seq uint64, vhost, queue string) (journal.Entry, error)
 }
 
 // InterruptedIndex says which messages a discard selected that never

@@ -40,6 +40,9 @@ type programContext struct {
 	busy    string // an action in flight, e.g. "discarding 3 messages…"
 	hint    string // a one-line hint until the next key
 
+	// access is what the user's permissions leave of the actions (access.go).
+	access Access
+
 	// check is the journal's whole check, which runs after the first
 	// screen; writes to the journal wait for it.
 	check journalCheck
@@ -174,8 +177,12 @@ func (c *programContext) mayAct(action string) error {
 		return fmt.Errorf("%s is not allowed: %s is a viewer", action, c.opts.Actor)
 	case c.opts.ReadOnly:
 		return fmt.Errorf("%s is off: read-only mode", action)
+	case c.opts.MayActNow != nil:
+		if err := c.opts.MayActNow(); err != nil {
+			return fmt.Errorf("%s is not allowed: %w", action, err)
+		}
 	}
-	return nil
+	return c.accessDenied(action)
 }
 
 // roleViewer is the `dlqt serve` role that browses and never acts.

@@ -63,14 +63,17 @@ func (s *messageScreen) startEdit() tea.Cmd {
 		err = c.mayAct("edit")
 	case c.noJournal() != nil:
 		err = fmt.Errorf("edit refused: an edit is journalled and %w", c.noJournal())
-	case c.opts.Approvals != nil && c.opts.Approvals.Needs(approval.GateReveal, 1):
-		err = errors.New("edit refused: the editor shows the payload unredacted, and approvals.reveal asks a second person for that; use dlqt edit --set")
 	case !json.Valid(t.Message.Body):
 		err = fmt.Errorf("edit refused: the payload of %s is %w", sanitize.Line(t.ID), approval.ErrNotJSON)
 	}
 	if err != nil {
 		c.setErr(err)
 		return nil
+	}
+	// The editor shows the payload unredacted: an edit is a reveal, and
+	// waits for an approved reveal of the message as v does.
+	if a := c.opts.Approvals; a != nil && a.Needs(approval.GateReveal, 1) {
+		return s.askRevealApproval(a, s.flow.groups.Queue(), t.ID, true)
 	}
 	c.dialog = &editConfirm{screen: s, queue: s.flow.groups.Queue(), msg: t}
 	return nil

@@ -148,7 +148,7 @@ func scenario() *fakeReader {
 }
 
 // rejected is a message the consumer of orders.work rejected `count` times,
-// the last time `ago` before fixedNow, carrying a seed-003 envelope.
+// the last time `ago` before fixedNow, carrying a diagnostic envelope (failure block included).
 func rejected(id, event, code string, count int64, ago time.Duration, extra string) triage.Message {
 	died := fixedNow.Add(-ago)
 	env := fmt.Sprintf(`{"message_id":%q,"event_type":%q,"schema_version":"2","occurred_at":%q,"correlation_id":"c-%s",`+

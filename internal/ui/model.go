@@ -29,6 +29,7 @@ type Model struct {
 	c       *programContext
 	help    help.Model
 	offKeys []key.Binding // read-only mode: the keys that only say so
+	denied  []deniedKey   // the keys the user's permissions took away (access.go)
 	screens []screen      // by screenID
 
 	queues    *queuesScreen
@@ -63,7 +64,7 @@ func newModel(opts Options) *Model {
 	}
 	colour := os.Getenv("NO_COLOR") == ""
 	c := &programContext{
-		Context: &views.Context{Keys: opts.KeyMap, Styles: views.NewStyles(true, colour)},
+		Context: &views.Context{Keys: opts.KeyMap, Styles: views.NewStyles(true, colour), Redactor: opts.Redactor},
 		opts:    opts, eng: triageEngine(), base: context.Background(), colour: colour,
 		width: 80, height: 24,
 	}
@@ -117,7 +118,7 @@ func (m *Model) register() {
 // Init lists the parking queues and, with StartQueue, opens that queue's
 // groups at once (esc then shows the list).
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.queues.refresh(), tea.RequestBackgroundColor, m.replay.loadInterrupted(), m.queues.pollTick(), m.c.startCheck()}
+	cmds := []tea.Cmd{m.queues.refresh(), tea.RequestBackgroundColor, m.replay.loadInterrupted(), m.queues.pollTick(), m.c.startCheck(), m.c.checkAccess()}
 	if m.c.opts.StartQueue != "" {
 		cmds = append(cmds, m.flow.openQueue(m.c.opts.StartQueue))
 	}
@@ -154,6 +155,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.to(msg.owner(), msg)
 	case views.SearchStep:
 		m.continueSearch(msg)
+	case accessMsg:
+		m.useAccess(Access(msg))
 	}
 	return nil
 }
@@ -184,6 +187,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		if c.opts.Role == roleViewer {
 			c.hint = "not allowed: " + c.opts.Actor + " is a viewer (discard, replay and reveal need an operator)"
 		}
+		return nil
+	case m.deniedWhy(k) != "":
+		c.hint = m.deniedWhy(k)
 		return nil
 	}
 	if cmd, ok := m.command(k); ok {

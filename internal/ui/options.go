@@ -57,9 +57,17 @@ type Options struct {
 	// ReadOnly removes discard, replay and reveal from the keymap; their keys
 	// only say "read-only mode".
 	ReadOnly bool
+	// CheckAccess, on a live broker, says which actions the user's
+	// permissions rule out; asked once, off the Update loop, as the TUI
+	// starts (access.go). Nil: nothing is checked.
+	CheckAccess func(ctx context.Context) Access
 	// Role is the SSH user's role under `dlqt serve` ("viewer", "operator"),
 	// "" for a local TUI; a viewer is ReadOnly and the status line says so.
 	Role string
+	// MayActNow, under `dlqt serve`, says why the session's user may no
+	// longer act (the users file was reloaded without their key, or with a
+	// lesser role); asked as each action starts. Nil: Role holds for good.
+	MayActNow func() error
 	// Filter is what the filter bar parses field expressions with (the
 	// tenant path and the redactor), as --where does.
 	Filter filter.Options
@@ -163,6 +171,10 @@ type Actions struct {
 	// quorum queue with a delivery limit. holdLimit is how many messages
 	// the read the selection was made in held: the hold reads as far.
 	OpenReplay func(ctx context.Context, replayID, queue string, acceptCost bool, holdLimit int) (replay.Port, error)
+	// CheckPlan says why the user may not run plan (a destination its
+	// permissions do not let it write to), asked before the replay holds
+	// anything; nil checks nothing.
+	CheckPlan func(ctx context.Context, plan replay.Plan) error
 	// Allow is replay.allow from the config file.
 	Allow []string
 	// AcceptDeliveryCost is --accept-delivery-cost.

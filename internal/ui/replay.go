@@ -182,10 +182,12 @@ func (s *replayScreen) replan() error {
 	for i, t := range plan.Sample { // the few the dry run shows, with their payload
 		if t.Indexed() {
 			if whole, err := t.Whole(); err == nil {
-				plan.Sample[i] = whole
+				plan.Sample[i] = replay.SampleOf(whole)
 			}
 		}
 	}
+	// IndexBudget is --memory-budget when the user gave one (cli indexBudget).
+	plan.CheckMemory(*insp, s.c.opts.MemoryBudget, s.c.opts.IndexBudget > 0)
 	plan.UseRevisions(s.revs)
 	s.SetPlan(plan, s.what, false)
 	return nil

@@ -151,8 +151,13 @@ func (s *replayScreen) startRun(plan replay.Plan) tea.Cmd {
 	run.revise = c.opts.Revisions
 	s.run = run
 	s.Start()
-	open, hold := c.opts.Actions.OpenReplay, s.flow.readLimit()
+	open, hold, check := c.opts.Actions.OpenReplay, plan.HoldLimit(s.flow.readLimit()), c.opts.Actions.CheckPlan
 	return run.start(ctx, c.eng, func(ctx context.Context, id, queue string, acceptCost bool) (replay.Port, error) {
+		if check != nil {
+			if err := check(ctx, plan); err != nil {
+				return nil, err
+			}
+		}
 		return open(ctx, id, queue, acceptCost, hold)
 	}, plan, s.flow.acceptCost(plan.Queue), c.recorder())
 }

@@ -89,7 +89,7 @@ func (s *messageScreen) startReveal() tea.Cmd {
 	}
 	queue, id := s.flow.groups.Queue(), s.Shown().ID
 	if a := c.opts.Approvals; a != nil && a.Needs(approval.GateReveal, 1) {
-		return s.askRevealApproval(a, queue, id)
+		return s.askRevealApproval(a, queue, id, false)
 	}
 	c.dialog = &revealConfirm{screen: s, queue: queue, id: id}
 	return nil
@@ -101,14 +101,15 @@ type revealGateMsg struct {
 	queue, id string
 	proposal  string
 	approved  bool
+	edit      bool // asked for an edit in $EDITOR, which shows the payload too
 	err       error
 }
 
 func (revealGateMsg) owner() screenID { return screenMessage }
 
 // askRevealApproval looks for this user's approved reveal of the message,
-// proposing one when there is none.
-func (s *messageScreen) askRevealApproval(a *Approvals, queue, id string) tea.Cmd {
+// proposing one when there is none; edit when it is for an edit.
+func (s *messageScreen) askRevealApproval(a *Approvals, queue, id string, edit bool) tea.Cmd {
 	c := s.c
 	c.busy = "asking whether this reveal is approved…"
 	var msg triage.Triaged
@@ -123,10 +124,10 @@ func (s *messageScreen) askRevealApproval(a *Approvals, queue, id string) tea.Cm
 	return func() tea.Msg {
 		msg, err := msg.Whole() // the index entry has no body to reveal
 		if err != nil {
-			return revealGateMsg{queue: queue, id: id, err: err}
+			return revealGateMsg{queue: queue, id: id, edit: edit, err: err}
 		}
 		p, ok, err := a.Reveal(ctx, queue, msg)
-		return revealGateMsg{queue: queue, id: id, proposal: p, approved: ok, err: err}
+		return revealGateMsg{queue: queue, id: id, proposal: p, approved: ok, edit: edit, err: err}
 	}
 }
 
@@ -138,6 +139,8 @@ func (s *messageScreen) onRevealGate(msg revealGateMsg) {
 		c.setErr(fmt.Errorf("reveal refused: %w", msg.err))
 	case c.focus != screenMessage || s.Shown().ID != msg.id:
 		c.hint = "reveal: the message is no longer shown"
+	case msg.approved && msg.edit:
+		c.dialog = &editConfirm{screen: s, queue: msg.queue, msg: s.Shown()}
 	case msg.approved:
 		c.dialog = &revealConfirm{screen: s, queue: msg.queue, id: msg.id}
 	default:

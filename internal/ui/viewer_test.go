@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -112,7 +113,7 @@ func TestViewerActionPathsRefuseEvenWithoutTheKeymap(t *testing.T) {
 	h, sw, _ := viewerHarness(t)
 	openInvalidSKU(h)
 	tg := target{queue: "orders.dlq", ids: []string{"m-1001"}}
-	if cmd := h.m.discard.run(tg, "cleanup"); cmd != nil {
+	if cmd := h.m.discard.run(tg, "cleanup", 0); cmd != nil {
 		t.Fatal("a viewer's discard returned a command")
 	}
 	h.mustShow("discard is not allowed: bob is a viewer")
@@ -128,5 +129,33 @@ func TestViewerActionPathsRefuseEvenWithoutTheKeymap(t *testing.T) {
 	h.mustShow("reveal is not allowed: bob is a viewer")
 	if sw.calls.Load() != 0 {
 		t.Fatal("a viewer swept")
+	}
+}
+
+// An operator whose role dropped while the session was open (the server
+// re-read its users file) is refused at the moment an action runs, though
+// the session began with the operator's keymap and write side.
+func TestADemotedOperatorsActionsAreRefusedAsTheyRun(t *testing.T) {
+	sw := &countingSweeper{}
+	var demoted atomic.Bool
+	h := newHarness(t, Options{Journal: openJournal(t), Actor: "carol", Role: "operator", Actions: &Actions{Sweeper: sw},
+		MayActNow: func() error {
+			if demoted.Load() {
+				return errors.New("carol is now a viewer (the users file was reloaded)")
+			}
+			return nil
+		}}, 120, 40)
+	openInvalidSKU(h)
+	demoted.Store(true)
+	tg := target{queue: "orders.dlq", ids: []string{"m-1001"}}
+	if cmd := h.m.discard.run(tg, "cleanup", 0); cmd != nil {
+		t.Fatal("a demoted operator's discard returned a command")
+	}
+	h.mustShow("discard is not allowed: carol is now a viewer")
+	if cmd := h.m.replay.startRun(replay.Plan{Queue: "orders.dlq"}); cmd != nil {
+		t.Fatal("a demoted operator's replay returned a command")
+	}
+	if sw.calls.Load() != 0 {
+		t.Fatal("a demoted operator swept")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // Context is what every view shares with the root: the keymap, the styles
@@ -25,6 +26,16 @@ type Context struct {
 	// Fresh is how old a number may be before it says so: the queues
 	// screen's poll interval (0: DefaultFresh).
 	Fresh time.Duration
+	// Redactor masks secrets in the short strings the lists show (reason
+	// codes, event types) as it does in payloads; nil masks nothing.
+	Redactor *redact.Redactor
+}
+
+// shown is a short broker string as a list shows it: redacted and
+// sanitised (triage.ShownLine), "-" when empty.
+func (c *Context) shown(s string) string {
+	text, _ := triage.ShownLine(c.Redactor, s)
+	return orDash(text)
 }
 
 // DefaultFresh is the queues screen's default poll interval, which the

@@ -59,7 +59,7 @@ func (d *Doctor) SetFailed() { d.loading, d.failed = false, true }
 // SetFindings shows a diagnosis of vhost: errors first, then warnings;
 // more than one advisory folds into one row until it is opened.
 func (d *Doctor) SetFindings(vhost string, fs []doctor.Finding) {
-	fs = slices.Clone(fs)
+	fs = doctor.Shown(fs, d.ctx.Redactor) // a copy: the caller's findings stay as they are
 	slices.SortStableFunc(fs, func(a, b doctor.Finding) int {
 		return cmp.Compare(severityRank(a.Severity), severityRank(b.Severity))
 	})

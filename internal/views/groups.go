@@ -27,12 +27,15 @@ type Groups struct {
 	failed  bool // the last browse failed (the error line says why)
 	read    int
 	expect  int
-	started time.Time // when the browse in flight started, for its rate
-	live    bool      // all is the groups of a first browse still reading
-	spin    spinner.Model
-	readAt  time.Time // when the inspection shown was read
-	changed time.Time // when an action last changed the queue
-	narrow  *narrowing
+	// returning is how many messages of an earlier read the browse waits
+	// for the broker to return before it reads (0: it does not wait).
+	returning int
+	started   time.Time // when the browse in flight started, for its rate
+	live      bool      // all is the groups of a first browse still reading
+	spin      spinner.Model
+	readAt    time.Time // when the inspection shown was read
+	changed   time.Time // when an action last changed the queue
+	narrow    *narrowing
 	// reread says a read narrowed in steps has just come on screen, for
 	// the screens that show part of it (NewRead).
 	reread bool
@@ -97,7 +100,25 @@ func Bound(b triage.Batch) string {
 // half-empty read is never taken for the whole queue.
 func HeldElsewhere(b triage.Batch) string {
 	total := b.Depth + b.HeldElsewhere
-	return fmt.Sprintf("%s of %s are held by another reader", Count(b.HeldElsewhere), Plural(total, "message"))
+	s := fmt.Sprintf("%s of %s are held by another reader", Count(b.HeldElsewhere), Plural(total, "message"))
+	if len(b.HeldBy) > 0 {
+		names := make([]string, len(b.HeldBy))
+		for i, n := range b.HeldBy {
+			names[i] = sanitize.Line(n)
+		}
+		what := "connection "
+		if len(names) > 1 {
+			what = "connections "
+		}
+		s += " (" + what + strings.Join(names, ", ") + ")"
+	}
+	return s
+}
+
+// Returning says that a read waits, before it begins, for the broker to
+// return n messages of an earlier read.
+func Returning(n int) string {
+	return fmt.Sprintf("waiting for the broker to return %s of an earlier read", Plural(n, "message"))
 }
 
 func bound(b triage.Batch) string {
@@ -148,7 +169,7 @@ func (g *Groups) Queue() string { return g.queue }
 
 // StartLoading shows the progress line until SetInspection or StopLoading.
 func (g *Groups) StartLoading() tea.Cmd {
-	g.loading, g.failed, g.read, g.expect = true, false, 0, 0
+	g.loading, g.failed, g.read, g.expect, g.returning = true, false, 0, 0, 0
 	g.started = g.ctx.now()
 	return g.spin.Tick
 }
@@ -191,7 +212,13 @@ func (g *Groups) dropLive() {
 func (g *Groups) Loading() bool { return g.loading }
 
 // SetProgress records how far the browse got.
-func (g *Groups) SetProgress(read, expected int) { g.read, g.expect = read, expected }
+func (g *Groups) SetProgress(read, expected int) {
+	g.read, g.expect, g.returning = read, expected, 0
+}
+
+// SetReturning records that the browse waits for the broker to return n
+// messages of an earlier read before it reads.
+func (g *Groups) SetReturning(n int) { g.returning = n }
 
 // UpdateSpinner advances the spinner while loading; the tick chain ends
 // when loading does.
@@ -336,12 +363,12 @@ func (g *Groups) show(insp *triage.Inspection) {
 	g.table.SetSource(len(insp.Groups), func(i int) []string {
 		gr := insp.Groups[i]
 		row := []string{
-			string(gr.Reason),
-			orDash(sanitize.Line(gr.ReasonCode)),
+			g.ctx.shown(string(gr.Reason)), // x-death's text: a client may have written it
+			g.ctx.shown(gr.ReasonCode),
 			Count(gr.Count),
 			ageSince(now, gr.Oldest),
 			ageSince(now, gr.Newest),
-			orDash(strings.Join(sanitize.Lines(gr.EventTypes), ", ")),
+			g.ctx.shown(strings.Join(gr.EventTypes, ", ")),
 		}
 		if g.ctx.Owner != nil {
 			row = append(row, orDash(sanitize.Line(g.ctx.Owner(g.queue, gr))))
@@ -444,6 +471,8 @@ func (g *Groups) progress() string {
 		line += Count(g.read) + " / " + Plural(g.expect, "message") + "…"
 	case g.read > 0:
 		line += Plural(g.read, "message") + " so far…"
+	case g.returning > 0:
+		line += Returning(g.returning) + "…"
 	default:
 		line += "asking the broker…"
 	}

@@ -33,6 +33,24 @@ func TestReadingSaysWhatItIsDoing(t *testing.T) {
 	}
 }
 
+// A browse that waits for the broker to return an earlier read's messages
+// says so, and stops saying so once it reads.
+func TestReadingSaysItWaitsForTheBrokerToReturnAnEarlierRead(t *testing.T) {
+	g := NewGroups(testContext())
+	g.SetSize(120, 10)
+	g.Open("orders.dlq")
+	g.StartLoading()
+	g.SetReturning(951753)
+	want := "reading orders.dlq: waiting for the broker to return 951,753 messages of an earlier read…"
+	if got := g.View(); !strings.Contains(got, want) {
+		t.Errorf("screen lacks %q:\n%s", want, got)
+	}
+	g.SetProgress(0, 1000000)
+	if got := g.View(); strings.Contains(got, "waiting") || !strings.Contains(got, "0 / 1,000,000 messages") {
+		t.Errorf("reading, the screen still waits or lacks the count:\n%s", got)
+	}
+}
+
 // TestGroupsShowTheirOwner: with owners configured the groups screen has an
 // owner column naming each group's team, and a dash for an unowned one.
 func TestGroupsShowTheirOwner(t *testing.T) {

@@ -26,6 +26,7 @@ type Message struct {
 	cost    triage.DeliveryCost
 	headers triage.Headers
 	hidden  int // header values redacted
+	red     *redact.Redactor
 	tags    []string
 	// revealed is the unredacted payload after a journalled reveal, "" when
 	// hidden; revealSeq is the journal entry that allowed it.
@@ -51,6 +52,7 @@ func (m *Message) SetMessage(t triage.Triaged, cost triage.DeliveryCost, red *re
 	m.msg, m.cost, m.tags = t, cost, tags
 	m.revealed, m.revealSeq = "", 0 // a reveal is for one look at one message
 	m.headers, m.hidden = redact.Headers(t.Message.Headers, red)
+	m.red = red
 	m.render()
 	if !same {
 		m.vp.GotoTop()
@@ -247,27 +249,61 @@ func (m *Message) render() {
 	m.vp.SetContentLines(p.lines)
 }
 
+// shownFields is a section's values on their way to the screen: each
+// passes the redactor and the sanitiser (triage.ShownLine), and the
+// section's title says how many were masked.
+type shownFields struct {
+	red    *redact.Redactor
+	masked int
+}
+
+func (f *shownFields) line(value string) string {
+	shown, n := triage.ShownLine(f.red, value)
+	f.masked += n
+	return orDash(shown)
+}
+
+func (f *shownFields) title(name string) string {
+	if f.masked == 0 {
+		return name
+	}
+	return name + " (" + Plural(f.masked, "value") + " redacted)"
+}
+
 func (m *Message) identity(p *page) {
-	t, s := m.msg, sanitize.Line
-	p.section("identity")
-	p.field("id", s(t.ID))
-	p.field("message_id", orDash(s(t.Message.Properties.MessageID)))
+	t := m.msg
+	f := &shownFields{red: m.red}
 	corr := t.Message.Properties.CorrelationID
 	if corr == "" {
 		corr = t.Envelope.CorrelationID
 	}
-	p.field("correlation id", orDash(s(corr)))
-	p.field("event type", orDash(s(t.Envelope.EventType)))
-	p.field("schema version", orDash(s(t.Envelope.SchemaVersion)))
-	p.field("occurred at", orDash(s(t.Envelope.OccurredAt)))
-	p.field("tags", orDash(tagList(m.tags)))
+	fields := [][2]string{
+		{"id", f.line(t.ID)},
+		{"message_id", f.line(t.Message.Properties.MessageID)},
+		{"correlation id", f.line(corr)},
+		{"event type", f.line(t.Envelope.EventType)},
+		{"schema version", f.line(t.Envelope.SchemaVersion)},
+		{"occurred at", f.line(t.Envelope.OccurredAt)},
+		{"tags", orDash(tagList(m.tags))},
+	}
+	p.section(f.title("identity"))
+	for _, kv := range fields {
+		p.field(kv[0], kv[1])
+	}
 }
 
 func (m *Message) failure(p *page) {
-	t, s := m.msg, sanitize.Line
-	p.section("failure")
-	p.field("reason", string(t.Reason))
-	p.field("reason_code", orDash(s(t.ReasonCode)))
+	t := m.msg
+	f := &shownFields{red: m.red}
+	reason, code := f.line(string(t.Reason)), f.line(t.ReasonCode)
+	var consumer, first, last string
+	if e := t.Envelope.Failure; e != nil {
+		consumer = f.line(strings.TrimSpace(e.Consumer + " " + e.ConsumerVersion))
+		first, last = f.line(e.FirstFailedAt), f.line(e.LastFailedAt)
+	}
+	p.section(f.title("failure"))
+	p.field("reason", reason)
+	p.field("reason_code", code)
 	p.field("attempts", AttemptsText(t))
 	died := when(m.ctx.now(), t.DiedAt)
 	if t.DiedAt.IsZero() {
@@ -281,18 +317,21 @@ func (m *Message) failure(p *page) {
 		p.field("delivery count", fmt.Sprintf("%d of limit %d: %d peeks left (dlqt's requeue is free on this broker; a reject, a closed channel or a crash counts)",
 			t.DeliveryCount, c.Limit, c.PeeksLeft(t.DeliveryCount)))
 	}
-	if f := t.Envelope.Failure; f != nil {
-		consumer := strings.TrimSpace(s(f.Consumer) + " " + s(f.ConsumerVersion))
-		p.field("consumer", orDash(consumer))
-		p.field("app attempt", strconv.Itoa(f.Attempt))
-		p.field("first failed", orDash(s(f.FirstFailedAt)))
-		p.field("last failed", orDash(s(f.LastFailedAt)))
+	if e := t.Envelope.Failure; e != nil {
+		p.field("consumer", consumer)
+		p.field("app attempt", strconv.Itoa(e.Attempt))
+		p.field("first failed", first)
+		p.field("last failed", last)
 	}
 }
 
 func (m *Message) timeline(p *page) {
 	t := m.msg
-	p.section("attempt timeline (" + Plural(len(t.Timeline), "event") + ")")
+	head := "attempt timeline (" + Plural(len(t.Timeline), "event")
+	if t.TimelineRedactions > 0 { // triage redacted it (BuildTimeline)
+		head += ", " + Plural(t.TimelineRedactions, "value") + " redacted"
+	}
+	p.section(head + ")")
 	for _, e := range t.Timeline {
 		p.hanging(timelineLine(e), 33)
 	}

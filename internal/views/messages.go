@@ -123,11 +123,11 @@ func (m *Messages) row(i int, now time.Time) []string {
 	row := []string{
 		mark,
 		sanitize.Line(t.ID),
-		orDash(sanitize.Line(t.Envelope.EventType)),
+		m.ctx.shown(t.Envelope.EventType),
 		AttemptsText(t),
 		ageSince(now, t.DiedAt),
 		minute(t.DiedAt),
-		orDash(sanitize.Line(t.ReasonCode)),
+		m.ctx.shown(t.ReasonCode),
 		orDash(tagList(m.tags[t.ID])),
 	}
 	switch {
@@ -239,12 +239,12 @@ func (m *Messages) View() string {
 	st := m.ctx.Styles
 	title := ""
 	if m.insp != nil {
-		code := "/ " + sanitize.Line(m.group.ReasonCode)
+		code := "/ " + m.ctx.shown(m.group.ReasonCode)
 		if m.group.ReasonCode == "" {
 			code = "(no reason_code)" // "/ -" read like a path
 		}
 		title = fmt.Sprintf("%s › %s %s — %s",
-			sanitize.Line(m.insp.Batch.Queue), m.group.Reason, code, Plural(m.group.Count, "message"))
+			sanitize.Line(m.insp.Batch.Queue), m.ctx.shown(string(m.group.Reason)), code, Plural(m.group.Count, "message"))
 		switch {
 		case m.cost.Limited && m.cost.RequeueCounts:
 			title += fmt.Sprintf(", delivery limit %d (each read adds 1)", m.cost.Limit)

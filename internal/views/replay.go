@@ -166,7 +166,7 @@ func (r *Replay) dryRun() string {
 	b.WriteString(st.Section.Render("sample (redacted)") + "\n")
 	for _, t := range p.Sample {
 		payload := strings.Join(strings.Fields(t.Payload), " ") // one line: indented JSON starts with a bare "{"
-		b.WriteString(fmt.Sprintf("  %s  %s/%s  %s\n", sanitize.Line(t.ID), t.Reason, orDash(sanitize.Line(t.ReasonCode)),
+		b.WriteString(fmt.Sprintf("  %s  %s/%s  %s\n", sanitize.Line(t.ID), t.Reason, r.ctx.shown(t.ReasonCode),
 			sanitize.Line(payload)))
 	}
 	k := r.ctx.Keys
@@ -324,6 +324,12 @@ func (r *Replay) outcome() string {
 	}
 	if n := len(res.Unconfirmed); n > 0 {
 		r.row(&b, "unconfirmed", fmt.Sprintf("%d (published, confirm not received: may be delivered twice)", n))
+	}
+	for _, id := range res.Changed {
+		r.row(&b, "changed", sanitize.Line(id)+" "+sanitize.Line(res.Why[id]))
+	}
+	if n := len(res.Republished); n > 0 {
+		r.row(&b, "sent twice?", fmt.Sprintf("%d (sent before the interruption with no answer journalled, published again: may be delivered twice)", n))
 	}
 	if n := len(res.Collateral); n > 0 {
 		r.row(&b, "collateral", fmt.Sprintf("%d other message(s) dead-lettered from the destination meanwhile", n))

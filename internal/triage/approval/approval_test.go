@@ -65,7 +65,7 @@ func TestPolicyNeeds(t *testing.T) {
 var t0 = time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)
 
 func sample() Proposal {
-	return New(GateReplay, "v", "shipping.parking", []string{"m2", "m1"},
+	return New(GateReplay, "v", "shipping.parking", []Named{{"m2", SHA256([]byte(`{"n":2}`))}, {"m1", SHA256([]byte(`{"n":1}`))}},
 		Plan{Selection: "ids", Rate: 2.5, Canary: 1, Observe: "5s"}, []string{"shipping"}, "alice", t0, 0)
 }
 
@@ -101,6 +101,14 @@ func TestProposalHashSurvivesTheJournal(t *testing.T) {
 	changed.Plan.Rate = 50
 	if changed.Hash() == p.Hash() {
 		t.Error("another plan has the same hash")
+	}
+	changed = p
+	changed.MessageSHA256 = []string{p.MessageSHA256[0], SHA256([]byte(`{"n":250000}`))}
+	if changed.Hash() == p.Hash() {
+		t.Error("another body under the same id has the same hash")
+	}
+	if b := p.Bodies(); b["m1"] != SHA256([]byte(`{"n":1}`)) || b["m2"] != SHA256([]byte(`{"n":2}`)) {
+		t.Errorf("bodies %v", b)
 	}
 	if _, err := proposed(triage.Recorded{Record: triage.Record{Action: triage.ActionProposal,
 		Details: map[string]any{"proposal": journaled(t, changed), "hash": p.Hash()}}}); err == nil {
@@ -253,5 +261,48 @@ func TestSshKeygenSignaturesVerify(t *testing.T) {
 	}
 	if who, _, err := Signer(hash, string(sig), []PersonKey{{"carol", pub}}); err != nil || who != "carol" {
 		t.Errorf("Signer = %q, %v", who, err)
+	}
+}
+
+// A journaled decision holds only when signed for what it decides: by a
+// key of the person it names, or, made in a dlqt serve session, by the
+// server's key for a session key of theirs.
+func TestCheckDecision(t *testing.T) {
+	carolKey, carolPub := newKey(t)
+	serverKey, serverPub := newKey(t)
+	otherKey, _ := newKey(t)
+	keys := Keys{People: []PersonKey{{"carol", carolPub}}, Server: serverPub}
+	hash := sample().Hash()
+	signed := func(s ssh.Signer, text string) string {
+		sig, err := Sign(text, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sig
+	}
+	carolFP := ssh.FingerprintSHA256(carolPub)
+	cases := []struct {
+		name string
+		d    Decision
+		ok   bool
+	}{
+		{"carol's approval", Decision{Approve: true, By: "carol", Hash: hash, Signature: signed(carolKey, DecisionText(true, hash, "carol"))}, true},
+		{"carol's rejection taken for an approval", Decision{Approve: true, By: "carol", Hash: hash, Signature: signed(carolKey, DecisionText(false, hash, "carol"))}, false},
+		{"an approval of the hash alone", Decision{Approve: true, By: "carol", Hash: hash, Signature: signed(carolKey, hash)}, false},
+		{"a rejection of the hash alone", Decision{By: "carol", Hash: hash, Signature: signed(carolKey, hash)}, true},
+		{"unsigned", Decision{Approve: true, By: "carol", Hash: hash}, false},
+		{"a session approval the server signed", Decision{Approve: true, By: "carol", Hash: hash, Key: carolFP, Session: true, Signature: signed(serverKey, DecisionText(true, hash, "carol"))}, true},
+		{"a session approval nobody signed", Decision{Approve: true, By: "carol", Hash: hash, Key: carolFP, Session: true}, false},
+		{"a session approval another key signed", Decision{Approve: true, By: "carol", Hash: hash, Key: carolFP, Session: true, Signature: signed(otherKey, DecisionText(true, hash, "carol"))}, false},
+		{"a session approval carol signed herself", Decision{Approve: true, By: "carol", Hash: hash, Key: carolFP, Session: true, Signature: signed(carolKey, DecisionText(true, hash, "carol"))}, false},
+		{"a session approval of another's session key", Decision{Approve: true, By: "carol", Hash: hash, Key: "SHA256:other", Session: true, Signature: signed(serverKey, DecisionText(true, hash, "carol"))}, false},
+	}
+	for _, c := range cases {
+		if err := keys.CheckDecision(c.d, hash); (err == nil) != c.ok {
+			t.Errorf("%s: CheckDecision = %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+	if err := (Keys{People: keys.People}).CheckDecision(cases[5].d, hash); err == nil {
+		t.Error("a session approval held with no server key to check it")
 	}
 }

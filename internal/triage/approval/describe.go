@@ -15,7 +15,7 @@ import (
 // running it, the same in `dlqt proposals ID` and on the TUI's proposal
 // screen: what, where, who asked and until when, who decided (or, while
 // nobody has, approvers: who may), its hash, then the plan and the exact
-// message ids. Every text from the journal is sanitized.
+// message ids with the SHA-256 of each body. Every text from the journal is sanitized.
 func (s State) Describe(now time.Time, approvers []string) []string {
 	p := s.Proposal
 	lines := []string{
@@ -36,8 +36,13 @@ func (s State) Describe(now time.Time, approvers []string) []string {
 		lines = append(lines, "  reason: "+sanitize.Line(p.Plan.Reason))
 	}
 	lines = append(lines, p.Plan.lines()...)
+	bodies := p.Bodies()
 	for _, id := range p.MessageIDs {
-		lines = append(lines, "  "+sanitize.Line(id))
+		line := "  " + sanitize.Line(id)
+		if sum := bodies[id]; sum != "" {
+			line += "  body sha256 " + sanitize.Line(sum)
+		}
+		lines = append(lines, line)
 	}
 	return lines
 }

@@ -1,8 +1,7 @@
 package approval
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,21 +13,32 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 // Revision is an edited body of a parked message. Editing never touches
 // the queue: the revision lives in the journal, and a replay of the
-// message publishes its latest approved revision instead of the original.
+// message publishes its latest approved revision instead of the original,
+// only over the body it was made from (SHA256Before).
+//
+// The journal, which every viewer reads, shows the SHA-256 before and after
+// and the changed paths with redacted values; the edited body is kept
+// apart, by SHA256After, where only a replay reads it (BodyStore).
 type Revision struct {
-	ID           string        `json:"id"`
-	MessageID    string        `json:"message_id"`
-	Vhost        string        `json:"vhost"`
-	Queue        string        `json:"queue"`
-	Body         string        `json:"body"`
-	OriginalBody string        `json:"original_body"` // evidence: exportable from the journal
+	ID        string `json:"id"`
+	MessageID string `json:"message_id"`
+	Vhost     string `json:"vhost"`
+	Queue     string `json:"queue"`
+	// Body is the edited body: never journaled nor printed (json "-").
+	Body []byte `json:"-"`
+	// InlineBody and OriginalBody are what journals kept inline before
+	// bodies were kept apart: read, for a replay and for the chain, never
+	// written again.
+	InlineBody   string        `json:"body,omitempty"`
+	OriginalBody string        `json:"original_body,omitempty"`
 	SHA256Before string        `json:"sha256_before"`
 	SHA256After  string        `json:"sha256_after"`
-	Changes      []FieldChange `json:"changes"`
+	Changes      []FieldChange `json:"changes"` // values as the redactor masks them
 	Actor        string        `json:"actor"`
 	Reason       string        `json:"reason"`
 	At           time.Time     `json:"at"`
@@ -96,22 +106,82 @@ func Edit(original []byte, sets []Set) ([]byte, []FieldChange, error) {
 }
 
 // NewRevision is the revision of message t that replaces its body with
-// body, by actor for reason.
-func NewRevision(vhost, queue string, t triage.Triaged, body []byte, changes []FieldChange, actor, reason string, now time.Time) Revision {
+// body, by actor for reason. Its changes show the values red masks, as
+// any read of the message would.
+func NewRevision(vhost, queue string, t triage.Triaged, body []byte, changes []FieldChange, red *redact.Redactor, actor, reason string, now time.Time) Revision {
 	r := Revision{
-		MessageID: t.ID, Vhost: vhost, Queue: queue, Body: string(body), OriginalBody: string(t.Message.Body),
-		SHA256Before: SHA256(t.Message.Body), SHA256After: SHA256(body), Changes: changes,
+		MessageID: t.ID, Vhost: vhost, Queue: queue, Body: slices.Clone(body),
+		SHA256Before: SHA256(t.Message.Body), SHA256After: SHA256(body), Changes: redactChanges(changes, t.Message.Body, body, red),
 		Actor: actor, Reason: reason, At: now.UTC(),
 	}
 	r.ID = "rev-" + SHA256([]byte(r.SHA256Before + r.SHA256After + r.At.Format(time.RFC3339Nano)))[:10]
 	return r
 }
 
-// SHA256 is the hex SHA-256 of b.
-func SHA256(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+// redactChanges are changes with each value read from the redacted body
+// before or after: a masked secret stays masked, and a value under a
+// masked subtree reads as masked.
+func redactChanges(changes []FieldChange, before, after []byte, red *redact.Redactor) []FieldChange {
+	masked := func(body []byte) string {
+		out, _, _, err := red.JSON(body, 0)
+		if err != nil { // Edit and the editor refused bodies that are not JSON
+			return "null"
+		}
+		return out
+	}
+	rb, ra := masked(before), masked(after)
+	out := make([]FieldChange, len(changes))
+	for i, c := range changes {
+		out[i].Path = c.Path
+		if c.Before != "" {
+			out[i].Before = maskedAt(rb, c.Path)
+		}
+		if c.After != "" {
+			out[i].After = maskedAt(ra, c.Path)
+		}
+	}
+	return out
 }
+
+// maskedAt is the compact JSON at path of a redacted body; a path a mask
+// cut short (its parent became a string) reads as that mask's word.
+func maskedAt(redacted, path string) string {
+	v := gjson.Get(redacted, path)
+	if !v.Exists() {
+		return `"[REDACTED]"`
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(v.Raw)); err != nil {
+		return `"[REDACTED]"`
+	}
+	return b.String()
+}
+
+// BodyStore keeps revision bodies apart from the journal's entries
+// (internal/journal implements it).
+type BodyStore interface {
+	RevisionBody(sha256 string) ([]byte, error)
+}
+
+// BodyOf is the edited body a replay publishes for rev: inline in a
+// journal from before bodies were kept apart, else from store; either way
+// it must hash to rev.SHA256After.
+func BodyOf(rev Revision, store BodyStore) ([]byte, error) {
+	if rev.InlineBody != "" {
+		if SHA256([]byte(rev.InlineBody)) != rev.SHA256After {
+			return nil, fmt.Errorf("revision %s: its journaled body does not hash to its sha256_after %s", rev.ID, rev.SHA256After)
+		}
+		return []byte(rev.InlineBody), nil
+	}
+	body, err := store.RevisionBody(rev.SHA256After)
+	if err != nil {
+		return nil, fmt.Errorf("revision %s of %s: %w", rev.ID, rev.MessageID, err)
+	}
+	return body, nil
+}
+
+// SHA256 is the hex SHA-256 of b.
+func SHA256(b []byte) string { return triage.BodySHA256(b) }
 
 // ApprovedRevisions are, per message id of vhost and queue, the latest
 // revision that counts: one made without a proposal, or whose proposal

@@ -1,11 +1,14 @@
 package approval
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 func TestEdit(t *testing.T) {
@@ -61,12 +64,12 @@ func TestEdit(t *testing.T) {
 func TestApprovedRevisionsTakeTheLatestThatCounts(t *testing.T) {
 	msg := triage.Triaged{ID: "m1", Message: triage.Message{Body: []byte(`{"a":1}`)}}
 	rev := func(body string, proposal string, at time.Duration) triage.Recorded {
-		r := NewRevision("v", "q", msg, []byte(body), nil, "alice", "fix", t0.Add(at))
+		r := NewRevision("v", "q", msg, []byte(body), nil, redact.New(), "alice", "fix", t0.Add(at))
 		r.Proposal = proposal
 		return triage.Recorded{Record: triage.Record{Action: triage.ActionEdit, Details: map[string]any{"revision": journaled(t, r)}}}
 	}
 	p := sample()
-	rejected := New(GateEdit, "v", "q", []string{"m1"}, Plan{Revision: "x"}, nil, "alice", t0, 0)
+	rejected := New(GateEdit, "v", "q", []Named{{ID: "m1"}}, Plan{Revision: "x"}, nil, "alice", t0, 0)
 	rs := records(t, p, decision(t, p, true, "carol", p.Hash()))
 	rs = append(rs, records(t, rejected, decision(t, rejected, false, "carol", rejected.Hash()))...)
 	tests := []struct {
@@ -86,8 +89,8 @@ func TestApprovedRevisionsTakeTheLatestThatCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got["m1"].Body != tc.want {
-				t.Errorf("body %q, want %q", got["m1"].Body, tc.want)
+			if want := SHA256([]byte(tc.want)); tc.want != "" && got["m1"].SHA256After != want || tc.want == "" && got["m1"].ID != "" {
+				t.Errorf("revision %+v, want the one of body %q", got["m1"], tc.want)
 			}
 			if tc.want != "" && got["m1"].SHA256Before != SHA256(msg.Message.Body) {
 				t.Errorf("sha256 before %s", got["m1"].SHA256Before)
@@ -116,5 +119,70 @@ func TestDiff(t *testing.T) {
 	}
 	if d := Diff(before, before); len(d) != 0 {
 		t.Errorf("no edit, diff %+v", d)
+	}
+}
+
+// TestARevisionJournalsNoPayload: what is journaled of a revision is its
+// hashes and the changed paths with the values the redactor masks; the
+// edited body is never in its JSON.
+func TestARevisionJournalsNoPayload(t *testing.T) {
+	before := []byte(`{"amount":12,"password":"hunter2-s3cret","card":"4111111111111111","customer":{"email":"jane.doe@example.com"}}`)
+	sets := []Set{{"amount", "7"}, {"customer.email", `"new.addr@example.org"`}, {"password", `"0ther-s3cret"`}}
+	after, changes, err := Edit(before, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := NewRevision("v", "q", triage.Triaged{ID: "m1", Message: triage.Message{Body: before}}, after, changes, redact.New(), "alice", "fix", t0)
+	raw, err := json.Marshal(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"hunter2", "0ther", "4111111111111111", "jane.doe", "new.addr"} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("the journaled revision shows %q: %s", secret, raw)
+		}
+	}
+	want := []FieldChange{{"amount", "12", "7"}, {"customer.email", `"j***@example.com"`, `"n***@example.org"`}, {"password", `"[REDACTED]"`, `"[REDACTED]"`}}
+	if len(rev.Changes) != len(want) {
+		t.Fatalf("changes %+v, want %+v", rev.Changes, want)
+	}
+	for i := range want {
+		if rev.Changes[i] != want[i] {
+			t.Errorf("change %d = %+v, want %+v", i, rev.Changes[i], want[i])
+		}
+	}
+	if rev.SHA256Before != SHA256(before) || rev.SHA256After != SHA256(after) || string(rev.Body) != string(after) {
+		t.Errorf("revision %+v", rev)
+	}
+}
+
+type bodies map[string][]byte
+
+func (b bodies) RevisionBody(sum string) ([]byte, error) {
+	if body, ok := b[sum]; ok {
+		return body, nil
+	}
+	return nil, triage.ErrNotFound
+}
+
+// TestBodyOf: a replay takes a revision's body from the store, or inline
+// from a journal written before bodies were kept apart, and refuses an
+// inline body that does not hash to the revision's sha256_after.
+func TestBodyOf(t *testing.T) {
+	after := []byte(`{"a":2}`)
+	kept := Revision{ID: "rev-1", SHA256After: SHA256(after)}
+	if got, err := BodyOf(kept, bodies{SHA256(after): after}); err != nil || string(got) != string(after) {
+		t.Errorf("kept apart: %s, %v", got, err)
+	}
+	if _, err := BodyOf(kept, bodies{}); !errors.Is(err, triage.ErrNotFound) {
+		t.Errorf("a body the store lacks: %v", err)
+	}
+	inline := Revision{ID: "rev-0", SHA256After: SHA256(after), InlineBody: string(after)}
+	if got, err := BodyOf(inline, bodies{}); err != nil || string(got) != string(after) {
+		t.Errorf("inline: %s, %v", got, err)
+	}
+	inline.InlineBody = `{"a":3}`
+	if _, err := BodyOf(inline, bodies{}); err == nil {
+		t.Error("an inline body that does not hash to sha256_after was taken")
 	}
 }

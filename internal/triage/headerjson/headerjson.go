@@ -89,7 +89,7 @@ func tagValue(v any) map[string]any {
 		}
 		return map[string]any{"float": v}
 	case time.Time:
-		return map[string]any{"time": v.UTC().Format(time.RFC3339Nano)}
+		return map[string]any{"time": json.RawMessage(triage.AppendTimeJSON(nil, v.UTC()))}
 	case []byte:
 		return map[string]any{"bytes": base64.StdEncoding.EncodeToString(v)}
 	case []any:
@@ -165,15 +165,7 @@ func init() {
 			return fromString(x, func(s string) (any, error) { return strconv.ParseInt(s, 10, 64) })
 		},
 		"float": untagFloat,
-		"time": func(x any) (any, bool, error) {
-			return fromString(x, func(s string) (any, error) {
-				t, err := time.Parse(time.RFC3339Nano, s)
-				if err != nil { // written by a dlqt that kept years past 9999
-					return "timestamp out of range: " + s, nil
-				}
-				return t.UTC(), nil
-			})
-		},
+		"time":  untagTime,
 		"bytes": func(x any) (any, bool, error) {
 			return fromString(x, func(s string) (any, error) { return base64.StdEncoding.DecodeString(s) })
 		},
@@ -187,6 +179,22 @@ func init() {
 			return h, true, err
 		},
 	}
+}
+
+// untagTime reads a time as RFC 3339, or (past the year 9999, which RFC
+// 3339 cannot write) as Unix seconds, a number (triage.AppendTimeJSON).
+func untagTime(x any) (any, bool, error) {
+	if n, ok := x.(json.Number); ok {
+		t, err := triage.ParseTimeJSON([]byte(n))
+		return t, true, err
+	}
+	return fromString(x, func(s string) (any, error) {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil { // written by a dlqt that kept years past 9999 as text
+			return "timestamp out of range: " + s, nil
+		}
+		return t.UTC(), nil
+	})
 }
 
 func fromString(x any, parse func(string) (any, error)) (any, bool, error) {
@@ -278,7 +286,7 @@ func appendValue(dst []byte, v any) []byte {
 			dst = strconv.AppendFloat(tagged("float"), v, 'g', -1, 64)
 		}
 	case time.Time:
-		dst = appendString(tagged("time"), v.UTC().Format(time.RFC3339Nano))
+		dst = triage.AppendTimeJSON(tagged("time"), v.UTC())
 	case []byte:
 		dst = appendString(tagged("bytes"), base64.StdEncoding.EncodeToString(v))
 	case []any:

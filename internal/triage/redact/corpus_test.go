@@ -152,6 +152,13 @@ func corpusSecrets(g corpusGen) []plant {
 		secret := g.mixed(corpusAlphanum+"+/", 40)
 		add("aws-secret", id+" "+secret, id, secret)
 	}
+	for range 20 {
+		// An AWS secret access key alone, with no key id or the word
+		// aws/secret near it: only its look gives it away.
+		add("secret", g.mixed(corpusAlphanum+"+/", 40))
+		// An opaque API token of a service with no rule of its own.
+		add("secret", g.mixed(corpusAlphanum+"_-", 32+g.rng.IntN(33)))
+	}
 	for range 15 {
 		add("github-token", "ghp_"+g.pick(corpusAlphanum, 36))
 		add("slack-token", "xoxb-"+g.digits(12)+"-"+g.digits(13)+"-"+g.pick(corpusAlphanum, 24))
@@ -215,6 +222,14 @@ func corpusLookalikes(g corpusGen) []string {
 			bad = groupIBAN(bad)
 		}
 		out = append(out, bad)
+		// Long mixed-case words and paths a token detector must leave alone.
+		out = append(out, strings.ToUpper(g.pick("0123456789abcdef", 40)))                                     // an upper-case digest
+		out = append(out, fmt.Sprintf("/api/v%d/customers/%d/paymentMethods/default", 1+i%3, g.rng.IntN(1e6))) // a URL path
+		out = append(out, fmt.Sprintf("PaymentGatewayTimeoutException%d", i))                                  // an exception name
+		out = append(out, fmt.Sprintf("OrderCreatedEventV%dHandlerForEU%dRegion", 1+i%3, i))                   // a camelCase name
+		out = append(out, fmt.Sprintf("com_example_OrderService_v%d_handleOrderCreated", 1+i%3))
+		out = append(out, fmt.Sprintf("orders-v%d-ConsumerRetryHandlerFactory-%d", i%4, g.rng.IntN(100))) // a component name
+		out = append(out, fmt.Sprintf("ORD-%d-%06d-EU-%s", 2020+i%6, g.rng.IntN(1000000), g.pick("ABCDEFGHJK", 4)))
 	}
 	return out
 }
@@ -306,4 +321,41 @@ func kindSuffix(kind string) string {
 		return "]"
 	}
 	return ":" + kind
+}
+
+// An AWS secret access key planted under a key that says nothing (data,
+// note, x-debug) with no key id near it is masked in JSON, headers and
+// key=value text alike.
+func TestLooseSecretUnderInnocuousKeys(t *testing.T) {
+	const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	r := New()
+	for _, key := range []string{"data", "note", "x-debug"} {
+		doc, _ := json.Marshal(map[string]string{key: secret})
+		js, n, _, err := r.JSON(doc, 0)
+		if err != nil || strings.Contains(js, secret) || n != 1 {
+			t.Errorf("JSON %s: %s (%d, %v)", doc, js, n, err)
+		}
+		h, hn := Headers(headers{key: secret}, r)
+		if h[key] != "[REDACTED:secret]" || hn != 1 {
+			t.Errorf("header %s: %v (%d)", key, h[key], hn)
+		}
+		if txt, tn := r.Text(key + "=" + secret + " retry=3"); txt != key+"=[REDACTED:secret] retry=3" || tn != 1 {
+			t.Errorf("text: %q (%d)", txt, tn)
+		}
+	}
+}
+
+// The loose-token rule's recall on random tokens of the AWS secret's
+// length, which its threshold was measured on (minRandomness).
+func TestLooseTokenRecall(t *testing.T) {
+	g := corpusGen{rand.New(rand.NewPCG(7, 40))}
+	missed := 0
+	for range 20000 {
+		if s := g.mixed(corpusAlphanum+"+/", 40); !looksRandom(s) {
+			missed++
+		}
+	}
+	if missed > 1 {
+		t.Errorf("%d of 20000 random 40-character tokens not taken for secrets", missed)
+	}
 }

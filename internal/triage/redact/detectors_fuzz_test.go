@@ -22,6 +22,9 @@ var fuzzPlants = []struct{ key, planted, hidden, kind string }{
 	{"note", "AKIA" + "IOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret"},
 	{"aws_creds", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws-secret"},
 	{"signing_key_ref", "Zm9vYmFyQmF6MTIzNDU2Nzg5", "Zm9vYmFyQmF6MTIzNDU2Nzg5", "secret"},
+	// Loose tokens: no key, no key id, only their look.
+	{"data", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "secret"},
+	{"x-debug", "q8Zr_T3vLx9-Ka2WmB7nYc4pHd6sJf1uGe5RtX0o", "q8Zr_T3vLx9-Ka2WmB7nYc4pHd6sJf1uGe5RtX0o", "secret"},
 }
 
 // Whatever surrounds them: no panic, once a detector finds the planted
@@ -36,6 +39,8 @@ func FuzzPersonalDataDetectors(f *testing.F) {
 	f.Add("phone:", "\n", uint8(9))
 	f.Add("AKIA", "secret", uint8(10))
 	f.Add("\x00\xff", `"}`, uint8(12))
+	f.Add("x", "y", uint8(13))  // glued to the token: a longer run, which may not look random
+	f.Add("/", "==", uint8(14)) // base64 alphabet around it
 	r := New()
 	f.Fuzz(func(t *testing.T, prefix, suffix string, which uint8) {
 		p := fuzzPlants[int(which)%len(fuzzPlants)]

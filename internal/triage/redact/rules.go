@@ -88,6 +88,8 @@ func DefaultValueRules() []ValueRule {
 		// internal extension.
 		{Kind: "aws-secret", Under: awsSecretKey, Find: findAWSSecretShapes},
 		{Kind: "secret", Under: secretishKey, Find: findHighEntropy},
+		// A long token that looks random is a secret under any key or none.
+		{Kind: "secret", Prefilter: longEnoughForLooseToken, Find: findLooseTokens},
 		// Partial like a card: the last 4 are what a bank statement shows.
 		{Kind: "iban", Mask: MaskPartial, Find: findIBANs},
 		{Kind: "ssn", Anchors: []string{"-"}, Find: findSSNs},

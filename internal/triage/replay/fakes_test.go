@@ -130,6 +130,9 @@ type fakePort struct {
 	requeued     []string
 	signals      chan Signal
 	closed       bool
+	// beforePublish, if set, sees each publish just before it is sent: a
+	// test stops the world there as a kill -9 would.
+	beforePublish func(id string)
 }
 
 func newFakePort() *fakePort {
@@ -151,6 +154,9 @@ func (p *fakePort) Hold(_ context.Context, _ string, ids []string, _ string) ([]
 }
 
 func (p *fakePort) Publish(_ context.Context, pub Publishing) (PendingConfirm, error) {
+	if p.beforePublish != nil {
+		p.beforePublish(pub.ItemID)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.publishErr[pub.ItemID]; err != nil {

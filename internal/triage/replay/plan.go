@@ -14,6 +14,22 @@ import (
 // sampleSize is how many selected messages a dry run shows.
 const sampleSize = 3
 
+// samplePayload is how much of a sample's payload a plan keeps: the dry
+// run shows it on one line.
+const samplePayload = 4 << 10
+
+// SampleOf is what a plan keeps of t for its dry run: no body, and the
+// start of its redacted payload. The plan lives as long as the run, so a
+// sample kept whole held a 128 MiB message (body and payload) twice over
+// beside the copy the hold reads to publish.
+func SampleOf(t triage.Triaged) triage.Triaged {
+	t.Message.Body = nil
+	if len(t.Payload) > samplePayload {
+		t.Payload = strings.ToValidUTF8(t.Payload[:samplePayload], "") + "…"
+	}
+	return t
+}
+
 // NewPlan is the dry run of a replay of the selected messages of an
 // inspected queue: no I/O. Each message goes to opts.To, else to its
 // original route (OriginalRoute); a destination other than a message's own
@@ -39,6 +55,9 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 	p.Problems = planProblems(p, in.Topology)
 	p.Bounded = boundedQueues(p.DestinationQueues, in.Topology)
 	p.Warnings = boundedWarnings(p.Bounded, len(p.Items))
+	p.HoldUpTo = holdBound(in, chosen)
+	atLimit, warnings := atLimitWarning(in, p.HoldUpTo)
+	p.AtLimit, p.Warnings = atLimit, append(p.Warnings, warnings...)
 	return p, nil
 }
 
@@ -84,7 +103,7 @@ func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.R
 		d.Count++
 		d.Original = d.Original && item.Original
 		if len(p.Sample) < sampleSize {
-			p.Sample = append(p.Sample, t)
+			p.Sample = append(p.Sample, SampleOf(t))
 		}
 	}
 	return dests, order

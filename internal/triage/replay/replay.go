@@ -61,6 +61,10 @@ type Item struct {
 	// Revision is the edited body published instead of the parked one
 	// (revision.go); nil publishes the message as it is.
 	Revision *Revision `json:"revision,omitempty"`
+	// BodySHA256 is the body an approved proposal named this message by;
+	// a message held with another body under the same id is not replayed
+	// (revision.go). Empty when no proposal decided.
+	BodySHA256 string `json:"body_sha256,omitempty"`
 }
 
 // Destination is one distinct route of a plan, for the dry run.
@@ -95,6 +99,12 @@ type Plan struct {
 	Warnings []string         `json:"warnings,omitempty"`
 	Options  Options          `json:"options"`
 	Sample   []triage.Triaged `json:"-"` // a few selected messages, redacted, for the dry run
+	// HoldUpTo is how many messages from the head of the queue the hold
+	// reads: up to the last selected one (HoldLimit). 0: no bound.
+	HoldUpTo int `json:"hold_up_to,omitempty"`
+	// AtLimit counts the messages the hold takes that have no delivery left
+	// on a quorum queue with a delivery limit: a lost hold drops them.
+	AtLimit int `json:"at_limit,omitempty"`
 	// Prior is set when resuming an interrupted replay from the journal.
 	Prior *Prior `json:"-"`
 }
@@ -102,6 +112,7 @@ type Plan struct {
 // Prior is what an interrupted replay already did, from the journal.
 type Prior struct {
 	Confirmed    []string           // confirmed at the destination: ack, never publish again
+	Published    []string           // sent with no answer journalled: the destination may have them
 	Settled      map[string]Outcome // final outcomes: leave alone
 	CanaryPassed bool               // the observation window passed cleanly
 }
@@ -123,6 +134,11 @@ const (
 	// went out, resolved is journalled for it. A confirmed message whose ack
 	// failed stays confirmed: a resume acks its source without a new publish.
 	OutcomeConfirmed Outcome = "confirmed"
+	// OutcomePublished is journalled for each batch before it is sent and
+	// stays the latest outcome of a message until its answer is journalled:
+	// after a kill, a resume knows which sources may be at the destination
+	// already, publishes them again and says they may be delivered twice.
+	OutcomePublished Outcome = "published"
 )
 
 // Phase is where a running replay is.
@@ -200,10 +216,18 @@ type Result struct {
 	// that the resume found back in the queue (the broker lost their acks
 	// with a node): acked again, not published again.
 	AckedAgain []string
+	// Changed lists messages left untouched because the body held under
+	// their id is not the one a decision was made on (a revision's
+	// original, an approved proposal's); Why says which.
+	Changed []string
 	// Unconfirmed lists messages published whose confirm never came (they
 	// count as returned, the source is kept): the destination may have the
 	// copy, so a later replay may deliver them twice.
 	Unconfirmed []string
+	// Republished lists messages a run before the interruption had sent
+	// without an answer journalled, published again by this resume: the
+	// destination may have them twice.
+	Republished []string
 	// Collateral lists messages that were not replayed but were dead
 	// lettered from a destination into a watched parking queue meanwhile.
 	Collateral []string

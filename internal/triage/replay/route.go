@@ -85,11 +85,14 @@ func envelopeRoute(body []byte) (triage.Route, bool) {
 // (dlqt-attempts) and a copy of x-death (dlqt-deaths), so that a broker that
 // resets x-death on the next death (4.x) loses no history. A copy replayed
 // again keeps the dlqt-deaths of its first replay when it has no x-death.
+// A full scan's mark (dlqt-full-scan) is bookkeeping of the parking queue
+// and stays behind: the destination's consumers never see it.
 func CopyHeaders(m triage.Message, itemID, replayID string, attempts int, at time.Time) triage.Headers {
 	h := make(triage.Headers, len(m.Headers)+5)
 	for k, v := range m.Headers {
 		h[k] = v
 	}
+	delete(h, triage.HeaderFullScan)
 	h[triage.HeaderReplayID] = replayID
 	h[triage.HeaderReplayItem] = itemID
 	h[triage.HeaderReplayedAt] = at.UTC().Truncate(time.Second)

@@ -31,7 +31,7 @@ func TestReplayedHistorySurvivesAnXDeathReset(t *testing.T) {
 		t.Fatalf("dlqt-deaths after a second replay has %d entries, want the reset one and the first: %v", len(kept), kept)
 	}
 
-	tl := triage.BuildTimeline(parkedAgain, triage.Envelope{}, triage.ParseDeaths(parkedAgain.Headers))
+	tl, _ := triage.BuildTimeline(parkedAgain, triage.Envelope{}, triage.ParseDeaths(parkedAgain.Headers), nil)
 	var deaths []triage.Event
 	for _, e := range tl {
 		if e.Kind == triage.EventDeath {
@@ -42,7 +42,7 @@ func TestReplayedHistorySurvivesAnXDeathReset(t *testing.T) {
 		t.Errorf("timeline deaths %+v, want the kept first death (count 3) then the new one", deaths)
 	}
 	// On <= 3.12 x-death keeps counting: the copy shows no death twice.
-	tl = triage.BuildTimeline(copy1, triage.Envelope{}, triage.ParseDeaths(copy1.Headers))
+	tl, _ = triage.BuildTimeline(copy1, triage.Envelope{}, triage.ParseDeaths(copy1.Headers), nil)
 	n := 0
 	for _, e := range tl {
 		if e.Kind == triage.EventDeath {

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -55,7 +56,7 @@ func (rn Runner) Run(ctx context.Context, plan Plan, ctl <-chan Command) (Result
 		errs := []error{err, r.settleAll(ctx, "not published: "+err.Error())}
 		switch {
 		case !r.started: // else a replay that never ran would read as interrupted
-		case len(r.unacked) > 0: // a resume whose acks failed stays resumable
+		case len(r.unacked) > 0 || suspendedCtx(ctx): // a resume whose acks failed, or a shutdown, stays resumable
 			r.resumable, r.stopped = true, err.Error()
 			errs = append(errs, r.record(triage.ActionReplayStop, r.stopped, nil, map[string]any{"resumable": true, "unacked": r.unackedIDs()}))
 		default:
@@ -84,13 +85,18 @@ type run struct {
 	why      map[string]string
 	inFlight int
 	flying   map[string]bool // ids published, confirm pending
+	// journalled are ids journalled as published and not sent yet (the
+	// canary's rest): a kill names them too, as possibly delivered twice.
+	journalled map[string]bool
 
 	gotConfirm  map[string]bool   // the destination confirmed the copy
 	acked       map[string]bool   // sources acked after their copy was confirmed
 	unacked     map[string]bool   // confirmed, but the source could not be acked
 	unconfirmed []string          // published, no confirm came: may be delivered twice
+	republished []string          // sent before an interruption, no answer journalled: sent again
 	gone        []string          // confirmed before an interruption, source gone since
 	ackedAgain  []string          // resolved before an interruption, yet back in the queue: acked again
+	changed     []string          // held with another body than the decision's: put back untouched
 	collateral  map[string]string // not replayed, dead-lettered from a destination: id -> queue
 	// collateralOrder is collateral's ids as they came; they are journaled
 	// only once they exceed the baseline.
@@ -117,6 +123,8 @@ type run struct {
 	target     float64
 	stopped    string
 	aborted    bool
+	forced     bool // a second interrupt gave up on the confirms in flight
+	suspended  bool // cancelled with a resumable cause: a server shutting down
 	blocked    string
 
 	published, confirmed, returned, failedAgain int
@@ -136,7 +144,7 @@ func newRun(plan Plan, rn Runner) *run {
 	r := &run{
 		plan: plan, opts: plan.Options.withDefaults(), port: rn.Port, rec: rn.Journal, clock: rn.Clock, progress: rn.Progress,
 		items: map[string]Item{}, held: map[string]triage.Message{},
-		outcome: map[string]Outcome{}, why: map[string]string{}, flying: map[string]bool{},
+		outcome: map[string]Outcome{}, why: map[string]string{}, flying: map[string]bool{}, journalled: map[string]bool{},
 		gotConfirm: map[string]bool{}, acked: map[string]bool{}, unacked: map[string]bool{}, collateral: map[string]string{},
 		phase: PhaseHolding, depth: -1, baseDepth: -1, start: rn.Clock.Now(),
 	}
@@ -189,7 +197,7 @@ func (r *run) begin(ctx context.Context) error {
 	if err := r.ackAgain(ctx, resolved); err != nil {
 		return err
 	}
-	if err := r.settlePrior(ctx, want, prior.Confirmed); err != nil {
+	if err := r.settlePrior(ctx, want, prior); err != nil {
 		return err
 	}
 	if len(r.plan.DestinationQueues) > 0 {
@@ -208,13 +216,36 @@ func (r *run) hold(ctx context.Context, want []string) error {
 	if err != nil {
 		return fmt.Errorf("replay %s: hold the messages of %s: %w", r.plan.ID, r.plan.Queue, err)
 	}
+	changed := map[string]string{}
 	for _, h := range held {
-		switch _, ours := r.items[h.ID]; {
+		switch it, ours := r.items[h.ID]; {
 		case !ours:
 		case h.Copy: // failed again before the interruption, not yet journalled
 			r.signal(Signal{Kind: SignalFailedAgain, ID: h.ID, Reason: "found back in " + r.plan.Queue})
+		case it.changed(h.Message.Body) != "":
+			changed[h.ID] = it.changed(h.Message.Body)
 		default:
 			r.held[h.ID] = h.Message
+		}
+	}
+	return r.leaveChanged(ctx, changed)
+}
+
+// leaveChanged puts back the held messages whose body is not the one a
+// decision was made on and journals each untouched, with why.
+func (r *run) leaveChanged(ctx context.Context, why map[string]string) error {
+	if len(why) == 0 {
+		return nil
+	}
+	ids := slices.Sorted(maps.Keys(why))
+	if err := r.port.Requeue(ctx, ids); err != nil {
+		r.warn(fmt.Sprintf("could not put back %d changed message(s) (%v): the broker puts them back when the connection closes", len(ids), err))
+	}
+	for _, id := range ids {
+		r.outcome[id], r.why[id] = OutcomeUntouched, why[id]
+		r.changed = append(r.changed, id)
+		if err := r.record(triage.ActionReplayOutcome, string(OutcomeUntouched), []string{id}, map[string]any{"why": why[id], "changed": true}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -222,11 +253,15 @@ func (r *run) hold(ctx context.Context, want []string) error {
 
 // settlePrior sorts the wanted sources by what an interrupted run did:
 // confirmed and still held is acked now, confirmed and gone was acked,
-// held is queued for publishing, and the rest left the queue meanwhile.
-func (r *run) settlePrior(ctx context.Context, want, priorConfirmed []string) error {
-	confirmed := map[string]bool{}
-	for _, id := range priorConfirmed {
+// held is queued for publishing (said to be possibly twice when it was
+// sent with no answer journalled), and the rest left the queue meanwhile.
+func (r *run) settlePrior(ctx context.Context, want []string, prior *Prior) error {
+	confirmed, sent := map[string]bool{}, map[string]bool{}
+	for _, id := range prior.Confirmed {
 		confirmed[id] = true
+	}
+	for _, id := range prior.Published {
+		sent[id] = true
 	}
 	var ackNow, goneConfirmed, gone []string
 	for _, id := range want {
@@ -235,10 +270,14 @@ func (r *run) settlePrior(ctx context.Context, want, priorConfirmed []string) er
 		case confirmed[id] && isHeld: // confirmed before a crash, never acked
 			ackNow = append(ackNow, id)
 		case r.outcome[id] == OutcomeFailedAgain: // its copy is back in the queue
+		case r.outcome[id] == OutcomeUntouched: // held with another body, put back
 		case confirmed[id]: // confirmed, and its source gone since
 			goneConfirmed = append(goneConfirmed, id)
 		case isHeld:
 			r.queue = append(r.queue, id)
+			if sent[id] {
+				r.republished = append(r.republished, id)
+			}
 		default:
 			gone = append(gone, id)
 		}
@@ -249,14 +288,40 @@ func (r *run) settlePrior(ctx context.Context, want, priorConfirmed []string) er
 	if err := r.goneConfirmed(goneConfirmed); err != nil {
 		return err
 	}
+	if err := r.sentBefore(); err != nil {
+		return err
+	}
 	if len(gone) == 0 {
 		return nil
 	}
 	for _, id := range gone {
 		r.outcome[id] = OutcomeUntouched
 		r.why[id] = "no longer in " + r.plan.Queue
+		if sent[id] {
+			r.why[id] += whyGoneAfterSend
+		}
 	}
 	return r.record(triage.ActionReplayOutcome, string(OutcomeUntouched), gone, map[string]any{"why": "no longer in the queue"})
+}
+
+// Why a resume publishes again, or cannot, a message sent before the
+// interruption whose answer was never journalled.
+const (
+	whyRepublished   = "sent before the interruption with no answer journalled, published again: may be delivered twice"
+	whyGoneAfterSend = "; it was sent before the interruption with no answer journalled: the destination may have it"
+)
+
+// sentBefore journals the sources a run before the interruption had sent
+// without journalling an answer, which this resume publishes again: the
+// destination may get each twice.
+func (r *run) sentBefore() error {
+	if len(r.republished) == 0 {
+		return nil
+	}
+	for _, id := range r.republished {
+		r.why[id] = whyRepublished
+	}
+	return r.record(triage.ActionReplayOutcome, string(OutcomePublished), r.republished, map[string]any{"may_be_delivered_twice": true, "why": whyRepublished})
 }
 
 // ackPrior acks the sources an interrupted run had confirmed copies of but

@@ -29,7 +29,7 @@ func (r *run) loop(ctx context.Context, ctl <-chan Command) error {
 	defer tick.Stop()
 	pub := r.clock.NewTimer(0)
 	defer pub.Stop()
-	ev := events{done: ctx.Done(), ctl: ctl, signals: r.port.Signals(), results: results, depths: depths, publish: pub.C(), tick: tick.C()}
+	ev := events{done: ctx.Done(), force: forceOf(ctx), ctl: ctl, signals: r.port.Signals(), results: results, depths: depths, publish: pub.C(), tick: tick.C()}
 	for !r.finished() {
 		if err := r.step(ctx, &ev, pend); err != nil {
 			return r.wrapUp(ctx, err, results)
@@ -43,6 +43,7 @@ func (r *run) loop(ctx context.Context, ctl <-chan Command) error {
 // events are what a run waits on; a channel that closed is set nil.
 type events struct {
 	done    <-chan struct{}
+	force   <-chan struct{} // a second interrupt: stop waiting for confirms
 	ctl     <-chan Command
 	signals <-chan Signal
 	results <-chan confirmResult
@@ -55,9 +56,24 @@ type events struct {
 func (r *run) step(ctx context.Context, ev *events, pend chan<- pending) error {
 	select {
 	case <-ev.done:
-		r.aborted = true
 		ev.done = nil
+		if why, ok := suspends(ctx); ok {
+			r.suspended = true // ends resumable: a stop, no finish
+			if r.stopped == "" {
+				r.stopped = why
+			}
+			return nil
+		}
+		r.aborted = true
 		return r.record(triage.ActionReplayAbort, "interrupted", nil, nil)
+	case <-ev.force:
+		ev.force = nil
+		r.forced = true
+		r.giveUpInFlight(whyForced)
+		if !r.aborted {
+			r.aborted = true
+			return r.record(triage.ActionReplayAbort, "interrupted twice", nil, nil)
+		}
 	case cmd := <-ev.ctl:
 		return r.command(cmd)
 	case s, ok := <-ev.signals:
@@ -71,7 +87,7 @@ func (r *run) step(ctx context.Context, ev *events, pend chan<- pending) error {
 	case d := <-ev.depths:
 		r.noteDepth(d)
 	case <-ev.publish:
-		r.publishDue(ctx, pend)
+		return r.publishDue(ctx, pend)
 	case <-ev.tick:
 		if err := r.flush(ctx); err != nil {
 			return err

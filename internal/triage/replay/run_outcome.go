@@ -144,28 +144,44 @@ func (r *run) warn(s string) { r.warnings = append(r.warnings, s) }
 // timeout on the run's clock, and settles each: confirmed, nacked,
 // returned, or, without an answer, unconfirmed (the source stays parked
 // and the copy may be delivered too).
-func (r *run) awaitInFlight(results <-chan confirmResult) {
+func (r *run) awaitInFlight(ctx context.Context, results <-chan confirmResult) {
 	if r.inFlight == 0 {
 		return
 	}
 	t := r.clock.NewTimer(r.opts.ConfirmTimeout)
 	defer t.Stop()
+	force := forceOf(ctx)
+	if r.forced {
+		force = nil // already given up once; what is in flight now came after
+	}
 	for r.inFlight > 0 {
 		select {
 		case c := <-results:
 			r.answered(c)
 		case <-t.C():
-			ids := make([]string, 0, len(r.flying))
-			for id := range r.flying {
-				ids = append(ids, id)
-			}
-			slices.Sort(ids)
-			for _, id := range ids {
-				r.answered(confirmResult{id, PublishResult{Why: "the run ended before an answer", Unknown: true}})
-			}
-			r.inFlight = 0
+			r.giveUpInFlight("the run ended before an answer")
+		case <-force:
+			force = nil
+			r.giveUpInFlight(whyForced)
 		}
 	}
+}
+
+// whyForced is why a copy in flight was given up on at a second interrupt.
+const whyForced = "interrupted twice: dlqt stopped waiting for the answer"
+
+// giveUpInFlight settles every publish still awaiting its confirm as
+// unconfirmed: its source goes back, and it may be delivered twice.
+func (r *run) giveUpInFlight(why string) {
+	ids := make([]string, 0, len(r.flying))
+	for id := range r.flying {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		r.answered(confirmResult{id, PublishResult{Why: why, Unknown: true}})
+	}
+	r.inFlight = 0
 }
 
 // wrapUp waits for the confirms still pending (bounded by the confirm
@@ -176,16 +192,19 @@ func (r *run) wrapUp(ctx context.Context, cause error, results <-chan confirmRes
 	if cause != nil && r.stopped == "" {
 		r.stopped = cause.Error()
 	}
-	r.awaitInFlight(results)
+	r.awaitInFlight(ctx, results)
 	r.emit()
 	flushErr := r.flush(context.WithoutCancel(ctx))
 	r.markUnacked()
 	errs := []error{cause, flushErr, r.settleAll(ctx, "not published")}
-	if len(r.unacked) > 0 || r.connLost {
+	if len(r.unacked) > 0 || r.connLost || r.suspended {
 		r.resumable = true
 		details := map[string]any{"resumable": true, "unacked": r.unackedIDs(), "published": r.published}
 		if r.connLost {
 			details["connection_lost"] = true // acks sent just before may not have been applied
+		}
+		if r.suspended {
+			details["suspended"] = true
 		}
 		errs = append(errs, r.record(triage.ActionReplayStop, r.stopped, nil, details))
 		r.emit()
@@ -284,7 +303,8 @@ func (r *run) settleAll(ctx context.Context, why string) error {
 func (r *run) result() Result {
 	res := Result{ID: r.plan.ID, Outcomes: map[string]Outcome{}, Why: map[string]string{},
 		Published: r.published, StoppedBecause: r.stopped, Aborted: r.aborted && r.stopped == "",
-		PacedPublished: r.pacedCount, Unconfirmed: slices.Clone(r.unconfirmed), Resumable: r.resumable, Gone: slices.Clone(r.gone), AckedAgain: slices.Clone(r.ackedAgain),
+		PacedPublished: r.pacedCount, Unconfirmed: slices.Clone(r.unconfirmed), Republished: slices.Clone(r.republished), Resumable: r.resumable, Gone: slices.Clone(r.gone), AckedAgain: slices.Clone(r.ackedAgain),
+		Changed:  slices.Clone(r.changed),
 		Warnings: slices.Clone(r.warnings)}
 	if r.pacedCount > 1 {
 		// n publishes paced at rate span n-1 intervals from the first; one

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -14,10 +15,13 @@ import (
 // the rate, and starts empty, so a phase never opens with a burst.
 func (r *run) setRate(perSecond float64) {
 	r.target = perSecond
-	burst := max(1, int(perSecond/20))
+	burst := r.burst()
 	r.lim = rate.NewLimiter(rate.Limit(perSecond), burst)
 	r.lim.AllowN(r.clock.Now(), burst)
 }
+
+// burst is the bucket's size at the target rate: 50 ms of tokens.
+func (r *run) burst() int { return max(1, int(r.target/20)) }
 
 // armPublish sets the timer for the next token, or idles it.
 func (r *run) armPublish(t Timer) {
@@ -49,19 +53,29 @@ func (r *run) untilToken() time.Duration {
 	return time.Duration(missing / float64(r.lim.Limit()) * float64(time.Second))
 }
 
-// publishDue publishes every message the bucket has a token for.
-func (r *run) publishDue(ctx context.Context, pend chan<- pending) {
-	for r.mayPublish() && r.lim.AllowN(r.clock.Now(), 1) {
-		id := r.queue[0]
-		r.queue = r.queue[1:]
+// publishDue publishes every message the bucket has a token for. The ids
+// of the batch are journalled (published) before the first is sent: a kill
+// after a send and before its answer is journalled leaves them named, and
+// a resume says they may be delivered twice. An error is the journal's.
+func (r *run) publishDue(ctx context.Context, pend chan<- pending) error {
+	batch := r.dueBatch()
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := r.journalBatch(batch); err != nil {
+		r.queue = append(batch, r.queue...) // never sent: put back untouched
+		return err
+	}
+	for i, id := range batch {
+		delete(r.journalled, id)
 		m := r.held[id]
 		out := m
 		out.Headers = CopyHeaders(m, id, r.plan.ID, triage.AttemptsOf(m), r.clock.Now())
 		out = r.items[id].Revision.apply(out)
 		pc, err := r.port.Publish(ctx, Publishing{ItemID: id, Route: r.items[id].Route, Message: out})
 		if err != nil {
-			r.notPublished(ctx, id, err)
-			return
+			r.notPublished(ctx, batch[i:], err)
+			return nil
 		}
 		now := r.clock.Now()
 		r.published++
@@ -78,16 +92,70 @@ func (r *run) publishDue(ctx context.Context, pend chan<- pending) {
 		r.flying[id] = true
 		pend <- pending{id, pc, now}
 	}
+	return nil
 }
 
-// notPublished takes back a publish the client could not send (its
+// journalBatch journals as published the ids of batch not journalled yet.
+// The canary's are journalled all at once with its first, and the bucket
+// starts again after that write: the canary goes out at its own pace, its
+// second message never sent at once because the journal took longer than
+// a token (then it would leave before the first's answer could stop it).
+func (r *run) journalBatch(batch []string) error {
+	ids := slices.DeleteFunc(slices.Clone(batch), func(id string) bool { return r.journalled[id] })
+	canary := r.phase == PhaseCanary && len(ids) > 0
+	if canary {
+		rest := r.queue[:min(max(r.canaryLeft-len(batch), 0), len(r.queue))]
+		ids = append(ids, rest...)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	// While the journal writes (an fsync: tens of milliseconds on a busy
+	// disk), up to a second of tokens may gather: the next batch takes
+	// them, and dueBatch shrinks the bucket again. The rate stays the
+	// target on average instead of losing what the write took.
+	r.lim.SetBurstAt(r.clock.Now(), max(r.burst(), int(r.target)))
+	if err := r.record(triage.ActionReplayOutcome, string(OutcomePublished), ids, nil); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		r.journalled[id] = true
+	}
+	if canary {
+		r.setRate(r.target)
+	}
+	return nil
+}
+
+// dueBatch takes off the queue the ids the bucket has tokens for now,
+// within the canary and the in-flight bound.
+func (r *run) dueBatch() []string {
+	if !r.mayPublish() {
+		return nil
+	}
+	limit := min(len(r.queue), maxInFlight-r.inFlight)
+	if r.phase == PhaseCanary {
+		limit = min(limit, r.canaryLeft)
+	}
+	now := r.clock.Now()
+	n := 0
+	for n < limit && r.lim.AllowN(now, 1) {
+		n++
+	}
+	r.lim.SetBurstAt(now, r.burst()) // what a journal write let gather is taken
+	batch := slices.Clone(r.queue[:n])
+	r.queue = r.queue[n:]
+	return batch
+}
+
+// notPublished takes back publishes the client could not send (its
 // connection or channel is gone, or the broker blocked it past the
-// context): the copy never reached the broker, so its source stays held,
-// to be put back untouched (a resume publishes it), and the run stops:
-// nothing more can be sent on that channel. A publish cut short by an
-// interruption (SIGINT while the broker blocked it) is the abort's.
-func (r *run) notPublished(ctx context.Context, id string, err error) {
-	r.queue = append([]string{id}, r.queue...)
+// context): the copies never reached the broker, so their sources stay
+// held, to be put back untouched (a resume publishes them), and the run
+// stops: nothing more can be sent on that channel. A publish cut short by
+// an interruption (SIGINT while the broker blocked it) is the abort's.
+func (r *run) notPublished(ctx context.Context, ids []string, err error) {
+	r.queue = append(slices.Clone(ids), r.queue...)
 	if r.stopped == "" && ctx.Err() == nil {
 		r.connLost = true
 		r.stopped = "publishing failed, the copy was not sent: " + err.Error()

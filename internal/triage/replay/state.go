@@ -53,7 +53,8 @@ func (s State) Counts() map[Outcome]int {
 // left where they are;
 // the rest is published, untouched ones included, since an untouched
 // message was put back unpublished. A message published but not yet
-// confirmed when dlqt died is published again: a duplicate is possible.
+// confirmed when dlqt died (its latest outcome is published) is published
+// again and named in Prior.Published: a duplicate is possible.
 func (s State) ResumePlan() Plan {
 	p := s.Plan
 	prior := &Prior{Settled: map[string]Outcome{}, CanaryPassed: s.CanaryPassed}
@@ -61,6 +62,8 @@ func (s State) ResumePlan() Plan {
 		switch o := s.Outcomes[it.ID]; o {
 		case OutcomeConfirmed:
 			prior.Confirmed = append(prior.Confirmed, it.ID)
+		case OutcomePublished:
+			prior.Published = append(prior.Published, it.ID)
 		case OutcomeResolved, OutcomeFailedAgain, OutcomeReturned:
 			prior.Settled[it.ID] = o
 		}

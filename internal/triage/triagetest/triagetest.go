@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/redact/redacttest"
 )
 
 // MustTime parses an RFC 3339 time or panics.
@@ -80,4 +82,24 @@ func AppRetryTopology() triage.Topology {
 			{Source: "orders.dlx.exchange", Destination: "orders.dlq.q", DestinationType: "queue", RoutingKey: "orders.dlq"},
 		},
 	}
+}
+
+// LeakyFailure is a parked message whose failure text carries secrets where
+// applications put them: a password in x-last-error, a bearer token in
+// x-error, a card in a MassTransit fault message, a card in the reason
+// code, an API key in the consumer, a token in the event type and a
+// password in the correlation id; it is returned analysed with red. None
+// of secrets may be shown.
+func LeakyFailure(red *redact.Redactor) (t triage.Triaged, secrets []string) {
+	m := triage.Message{Queue: "orders.dlq.q",
+		Properties: triage.Properties{CorrelationID: "corr password=Hunter2-corr"},
+		Body: []byte(`{"event_type":"order.paid token=` + redacttest.Opaque + `","schema_version":"2",` +
+			`"failure":{"reason_code":"DECLINED:` + redacttest.VisaRaw + `","consumer":"billing api_key=` + redacttest.Opaque + `","attempt":2}}`),
+		Headers: triage.Headers{
+			"x-last-error":     "db login failed password=Hunter2-db-pass",
+			"x-error":          "Authorization: Bearer " + redacttest.Stripe,
+			"MT-Fault-Message": "Card 5500 0000 0000 0004 declined",
+		}}
+	t = triage.Analyze(triage.Batch{Queue: m.Queue, Messages: []triage.Message{m}}, triage.Topology{}, red)[0]
+	return t, []string{"Hunter2-corr", "Hunter2-db-pass", redacttest.Stripe, "5500 0000 0000", redacttest.VisaRaw, redacttest.Opaque}
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,9 +46,13 @@ type Node struct {
 	MgmtURL string // http://127.0.0.1:<port>
 	dir     string
 	env     []string
-	lock    *os.File // held while the node owns its ports
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	// root is the chroot of another RabbitMQ (scripts/rabbitmq-node's
+	// 4.x) the node runs in, "" for the machine's own; dir is then inside
+	// it, and env and the config name paths as the node sees them.
+	root   string
+	lock   *os.File // held while the node owns its ports
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 // Start boots a private node and waits until its management API and AMQP
@@ -104,7 +109,7 @@ func claim(i int) (*os.File, bool) {
 
 func newNode(t testing.TB, dir string, i int, lock *os.File) *Node {
 	t.Helper()
-	amqpPort, mgmtPort, distPort := amqpBase+i, mgmtBase+i, distBase+i
+	amqpPort, mgmtPort := amqpBase+i, mgmtBase+i
 	n := &Node{
 		t:       t,
 		Name:    fmt.Sprintf("dlqt-priv-%d@localhost", amqpPort),
@@ -129,20 +134,78 @@ func newNode(t testing.TB, dir string, i int, lock *os.File) *Node {
 			"loopback_users = none\ncollect_statistics_interval = 500\n", amqpPort, mgmtPort), 0o600)
 	write(t, filepath.Join(dir, "enabled_plugins"), "[rabbitmq_management].\n", 0o600)
 	write(t, filepath.Join(dir, "rabbitmq-env.conf"), "", 0o600)
-	n.env = append(os.Environ(),
-		"HOME="+home,
-		"RABBITMQ_NODENAME="+n.Name,
-		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
-		"RABBITMQ_NODE_PORT="+strconv.Itoa(amqpPort),
-		"RABBITMQ_DIST_PORT="+strconv.Itoa(distPort),
-		"RABBITMQ_CONFIG_FILE="+filepath.Join(dir, "rabbitmq.conf"),
-		"RABBITMQ_CONF_ENV_FILE="+filepath.Join(dir, "rabbitmq-env.conf"),
-		"RABBITMQ_ENABLED_PLUGINS_FILE="+filepath.Join(dir, "enabled_plugins"),
-		"RABBITMQ_MNESIA_BASE="+filepath.Join(dir, "mnesia"),
-		"RABBITMQ_LOG_BASE="+filepath.Join(dir, "log"),
-		"ERL_EPMD_ADDRESS=127.0.0.1",
-	)
+	n.env = append(os.Environ(), n.ownEnv(home)...)
 	return n
+}
+
+// ownEnv is what the node's scripts must be told: where everything is, and
+// its name and ports.
+func (n *Node) ownEnv(home string) []string {
+	dir := n.dir
+	amqpPort := amqpBase + n.slot()
+	distPort := distBase + n.slot()
+	return []string{
+		"HOME=" + home,
+		"RABBITMQ_NODENAME=" + n.Name,
+		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
+		"RABBITMQ_NODE_PORT=" + strconv.Itoa(amqpPort),
+		"RABBITMQ_DIST_PORT=" + strconv.Itoa(distPort),
+		"RABBITMQ_CONFIG_FILE=" + filepath.Join(dir, "rabbitmq.conf"),
+		"RABBITMQ_CONF_ENV_FILE=" + filepath.Join(dir, "rabbitmq-env.conf"),
+		"RABBITMQ_ENABLED_PLUGINS_FILE=" + filepath.Join(dir, "enabled_plugins"),
+		"RABBITMQ_MNESIA_BASE=" + filepath.Join(dir, "mnesia"),
+		"RABBITMQ_LOG_BASE=" + filepath.Join(dir, "log"),
+		"ERL_EPMD_ADDRESS=127.0.0.1",
+	}
+}
+
+// slot is the node's port slot, from its AMQP URL's port.
+func (n *Node) slot() int {
+	u, _ := url.Parse(n.AMQPURL)
+	p, _ := strconv.Atoi(u.Port())
+	return p - amqpBase
+}
+
+// inChroot moves a node made by newNode (its dir inside root) into root:
+// its scripts run there with a clean environment naming paths as seen
+// from inside. The host's proc, dev and sys must be mounted in root
+// (scripts/rabbitmq-node up mounts them).
+func (n *Node) inChroot(root string) error {
+	if !fileExists(filepath.Join(root, "proc", "self")) {
+		return fmt.Errorf("%s has no /proc mounted: run scripts/rabbitmq-node up for its version first", root)
+	}
+	n.root = root
+	n.env = append([]string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "LC_ALL=C.UTF-8"},
+		n.ownEnv(filepath.Join(n.dir, "home"))...)
+	for i, kv := range n.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(v, n.dir) {
+			n.env[i] = k + "=" + n.inner(v)
+		}
+	}
+	return nil
+}
+
+// inner is path as the node sees it (the same unless it runs in a chroot).
+func (n *Node) inner(path string) string {
+	if n.root == "" {
+		return path
+	}
+	return "/" + strings.TrimPrefix(strings.TrimPrefix(path, n.root), "/")
+}
+
+// command runs one of RabbitMQ's scripts for this node: the machine's
+// (see tool), or the chroot's.
+func (n *Node) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	var cmd *exec.Cmd
+	if n.root == "" {
+		cmd = exec.CommandContext(ctx, tool(name), args...)
+	} else {
+		cmd = exec.CommandContext(ctx, "chroot", append([]string{n.root, "/usr/lib/rabbitmq/bin/" + name}, args...)...)
+	}
+	cmd.Env = n.env
+	cmd.Dir = n.dir
+	return cmd
 }
 
 func write(t testing.TB, path, content string, mode os.FileMode) {
@@ -173,9 +236,7 @@ func (n *Node) boot() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(tool("rabbitmq-server"))
-	cmd.Env = n.env
-	cmd.Dir = n.dir
+	cmd := n.command(context.Background(), "rabbitmq-server")
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Kill takes the whole group
 	if err := cmd.Start(); err != nil {
@@ -214,6 +275,16 @@ func (n *Node) amqpAnswers() bool {
 	return true
 }
 
+// For is the node with its helpers failing t instead of the test that
+// started it: a subtest's t.Fatal through the parent's t ends the subtest
+// with a Goexit panic ("subtest may have called FailNow on a parent test")
+// instead of its failure. The node still stops with the test that started it.
+func (n *Node) For(t testing.TB) *Node {
+	sub := *n
+	sub.t = t
+	return &sub
+}
+
 // Config is the node as dlqt's broker.Config, without a vhost.
 func (n *Node) Config() broker.Config {
 	return broker.Config{AMQPURL: n.AMQPURL, MgmtURL: n.MgmtURL, Timeout: 5 * time.Second}
@@ -243,9 +314,7 @@ func (n *Node) ctl(args ...string) error {
 func (n *Node) ctlOutput(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tool("rabbitmqctl"), append([]string{"-n", n.Name}, args...)...)
-	cmd.Env = n.env
-	cmd.Dir = n.dir
+	cmd := n.command(ctx, "rabbitmqctl", append([]string{"-n", n.Name}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("rabbitmqctl %s: %v: %s", strings.Join(args, " "), err, out)
@@ -297,6 +366,16 @@ func (n *Node) Kill() {
 	n.waitExited(10 * time.Second)
 }
 
+// KillAndBoot kills the node with SIGKILL, as a crash would, and boots it
+// again on the same data.
+func (n *Node) KillAndBoot() {
+	n.t.Helper()
+	n.Kill()
+	if err := n.boot(); err != nil {
+		n.t.Fatalf("boot %s after the kill: %v\n%s", n.Name, err, n.logTail())
+	}
+}
+
 func (n *Node) waitExited(d time.Duration) {
 	if n.exited == nil {
 		return
@@ -344,6 +423,98 @@ func (n *Node) CloseAllConnections() int {
 		n.t.Logf("closed connection %s", c.Name)
 	}
 	return len(conns)
+}
+
+// CloseConnectionsNamed closes, through the management API, only the
+// client connections whose connection_name is name (as a proxy's idle cut
+// or an admin would close one), once the node lists one (it learns of new
+// connections within a statistics interval); it waits until the node no
+// longer lists them and returns how many it closed.
+func (n *Node) CloseConnectionsNamed(name string) int {
+	n.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var named []string
+	for len(named) == 0 && time.Now().Before(deadline) {
+		for _, c := range n.connections() {
+			if c.ClientProperties["connection_name"] == name {
+				named = append(named, c.Name)
+			}
+		}
+		if len(named) == 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for _, c := range named {
+		if err := n.mgmt(http.MethodDelete, "connections/"+url.PathEscape(c), nil); err != nil {
+			n.t.Fatal(err)
+		}
+	}
+	closed := slices.Clone(named)
+	for left := named; len(left) > 0; {
+		if time.Now().After(deadline) {
+			n.t.Fatalf("connections %v are still listed after their close", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+		listed := map[string]bool{}
+		for _, c := range n.connections() {
+			listed[c.Name] = true
+		}
+		left = slices.DeleteFunc(left, func(c string) bool { return !listed[c] })
+	}
+	return len(closed)
+}
+
+type connection struct {
+	Name             string         `json:"name"`
+	ClientProperties map[string]any `json:"client_properties"`
+}
+
+// Connection is a client connection as the management API lists it: the
+// node's name for it and the connection_name its client gave.
+type Connection struct {
+	Name       string
+	ClientName string
+}
+
+// ListConnections lists the client connections through the management API
+// (it learns of new ones within a statistics interval). It returns its
+// error rather than fail the node's test, so that a subtest reports it as
+// its own failure.
+func (n *Node) ListConnections() ([]Connection, error) {
+	var conns []connection
+	if err := n.mgmt(http.MethodGet, "connections", &conns); err != nil {
+		return nil, err
+	}
+	listed := make([]Connection, len(conns))
+	for i, c := range conns {
+		name, _ := c.ClientProperties["connection_name"].(string)
+		listed[i] = Connection{Name: c.Name, ClientName: name}
+	}
+	return listed, nil
+}
+
+// CloseConnection closes the connection the node calls name through the
+// management API, as an operator would; like ListConnections it returns
+// its error.
+func (n *Node) CloseConnection(name string) error {
+	return n.mgmt(http.MethodDelete, "connections/"+url.PathEscape(name), nil)
+}
+
+func (n *Node) connections() []connection {
+	n.t.Helper()
+	var conns []connection
+	if err := n.mgmt(http.MethodGet, "connections", &conns); err != nil {
+		n.t.Fatal(err)
+	}
+	return conns
+}
+
+// LimitConnections sets vhost's max-connections limit: the connections
+// open stay, new ones beyond it are refused; negative lifts it (as
+// RabbitMQ reads it).
+func (n *Node) LimitConnections(vhost string, max int) {
+	n.t.Helper()
+	n.Ctl("set_vhost_limits", "-p", vhost, fmt.Sprintf(`{"max-connections": %d}`, max))
 }
 
 // WaitConnections waits until the management API lists at least want

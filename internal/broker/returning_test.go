@@ -1,0 +1,162 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/views"
+)
+
+// loadSmall publishes n small messages (ids m-0000000…) to queue with
+// publisher confirms, up to 4,096 unconfirmed at a time.
+func loadSmall(t testing.TB, conn *amqp.Connection, queue string, n int) {
+	t.Helper()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	const window = 4096
+	ring := make([]*amqp.DeferredConfirmation, 0, window)
+	for i := range n {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", queue, false, false, amqp.Publishing{
+			MessageId: fmt.Sprintf("m-%07d", i), ContentType: "application/json", Body: fmt.Appendf(nil, `{"n":%d}`, i),
+		})
+		if err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+		ring = append(ring, dc)
+		if len(ring) == window {
+			for _, c := range ring[:window/2] {
+				if !c.Wait() {
+					t.Fatalf("the broker nacked a message before %d", i)
+				}
+			}
+			ring = append(ring[:0], ring[window/2:]...)
+		}
+	}
+	for _, c := range ring {
+		if !c.Wait() {
+			t.Fatal("the broker nacked one of the last messages")
+		}
+	}
+}
+
+// A read right after a large read: the broker puts the first read's
+// 100,000 messages back in steps of about 32,000 (a passive declare counted
+// 35,470 ready 73 ms after the first read closed), so a second read
+// begun at once used to take the part already back for the whole queue
+// ("all 32,140 messages"), or, with the management API's figures of the
+// first read, say the rest was "held by another reader" when there was
+// none. It waits for them and reads all 100,000, or says the broker was
+// still returning them; never "all" over a part.
+func TestReadRightAfterALargeReadWaitsForTheBrokerToReturnIt(t *testing.T) {
+	const n = 100_000
+	f := newFixture(t, "reread")
+	f.declare("orders.dlq", nil)
+	loadSmall(t, f.conn, "orders.dlq", n)
+	f.waitDepth("orders.dlq", n)
+	all := func(triage.Message) error { return nil }
+
+	first := f.live()
+	// A separate process: dlqt's own count of what it released is not there.
+	second := f.live() // dialled now: the second read begins the moment the first is gone
+	eventually(t, "the management API counts the queue", func() string {
+		// As a parking queue filled a while ago: its figures lag 5 s.
+		top, err := second.Topology(context.Background())
+		if q, ok := top.Queue("orders.dlq"); err != nil || !ok || q.Messages != n {
+			return fmt.Sprintf("%+v, %v", q, err)
+		}
+		return ""
+	})
+	b, err := first.Browse(context.Background(), "orders.dlq", triage.BrowseOptions{Each: all})
+	if err != nil || b.Read != n {
+		t.Fatalf("first read: %d messages, %v", b.Read, err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back := f.depth("orders.dlq") // what was back as the second read began
+
+	var waited, most atomic.Int64
+	b, err = second.Browse(context.Background(), "orders.dlq", triage.BrowseOptions{Each: all, Returning: func(n int) {
+		waited.Add(1)
+		most.Store(max(most.Load(), int64(n)))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := views.Bound(b)
+	t.Logf("second read: %d messages, %q; %d back as it began; waited for the broker %d times, for up to %d messages",
+		b.Read, bound, back, waited.Load(), most.Load())
+	if back == n {
+		// The broker had returned everything before the read began: the
+		// case is not tested.
+		t.Fatal("the broker had returned every message before the second read began: the test did not catch it returning them")
+	}
+	switch {
+	case b.Read == n && b.HeldElsewhere == 0 && bound == "all 100,000 messages":
+	case b.Read < n && strings.HasPrefix(b.Bound, "the broker was still returning") && b.Depth == n &&
+		!strings.HasPrefix(bound, "all") && b.HeldElsewhere == 0:
+	default:
+		t.Errorf("second read: %d of %d messages, %d held elsewhere, %q; want all %d, or a read that says the broker is still returning the rest",
+			b.Read, b.Depth, b.HeldElsewhere, bound, n)
+	}
+	f.waitDepth("orders.dlq", n)
+}
+
+// A replay's hold keeps its messages unacked with no consumer left, as the
+// broker's requeue of an earlier read does for a while; its lease tells
+// the two apart, so a read beside it does not wait for messages that are
+// not on their way back, and says they are held.
+func TestAReadBesideAReplaysHoldSaysTheyAreHeld(t *testing.T) {
+	f := newFixture(t, "reread-lease")
+	f.declare("orders.dlq", nil)
+	f.publish("orders.dlq", 4, 0)
+	reader := f.live()
+	if broker.Leased(f.conn, "orders.dlq") {
+		t.Fatal("a lease seen where none was taken")
+	}
+	lease, err := f.live().TakeLease(context.Background(), "orders.dlq", "replaying")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	if !broker.Leased(f.conn, "orders.dlq") {
+		t.Fatal("another connection's lease not seen")
+	}
+	hold, err := f.conn.Channel() // held as a replay holds: got, unacked, no consumer
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	for range 4 {
+		if _, ok, err := hold.Get("orders.dlq", false); !ok || err != nil {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+	}
+	eventually(t, "the management API counts 4 unacked", func() string {
+		top, err := reader.Topology(context.Background())
+		if q, ok := top.Queue("orders.dlq"); err != nil || !ok || q.Messages != 4 || q.Unacked != 4 {
+			return fmt.Sprintf("%+v, %v", q, err)
+		}
+		return ""
+	})
+	b, err := reader.Browse(context.Background(), "orders.dlq", triage.BrowseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := views.Bound(b); b.Count() != 0 || got != "all 0 messages; 4 of 4 messages are held by another reader" {
+		t.Errorf("read %d, bound %q", b.Count(), got)
+	}
+}
