@@ -21,8 +21,8 @@ demo: build prepare
 
 # Unit, integration (real broker, a vhost per test) and end-to-end (tmux) tests.
 # The broker, million and e2e packages mostly wait on the broker and tmux:
-# scripts/go-test runs the e2e package as two shards beside the others (-p 2:
-# the broker and million packages at once).
+# scripts/go-test runs the e2e package and the broker package as two shards
+# each beside the others (-p 2: the million package beside the small ones).
 #
 # The damaged-journal tests run again under -race: bbolt's page check runs
 # in a goroutine of its own, and one left reading a closed journal crashed
