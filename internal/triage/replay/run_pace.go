@@ -33,7 +33,7 @@ func (r *run) armPublish(t Timer) {
 }
 
 func (r *run) mayPublish() bool {
-	if r.paused || r.stopped != "" || r.aborted || r.blocked != "" || len(r.queue) == 0 || r.inFlight >= maxInFlight {
+	if r.paused || r.stopped != "" || r.aborted || r.blocked != "" || len(r.queue) == 0 || !r.roomInFlight() {
 		return false
 	}
 	switch r.phase {
@@ -43,6 +43,17 @@ func (r *run) mayPublish() bool {
 		return true
 	}
 	return false
+}
+
+// roomInFlight says whether the in-flight window has room for a batch:
+// once it is full, for publishBatch (or all that is left). Each batch is
+// one journal write (an fsync) before it is sent; a full window freed one
+// confirm at a time sent batches of one, a write per message: 260 msg/s
+// where the broker confirmed 1,300 (20,000 messages, journal on a busy
+// disk against one in memory). A window short of a batch is full for a
+// rate the broker does not keep up with anyway, so pacing is unchanged.
+func (r *run) roomInFlight() bool {
+	return maxInFlight-r.inFlight >= min(publishBatch, len(r.queue))
 }
 
 func (r *run) untilToken() time.Duration {
