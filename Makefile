@@ -49,11 +49,16 @@ unit:
 # The broker benchmark (bench/browse) loads BENCH_N (100,000; 1000000 for
 # the big run) x BENCH_SIZE bytes into a vhost of its own and compares
 # dlqt groups --json with a raw amqp091-go reader, BENCH_ROUNDS rounds.
+# The move benchmark (bench/replay) moves BENCH_N messages between two
+# queues with dlqt replay one way and a Shovel (ack-mode on-confirm, the
+# rabbitmq_shovel plugin, enabled here) the other, BENCH_ROUNDS rounds.
 bench: prepare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/ ./internal/views/ ./internal/spill/
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count=1 ./internal/broker/
 	$(GO) build -o $(BIN) . && $(GO) build -o bin/rawread ./bench/rawread
 	$(GO) run ./bench/browse
+	rabbitmq-plugins enable rabbitmq_shovel >/dev/null
+	$(GO) run ./bench/replay
 
 # Each fuzz target for FUZZTIME (CI runs only their seed corpora, in `make test`).
 FUZZTIME ?= 30s

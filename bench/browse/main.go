@@ -11,7 +11,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -21,26 +20,21 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/bench/internal/fill"
+	"github.com/dlqt/dlqt/bench/internal/measure"
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
 const queue = "bench.dlq"
 
-type run struct {
-	wall  time.Duration
-	rssKB int64
-}
-
 func main() {
-	n, size, rounds := envInt("BENCH_N", 100000), envInt("BENCH_SIZE", 1024), envInt("BENCH_ROUNDS", 3)
-	cfg := broker.Config{AMQPURL: envStr("DLQT_TEST_AMQP_URL", broker.DefaultAMQPURL), MgmtURL: envStr("DLQT_TEST_MGMT_URL", broker.DefaultMgmtURL)}
+	n, size, rounds := measure.EnvInt("BENCH_N", 100000), measure.EnvInt("BENCH_SIZE", 1024), measure.EnvInt("BENCH_ROUNDS", 3)
+	cfg := broker.Config{AMQPURL: measure.EnvStr("DLQT_TEST_AMQP_URL", broker.DefaultAMQPURL), MgmtURL: measure.EnvStr("DLQT_TEST_MGMT_URL", broker.DefaultMgmtURL)}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	cfg.Vhost = "dlqt-bench-" + hex.EncodeToString(b[:])
@@ -67,7 +61,7 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 	}
 	dlqt := []string{"bin/dlqt", "--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost, "groups", queue, "--json"}
 	raw := []string{"bin/rawread", "-url", url, "-queue", queue, "-n", strconv.Itoa(n)}
-	var dl, rw []run
+	var dl, rw []measure.Run
 	fmt.Printf("%-6s %12s %12s %12s %12s\n", "round", "dlqt s", "dlqt MiB", "raw s", "raw MiB")
 	for i := range rounds {
 		order := [][]string{dlqt, raw}
@@ -75,7 +69,7 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 			order = [][]string{raw, dlqt}
 		}
 		for _, argv := range order {
-			r, err := measure(argv)
+			r, err := measure.Command(argv)
 			if err != nil {
 				return err
 			}
@@ -85,29 +79,29 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 				rw = append(rw, r)
 			}
 			// said at once, so a later failure does not lose it
-			fmt.Fprintf(os.Stderr, "  %s: %.2f s, %.1f MiB\n", argv[0], r.wall.Seconds(), mib(r.rssKB))
+			fmt.Fprintf(os.Stderr, "  %s: %.2f s, %.1f MiB\n", argv[0], r.Wall.Seconds(), measure.MiB(r.RSSKB))
 			if err := waitDepth(cfg, n); err != nil {
 				return fmt.Errorf("after %s: %w", argv[0], err)
 			}
 		}
-		fmt.Printf("%-6d %12.2f %12.1f %12.2f %12.1f\n", i+1, dl[i].wall.Seconds(), mib(dl[i].rssKB), rw[i].wall.Seconds(), mib(rw[i].rssKB))
+		fmt.Printf("%-6d %12.2f %12.1f %12.2f %12.1f\n", i+1, dl[i].Wall.Seconds(), measure.MiB(dl[i].RSSKB), rw[i].Wall.Seconds(), measure.MiB(rw[i].RSSKB))
 	}
-	var firsts []run
+	var firsts []measure.Run
 	for range rounds {
 		d, err := firstOut(append(dlqt[:len(dlqt)-3:len(dlqt)-3], "messages", queue, "--json"))
 		if err != nil {
 			return err
 		}
-		firsts = append(firsts, run{wall: d, rssKB: 1})
+		firsts = append(firsts, measure.Run{Wall: d, RSSKB: 1})
 		if err := waitDepth(cfg, n); err != nil {
 			return fmt.Errorf("after an interrupted messages --json: %w", err)
 		}
 	}
-	fmt.Printf("first message out of dlqt messages --json (then interrupted): median %s\n", median(firsts).wall.Round(time.Millisecond))
-	md, mr := median(dl), median(rw)
-	fmt.Printf("%-6s %12.2f %12.1f %12.2f %12.1f\n", "median", md.wall.Seconds(), mib(md.rssKB), mr.wall.Seconds(), mib(mr.rssKB))
+	fmt.Printf("first message out of dlqt messages --json (then interrupted): median %s\n", measure.Median(firsts).Wall.Round(time.Millisecond))
+	md, mr := measure.Median(dl), measure.Median(rw)
+	fmt.Printf("%-6s %12.2f %12.1f %12.2f %12.1f\n", "median", md.Wall.Seconds(), measure.MiB(md.RSSKB), mr.Wall.Seconds(), measure.MiB(mr.RSSKB))
 	fmt.Printf("dlqt/raw: time %.2fx (speed %.2fx), peak RSS %.2fx\n",
-		md.wall.Seconds()/mr.wall.Seconds(), mr.wall.Seconds()/md.wall.Seconds(), float64(md.rssKB)/float64(mr.rssKB))
+		md.Wall.Seconds()/mr.Wall.Seconds(), mr.Wall.Seconds()/md.Wall.Seconds(), float64(md.RSSKB)/float64(mr.RSSKB))
 	if err := benchTUI(cfg, n, rounds, mr); err != nil {
 		return err
 	}
@@ -116,8 +110,8 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 
 // benchTUI runs the TUI rounds (tui.go) and prints them against the raw
 // reader's median time of the same run.
-func benchTUI(cfg broker.Config, n, rounds int, raw run) error {
-	var firsts, alls, rss, anon, file []run
+func benchTUI(cfg broker.Config, n, rounds int, raw measure.Run) error {
+	var firsts, alls, rss, anon, file []measure.Run
 	var last tuiRun
 	for range rounds {
 		r, err := measureTUI(cfg, queue)
@@ -125,45 +119,21 @@ func benchTUI(cfg broker.Config, n, rounds int, raw run) error {
 			return fmt.Errorf("TUI: %w", err)
 		}
 		fmt.Fprintf(os.Stderr, "  TUI: first groups %s, all read %s, %d grouped, %.1f MiB (sampled peaks: anonymous %.1f MiB, file-backed %.1f MiB)\n",
-			r.first.Round(time.Millisecond), r.all.Round(time.Millisecond), r.grouped, mib(r.rssKB), mib(r.anonKB), mib(r.fileKB))
+			r.first.Round(time.Millisecond), r.all.Round(time.Millisecond), r.grouped, measure.MiB(r.rssKB), measure.MiB(r.anonKB), measure.MiB(r.fileKB))
 		if err := waitDepth(cfg, n); err != nil {
 			return fmt.Errorf("after the TUI: %w", err)
 		}
-		firsts, alls, rss = append(firsts, run{wall: r.first, rssKB: 1}), append(alls, run{wall: r.all, rssKB: 1}), append(rss, run{wall: 1, rssKB: r.rssKB})
-		anon, file = append(anon, run{wall: 1, rssKB: r.anonKB}), append(file, run{wall: 1, rssKB: r.fileKB})
+		firsts, alls, rss = append(firsts, measure.Run{Wall: r.first, RSSKB: 1}), append(alls, measure.Run{Wall: r.all, RSSKB: 1}), append(rss, measure.Run{Wall: 1, RSSKB: r.rssKB})
+		anon, file = append(anon, measure.Run{Wall: 1, RSSKB: r.anonKB}), append(file, measure.Run{Wall: 1, RSSKB: r.fileKB})
 		last = r
 	}
-	f, a := median(firsts).wall, median(alls).wall
+	f, a := measure.Median(firsts).Wall, measure.Median(alls).Wall
 	fmt.Printf("TUI (tmux 120x40, from process start): first groups on screen median %s; read done median %.2f s (%.2fx the raw reader's time), %d messages grouped; peak RSS median %.1f MiB\n",
-		f.Round(time.Millisecond), a.Seconds(), a.Seconds()/raw.wall.Seconds(), last.grouped, mib(median(rss).rssKB))
+		f.Round(time.Millisecond), a.Seconds(), a.Seconds()/raw.Wall.Seconds(), last.grouped, measure.MiB(measure.Median(rss).RSSKB))
 	fmt.Printf("TUI peak RSS split (sampled every %s from /proc): anonymous median %.1f MiB, file-backed (the spill file's mmap) median %.1f MiB\n",
-		tuiPoll, mib(median(anon).rssKB), mib(median(file).rssKB))
+		tuiPoll, measure.MiB(measure.Median(anon).RSSKB), measure.MiB(measure.Median(file).RSSKB))
 	fmt.Printf("TUI title at the end: %s\n", last.title)
 	return nil
-}
-
-// measure runs argv under /usr/bin/time -v: its wall time, and its peak RSS
-// as time reports it.
-func measure(argv []string) (run, error) {
-	cmd := exec.Command("/usr/bin/time", append([]string{"-v"}, argv...)...)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = nil, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r := run{wall: time.Since(start)}
-	if err != nil {
-		return r, fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, lastLines(stderr.String(), 5))
-	}
-	sc := bufio.NewScanner(&stderr)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "Maximum resident set size (kbytes): "); ok {
-			r.rssKB, _ = strconv.ParseInt(v, 10, 64)
-		}
-	}
-	if r.rssKB == 0 {
-		return r, fmt.Errorf("%s: no peak RSS in /usr/bin/time's output", argv[0])
-	}
-	return r, nil
 }
 
 // firstOut is how long argv takes to write its first line; then it is
@@ -270,36 +240,4 @@ func cleanUp(cfg broker.Config) error {
 		time.Sleep(2 * time.Second)
 	}
 	return err
-}
-
-func median(rs []run) run {
-	w := make([]time.Duration, len(rs))
-	m := make([]int64, len(rs))
-	for i, r := range rs {
-		w[i], m[i] = r.wall, r.rssKB
-	}
-	slices.Sort(w)
-	slices.Sort(m)
-	return run{wall: w[len(w)/2], rssKB: m[len(m)/2]}
-}
-
-func mib(kb int64) float64 { return float64(kb) / 1024 }
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
-
-func envStr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

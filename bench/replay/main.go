@@ -1,0 +1,258 @@
+// Command replay is the move benchmark of make bench: dlqt replay against a
+// RabbitMQ Shovel moving the same messages between the same two queues.
+//
+// It loads BENCH_N (default 100,000) parked messages of BENCH_SIZE (1,024)
+// bytes into a queue of a vhost of its own, declares a second queue, and
+// for BENCH_ROUNDS (3) rounds moves them across and back: one way with
+// `dlqt replay QUEUE --where reason=published --to :OTHER --limit N --yes`
+// (under /usr/bin/time -v: wall time, peak RSS), the other way with a
+// dynamic Shovel (ack-mode on-confirm, src-delete-after queue-length: the
+// way an operator moves a queue by hand), timed from its declaration until
+// the destination holds all N and the source none. Who goes first
+// alternates, so each always moves N from a full queue to an empty one. It
+// prints every round, the medians and the ratio, and checks at the end that
+// the N ids loaded are all there, once each. The vhost is deleted at the
+// end. It needs the rabbitmq_shovel plugin (make bench enables it).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/bench/internal/fill"
+	"github.com/dlqt/dlqt/bench/internal/measure"
+	"github.com/dlqt/dlqt/internal/broker"
+)
+
+const (
+	parked = "bench.dlq"
+	work   = "bench.work"
+)
+
+func main() {
+	n, size, rounds := measure.EnvInt("BENCH_N", 100000), measure.EnvInt("BENCH_SIZE", 1024), measure.EnvInt("BENCH_ROUNDS", 3)
+	cfg := broker.Config{
+		AMQPURL: measure.EnvStr("DLQT_TEST_AMQP_URL", broker.DefaultAMQPURL),
+		MgmtURL: measure.EnvStr("DLQT_TEST_MGMT_URL", broker.DefaultMgmtURL),
+		Timeout: time.Minute, // a vhost delete of 100,000 messages takes seconds
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	cfg.Vhost = "dlqt-bench-move-" + hex.EncodeToString(b[:])
+	err := bench(cfg, n, size, rounds)
+	if derr := broker.DeleteVhost(cfg); derr != nil && err == nil {
+		err = derr
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func bench(cfg broker.Config, n, size, rounds int) error {
+	fmt.Printf("move benchmark: %d x %d B in vhost %s, %d rounds: dlqt replay against a Shovel (ack-mode on-confirm)\n", n, size, cfg.Vhost, rounds)
+	start := time.Now()
+	if err := fill.Load(cfg, parked, n, size); err != nil {
+		return err
+	}
+	fmt.Printf("loaded in %s\n", time.Since(start).Round(time.Millisecond))
+	q, err := openQueues(cfg)
+	if err != nil {
+		return err
+	}
+	defer q.conn.Close()
+	if err := q.declare(work); err != nil {
+		return err
+	}
+	journal, err := os.MkdirTemp("", "dlqt-bench-move-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(journal)
+	config := filepath.Join(journal, "config.yaml")
+	if err := os.WriteFile(config, []byte("replay:\n  allow: [\":bench.*\"]\n"), 0o600); err != nil {
+		return err
+	}
+
+	var dl, sh []measure.Run
+	from, to := parked, work
+	fmt.Printf("%-6s %12s %12s %12s\n", "round", "dlqt s", "dlqt MiB", "shovel s")
+	for i := range rounds {
+		movers := []string{"dlqt", "shovel"}
+		if i%2 == 1 {
+			movers = []string{"shovel", "dlqt"}
+		}
+		for _, who := range movers {
+			var r measure.Run
+			if who == "dlqt" {
+				r, err = measure.Command([]string{"bin/dlqt", "--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost,
+					"--journal", filepath.Join(journal, "journal.db"), "--config", config,
+					"replay", from, "--where", "reason=published", "--to", ":" + to, "--limit", strconv.Itoa(n), "--yes",
+					// The canary (5 at 1 msg/s) and its watch are dlqt's
+					// and the Shovel has none: kept to the least, and the
+					// rate ceiling out of the way, so the bulk phase is
+					// what dominates.
+					"--canary", "5", "--observe", "1s", "--baseline", "0s", "--rate", "1000000"})
+				if err == nil {
+					err = q.waitMoved(from, to, n)
+				}
+				dl = append(dl, r)
+			} else {
+				r, err = shovel(cfg, q, from, to, n)
+				sh = append(sh, r)
+			}
+			if err != nil {
+				return fmt.Errorf("%s moving %s to %s: %w", who, from, to, err)
+			}
+			fmt.Fprintf(os.Stderr, "  %s %s -> %s: %.2f s, %.1f MiB\n", who, from, to, r.Wall.Seconds(), measure.MiB(r.RSSKB))
+			from, to = to, from
+		}
+		fmt.Printf("%-6d %12.2f %12.1f %12.2f\n", i+1, dl[i].Wall.Seconds(), measure.MiB(dl[i].RSSKB), sh[i].Wall.Seconds())
+	}
+	md, ms := measure.Median(dl), measure.Median(sh)
+	fmt.Printf("%-6s %12.2f %12.1f %12.2f\n", "median", md.Wall.Seconds(), measure.MiB(md.RSSKB), ms.Wall.Seconds())
+	fmt.Printf("dlqt replay/Shovel: time %.2fx (%.0f against %.0f msg/s); dlqt peak RSS %.1f MiB\n",
+		md.Wall.Seconds()/ms.Wall.Seconds(), float64(n)/md.Wall.Seconds(), float64(n)/ms.Wall.Seconds(), measure.MiB(md.RSSKB))
+	return q.checkIDs(from, n)
+}
+
+// shovel moves from's n messages to queue to with a dynamic Shovel that
+// deletes itself once it moved what from held when it started, and times
+// it until to holds n and from none.
+func shovel(cfg broker.Config, q *queues, from, to string, n int) (measure.Run, error) {
+	rh, err := rabbithole.NewClient(cfg.MgmtURL, "guest", "guest")
+	if err != nil {
+		return measure.Run{}, err
+	}
+	url, err := cfg.VhostURL()
+	if err != nil {
+		return measure.Run{}, err
+	}
+	const name = "dlqt-bench-move"
+	start := time.Now()
+	res, err := rh.DeclareShovel(cfg.Vhost, name, rabbithole.ShovelDefinition{
+		SourceURI: rabbithole.URISet{url}, SourceQueue: from, SourceProtocol: "amqp091",
+		DestinationURI: rabbithole.URISet{url}, DestinationQueue: to, DestinationProtocol: "amqp091",
+		AckMode: "on-confirm", SourceDeleteAfter: "queue-length",
+	})
+	if err != nil {
+		if res != nil && (res.StatusCode == http.StatusBadRequest || res.StatusCode == http.StatusNotFound) {
+			err = fmt.Errorf("%w (is the Shovel plugin on? rabbitmq-plugins enable rabbitmq_shovel)", err)
+		}
+		return measure.Run{}, err
+	}
+	defer rh.DeleteShovel(cfg.Vhost, name)
+	if err := q.waitMoved(from, to, n); err != nil {
+		return measure.Run{}, err
+	}
+	return measure.Run{Wall: time.Since(start), RSSKB: 1}, nil
+}
+
+// queues asks the broker for queue depths on a connection of its own.
+type queues struct{ conn *amqp.Connection }
+
+func openQueues(cfg broker.Config) (*queues, error) {
+	url, err := cfg.VhostURL()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := amqp.Dial(url)
+	if err != nil {
+		return nil, err
+	}
+	return &queues{conn: conn}, nil
+}
+
+func (q *queues) declare(name string) error {
+	ch, err := q.conn.Channel()
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	_, err = ch.QueueDeclare(name, true, false, false, false, nil)
+	return err
+}
+
+func (q *queues) depth(name string) (int, error) {
+	ch, err := q.conn.Channel()
+	if err != nil {
+		return 0, err
+	}
+	defer ch.Close()
+	d, err := ch.QueueDeclarePassive(name, true, false, false, false, nil)
+	return d.Messages, err
+}
+
+// waitMoved waits until to holds n ready messages and from none.
+func (q *queues) waitMoved(from, to string, n int) error {
+	deadline := time.Now().Add(2*time.Minute + time.Duration(n)*time.Millisecond)
+	for {
+		f, err := q.depth(from)
+		if err != nil {
+			return err
+		}
+		t, err := q.depth(to)
+		if err != nil {
+			return err
+		}
+		if f == 0 && t == n {
+			return nil
+		}
+		if t > n {
+			return fmt.Errorf("%s holds %d messages, more than the %d moved", to, t, n)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s holds %d and %s %d, want %d and 0", to, t, from, f, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkIDs consumes queue (the benchmark is over) and checks that it holds
+// the n ids loaded, each once.
+func (q *queues) checkIDs(queue string, n int) error {
+	ch, err := q.conn.Channel()
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	if err := ch.Qos(1000, 0, false); err != nil {
+		return err
+	}
+	ds, err := ch.ConsumeWithContext(context.Background(), queue, "", true, true, false, false, nil)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, n)
+	for len(ids) < n {
+		select {
+		case d, ok := <-ds:
+			if !ok {
+				return errors.New("the channel closed during the check")
+			}
+			ids = append(ids, d.MessageId)
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("%s gave %d messages, want %d", queue, len(ids), n)
+		}
+	}
+	slices.Sort(ids)
+	for i, id := range ids {
+		if id != fill.ID(i) {
+			return fmt.Errorf("after the moves the ids differ from those loaded at %s (want %s): a message lost or twice", id, fill.ID(i))
+		}
+	}
+	fmt.Printf("every id moved exactly once: %d in %s\n", n, queue)
+	return nil
+}
