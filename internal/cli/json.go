@@ -99,6 +99,10 @@ type MessageRow struct {
 	Payload      string         `json:"payload"`
 	PayloadBytes int            `json:"payload_bytes"`
 	Redactions   int            `json:"redactions"`
+	// BodyDecoding says how a gzip or deflate body was read for the payload
+	// (payload_bytes are the bytes on the wire): sizes, a limit that stopped
+	// it, or why it could not be read.
+	BodyDecoding *triage.BodyDecoding `json:"body_decoding,omitempty"`
 	// Discarded is set when the journal says this message was discarded.
 	Discarded *DiscardedNote `json:"discarded,omitempty"`
 	// InterruptedDiscard is set when a discard selected this message but
@@ -123,7 +127,7 @@ func messageRow(t triage.Triaged, red *redact.Redactor) MessageRow {
 	return MessageRow{
 		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event,
 		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
-		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e,
+		Payload: t.Payload, PayloadBytes: t.PayloadBytes, BodyDecoding: t.Decoding, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e,
 	}
 }
 

@@ -141,6 +141,9 @@ type Triaged struct {
 	PayloadBytes  int       `json:"payload_bytes"`
 	Binary        bool      `json:"binary,omitempty"` // payload shown as a hex dump
 	Redactions    int       `json:"redactions"`       // in the payload
+	// Decoding says how a gzip or deflate body was read for the payload
+	// (PayloadBytes stays the bytes on the wire); nil when not compressed.
+	Decoding *BodyDecoding `json:"body_decoding,omitempty"`
 	// TimelineRedactions counts the values masked in the timeline.
 	TimelineRedactions int `json:"timeline_redactions,omitempty"`
 

@@ -345,6 +345,9 @@ func (m *Message) timeline(p *page) {
 func (m *Message) payload(p *page) {
 	t := m.msg
 	head := "payload (" + Plural(t.PayloadBytes, "byte")
+	if d := t.Decoding; d != nil { // our words and numbers, no message text
+		head = "payload (" + d.String()
+	}
 	if ct := sanitize.Line(t.Message.Properties.ContentType); ct != "" {
 		head += ", " + ct
 	}
