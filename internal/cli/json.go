@@ -89,10 +89,13 @@ func groupRows(queue string, gs []triage.Group, owners approval.Owners, red *red
 
 // MessageRow is one line of `dlqt messages QUEUE --json`.
 type MessageRow struct {
-	ID           string         `json:"id"`
-	Reason       string         `json:"reason"`
-	ReasonCode   string         `json:"reason_code"`
-	EventType    string         `json:"event_type"`
+	ID         string `json:"id"`
+	Reason     string `json:"reason"`
+	ReasonCode string `json:"reason_code"`
+	EventType  string `json:"event_type"`
+	// TraceID is the trace the message belongs to (traceparent, B3,
+	// uber-trace-id or the envelope's): validated hex, omitted when none.
+	TraceID      string         `json:"trace_id,omitempty"`
 	Attempts     int            `json:"attempts"`
 	Timeline     []triage.Event `json:"timeline"`
 	Headers      triage.Headers `json:"headers"`
@@ -125,7 +128,7 @@ func messageRow(t triage.Triaged, red *redact.Redactor) MessageRow {
 	code, c := triage.ShownLine(red, t.ReasonCode)
 	event, e := triage.ShownLine(red, t.Envelope.EventType)
 	return MessageRow{
-		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event,
+		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event, TraceID: t.TraceID,
 		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
 		Payload: t.Payload, PayloadBytes: t.PayloadBytes, BodyDecoding: t.Decoding, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e,
 	}

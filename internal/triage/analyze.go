@@ -53,6 +53,7 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 		// own still stamped when it published it here: that is when it died.
 		died = ts
 	}
+	trace, _ := TraceIDOf(m.Headers, env)
 	return Triaged{
 		Message:       m,
 		ID:            id,
@@ -69,6 +70,7 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 		Binary:        p.Binary,
 		Redactions:    p.Redactions,
 		Decoding:      p.Decoding,
+		TraceID:       trace,
 
 		TimelineRedactions: masked,
 	}

@@ -290,6 +290,32 @@ func (m *Message) identity(p *page) {
 	for _, kv := range fields {
 		p.field(kv[0], kv[1])
 	}
+	m.trace(p)
+}
+
+// trace names the message's trace and links it with the config's
+// trace_url. The link is built from the validated hex id and the
+// configured template only; it is an OSC 8 hyperlink where the terminal
+// takes one, and its text is the URL, or the id when the URL is too wide.
+func (m *Message) trace(p *page) {
+	t := m.msg
+	if t.TraceID == "" {
+		return
+	}
+	_, source := triage.TraceIDOf(t.Message.Headers, t.Envelope)
+	p.field("trace id", t.TraceID+" ("+source+")") // hex and our own names
+	url, ok := m.ctx.TraceURL.Link(t.TraceID)
+	if !ok {
+		return
+	}
+	text := url
+	if ansi.StringWidth(text) > p.width-2-labelWidth {
+		text = "open trace " + t.TraceID
+	}
+	if m.ctx.Hyperlinks {
+		text = ansi.SetHyperlink(url) + text + ansi.ResetHyperlink()
+	}
+	p.lines = append(p.lines, "  "+p.st.Label.Render(Fit("trace link", labelWidth))+text)
 }
 
 func (m *Message) failure(p *page) {
