@@ -121,6 +121,25 @@ func corrupt(err error) error {
 	return fmt.Errorf("corrupt: %w", err)
 }
 
+// EncodeBody compresses body for contentEncoding as DecodeBody reads it
+// (gzip, x-gzip; deflate in zlib framing). Only a redacted snapshot uses
+// it: a message dlqt moves is published with the bytes it was read with.
+func EncodeBody(body []byte, contentEncoding string) []byte {
+	var out bytes.Buffer
+	var w io.WriteCloser
+	switch strings.ToLower(strings.TrimSpace(contentEncoding)) {
+	case "gzip", "x-gzip":
+		w = gzip.NewWriter(&out)
+	case "deflate":
+		w = zlib.NewWriter(&out)
+	default:
+		return body
+	}
+	_, _ = w.Write(body) // a bytes.Buffer takes everything
+	_ = w.Close()
+	return out.Bytes()
+}
+
 // EnvelopeOf is the envelope of m read through its content encoding: every
 // reader of the envelope (analysis, identity, discard and replay checks)
 // decodes it this way, so a gzip envelope groups with the plain ones.

@@ -193,6 +193,12 @@ func FuzzDecodeBody(f *testing.F) {
 			if r, bad := unsafeText(d.String()); bad {
 				t.Fatalf("unsafe rune %U in %q", r, d.String())
 			}
+			if d.Error == "" && !d.Truncated && len(got) > 0 {
+				again, d2 := DecodeBody(EncodeBody(got, encoding), encoding)
+				if d2 == nil || d2.Error != "" || !bytes.Equal(again, got) {
+					t.Fatalf("EncodeBody does not read back: %+v", d2)
+				}
+			}
 		}
 		_ = RenderMessage(Message{Body: body, Properties: Properties{ContentEncoding: encoding}}, nil)
 	})
