@@ -41,14 +41,17 @@ func TraceIDOf(h Headers, env Envelope) (id, source string) {
 // traceparentID reads version-traceid-parentid-flags (W3C Trace Context):
 // version ff is invalid; a later version may add fields after the four.
 func traceparentID(s string) string {
-	parts := strings.Split(strings.TrimSpace(s), "-")
-	if len(parts) < 4 || len(parts[0]) != 2 || !isHex(parts[0]) || strings.EqualFold(parts[0], "ff") || len(parts[1]) != 32 {
-		return ""
+	version, rest, _ := strings.Cut(strings.TrimSpace(s), "-")
+	id, rest, _ := strings.Cut(rest, "-")
+	parent, rest, _ := strings.Cut(rest, "-")
+	flags, _, extra := strings.Cut(rest, "-")
+	if len(version) != 2 || !isHex(version) || strings.EqualFold(version, "ff") || len(id) != 32 || parent == "" || flags == "" {
+		return "" // (also every message with no traceparent: no allocation on that path)
 	}
-	if parts[0] == "00" && len(parts) != 4 {
-		return ""
+	if version == "00" && extra {
+		return "" // version 00 has exactly four fields
 	}
-	return traceID(parts[1])
+	return traceID(id)
 }
 
 // uberTraceID reads Jaeger's trace-id:span-id:parent-span-id:flags, whose
