@@ -7,6 +7,8 @@ import (
 	"compress/zlib"
 	"strings"
 	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage/redact"
 )
 
 func gzipped(t testing.TB, b []byte) []byte {
@@ -202,4 +204,24 @@ func FuzzDecodeBody(f *testing.F) {
 		}
 		_ = RenderMessage(Message{Body: body, Properties: Properties{ContentEncoding: encoding}}, nil)
 	})
+}
+
+// BenchmarkAnalyzeGzip is BenchmarkAnalyze's batch sent gzip-compressed:
+// the cost of reading every body through its encoding (twice: envelope,
+// then payload).
+func BenchmarkAnalyzeGzip(b *testing.B) {
+	batch := syntheticBatch(10000)
+	for i := range batch.Messages {
+		batch.Messages[i].Body = gzipped(b, batch.Messages[i].Body)
+		batch.Messages[i].Properties.ContentEncoding = "gzip"
+	}
+	top := seed002Topology()
+	red := redact.New()
+	b.ReportAllocs()
+	for b.Loop() {
+		ts := Analyze(batch, top, red)
+		if ts[0].Decoding == nil || ts[0].ReasonCode == "" {
+			b.Fatal("not decoded")
+		}
+	}
 }
