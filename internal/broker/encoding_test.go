@@ -102,3 +102,37 @@ func TestGzipEnvelopeGroupsWithItsReasonCodeAndReplaysUnchanged(t *testing.T) {
 	}
 	f.waitDepth("orders.dlq", 16)
 }
+
+// A gzip message with no AMQP message_id is discarded by its envelope's
+// id, as the screen named it: the discard's pass decodes it the same way,
+// and the messages it leaves keep their bytes and encoding.
+func TestDiscardFindsAGzipMessageByItsEnvelopeID(t *testing.T) {
+	f := newFixture(t, "gzip-discard")
+	f.declare("orders.parking", nil)
+	var bodies [][]byte
+	for i := range 3 {
+		var gz bytes.Buffer
+		w := gzip.NewWriter(&gz)
+		fmt.Fprintf(w, `{"message_id":"ord-%d","failure":{"reason_code":"ADDRESS_INVALID"}}`, i)
+		w.Close()
+		bodies = append(bodies, gz.Bytes())
+		f.publishOne("", "orders.parking", amqp.Publishing{ContentType: "application/json", ContentEncoding: "gzip", Body: gz.Bytes()})
+	}
+	l := f.live()
+	top, err := l.Topology(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec recorded
+	res, err := triage.Discard(context.Background(), l, top, &rec, triage.DiscardRequest{
+		Vhost: f.cfg.Vhost, Queue: "orders.parking", Reason: "test", Selection: triage.Selection{IDs: []string{"ord-1"}},
+	})
+	if err != nil || len(res.Discarded) != 1 || res.Discarded[0] != "ord-1" {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	f.waitDepth("orders.parking", 2)
+	left := f.drain("orders.parking")
+	if !bytes.Equal(left[0].Body, bodies[0]) || !bytes.Equal(left[1].Body, bodies[2]) || left[1].ContentEncoding != "gzip" {
+		t.Errorf("left %d messages, not the gzip bodies ord-0 and ord-2 as published", len(left))
+	}
+}
