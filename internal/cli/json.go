@@ -127,10 +127,11 @@ func messageRow(t triage.Triaged, red *redact.Redactor) MessageRow {
 	reason, r := triage.ShownLine(red, string(t.Reason)) // x-death's text: a client may have written it
 	code, c := triage.ShownLine(red, t.ReasonCode)
 	event, e := triage.ShownLine(red, t.Envelope.EventType)
+	trace, tr := triage.ShownLine(red, t.TraceID)
 	return MessageRow{
-		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event, TraceID: t.TraceID,
+		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event, TraceID: trace,
 		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
-		Payload: t.Payload, PayloadBytes: t.PayloadBytes, BodyDecoding: t.Decoding, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e,
+		Payload: t.Payload, PayloadBytes: t.PayloadBytes, BodyDecoding: t.Decoding, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e + tr,
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -26,5 +27,20 @@ func TestMessageLinesCarryTraceIDAndBodyDecoding(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %s in\n%s", want, b.String())
 		}
+	}
+}
+
+// The trace id leaves through the redactor as every message string does: a
+// configured rule that masks hex ids masks it in the JSON too.
+func TestMessageLinesRedactTheTraceID(t *testing.T) {
+	red := redact.New().With(nil, []redact.ValueRule{{Kind: "trace", Pattern: regexp.MustCompile(`4bf92f35[0-9a-f]+`)}})
+	m := triage.Message{Queue: "q", Headers: triage.Headers{"X-B3-TraceId": "4bf92f3577b34da6a3ce929d0e0e4736"}}
+	ts := triage.Analyze(triage.Batch{Messages: []triage.Message{m}}, triage.Topology{}, red)
+	var b bytes.Buffer
+	if err := writeMessageLines(&b, ts, red, discardMarks{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "4bf92f35") || !strings.Contains(b.String(), `"trace_id":"[REDACTED:trace]"`) {
+		t.Errorf("trace id not masked:\n%s", b.String())
 	}
 }

@@ -303,9 +303,10 @@ func (m *Message) trace(p *page) {
 		return
 	}
 	_, source := triage.TraceIDOf(t.Message.Headers, t.Envelope)
-	p.field("trace id", t.TraceID+" ("+source+")") // hex and our own names
+	id, masked := triage.ShownLine(m.red, t.TraceID) // a configured rule may take hex ids for secrets
+	p.field("trace id", id+" ("+source+")")
 	url, ok := m.ctx.TraceURL.Link(t.TraceID)
-	if !ok {
+	if !ok || masked > 0 {
 		return
 	}
 	text := url
