@@ -27,7 +27,13 @@ func (h RetryHop) String() string {
 // one the message is seen expiring by there). A consumed queue is a work
 // queue even with a TTL.
 func (t Topology) RetryBucketOf(route Route, h Headers, deaths []Death, parking string) (RetryHop, bool) {
-	r := newRouter(t)
+	return NewRouter(t).RetryBucketOf(route, h, deaths, parking)
+}
+
+// RetryBucketOf is Topology.RetryBucketOf on an indexed topology: a plan
+// asks it for many messages.
+func (rt *Router) RetryBucketOf(route Route, h Headers, deaths []Death, parking string) (RetryHop, bool) {
+	r := rt.r
 	reached := r.routes(route.Exchange, route.RoutingKey, h)
 	if len(reached) != 1 {
 		return RetryHop{}, false

@@ -81,6 +81,7 @@ func missingIDs(ids []string, chosen []triage.Triaged) []string {
 func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.Route]*Destination, []triage.Route) {
 	dests := map[triage.Route]*Destination{}
 	var order []triage.Route
+	rt := triage.NewRouter(top) // indexed once: a --to asks it of every message
 	for _, t := range chosen {
 		orig, known := OriginalRoute(t)
 		item := Item{ID: t.ID}
@@ -88,7 +89,7 @@ func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.R
 		switch to := p.Options.To; {
 		case to != nil:
 			item.Route, item.Original = *to, known && orig == *to
-			if hop, ok := bucketHop(t, orig, known, top, p.Queue); ok && !item.Original && hop.Next == *to {
+			if hop, ok := bucketHop(t, orig, known && !item.Original, rt, p.Queue); ok && hop.Next == *to {
 				fedBy = hop.Bucket // straight to the work queue the original route's bucket feeds
 			}
 		case known:
@@ -101,7 +102,7 @@ func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.R
 		d := dests[item.Route]
 		if d == nil {
 			d = &Destination{Route: item.Route, Original: true, Queues: top.Routes(item.Route.Exchange, item.Route.RoutingKey, t.Message.Headers), own: true, FedBy: fedBy}
-			if hop, ok := bucketHop(t, item.Route, item.Original, top, p.Queue); ok {
+			if hop, ok := bucketHop(t, item.Route, item.Original, rt, p.Queue); ok {
 				d.RetryBucket = &hop
 			}
 			dests[item.Route] = d
@@ -117,13 +118,13 @@ func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.R
 	return dests, order
 }
 
-// bucketHop is the retry bucket route r (a message's original route, when
-// isOriginal) lands in, and where that bucket sends the message on.
-func bucketHop(t triage.Triaged, r triage.Route, isOriginal bool, top triage.Topology, parking string) (triage.RetryHop, bool) {
-	if !isOriginal {
+// bucketHop is the retry bucket r (a message's original route) lands in
+// and where that bucket sends the message on; nothing unless ask.
+func bucketHop(t triage.Triaged, r triage.Route, ask bool, rt *triage.Router, parking string) (triage.RetryHop, bool) {
+	if !ask {
 		return triage.RetryHop{}, false
 	}
-	return top.RetryBucketOf(r, t.Message.Headers, triage.RawDeaths(t.Message.Headers), parking)
+	return rt.RetryBucketOf(r, t.Message.Headers, triage.RawDeaths(t.Message.Headers), parking)
 }
 
 // judge decides which destinations are allowed (a message's own original
