@@ -258,7 +258,7 @@ func baseID(d amqp.Delivery, queue string) string {
 		}
 	}
 	m := toMessage(d, queue, 0)
-	return triage.BaseIDs([]triage.Message{m}, []triage.Envelope{triage.DecodeEnvelope(d.Body)})[0]
+	return triage.BaseIDs([]triage.Message{m}, []triage.Envelope{triage.EnvelopeOf(m)})[0]
 }
 
 // deliveredTable is the header table to publish for held item id: each
@@ -466,7 +466,7 @@ func (r *Replay) watch(top triage.Topology) error {
 // version): the run counts it as collateral when that is a destination.
 func otherDeadLetter(d amqp.Delivery) replay.Signal {
 	m := toMessage(d, "", 0)
-	id := triage.Identify([]triage.Message{m}, []triage.Envelope{triage.DecodeEnvelope(d.Body)})[0]
+	id := triage.Identify([]triage.Message{m}, []triage.Envelope{triage.EnvelopeOf(m)})[0]
 	s := replay.Signal{Kind: replay.SignalDeadLetter, ID: id, Reason: "parked by an application"}
 	if deaths := triage.ParseDeaths(m.Headers); len(deaths) > 0 {
 		s.Queue, s.Reason = deaths[0].Queue, string(deaths[0].Reason)

@@ -66,6 +66,7 @@ type app struct {
 
 	red        *redact.Redactor // the defaults plus the config's redaction rules
 	tenantPath string           // filters.tenant_path
+	traceURL   triage.TraceURL  // trace_url, the context's over the top level's
 	// readOnly (--read-only, DLQT_READ_ONLY, read_only) refuses every
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
@@ -177,6 +178,9 @@ func (a *app) resolve(cmd *cobra.Command) error {
 		return usageError{fmt.Errorf("config %s: %w", a.configPath, err)}
 	}
 	a.tenantPath = fc.Filters.TenantPath
+	if a.traceURL, err = triage.ParseTraceURL(fc.TraceURL); err != nil {
+		return usageError{fmt.Errorf("config %s: %w", a.configPath, err)}
+	}
 	a.health = fc.Health
 	if a.owners, err = ownerRules(a.configPath, fc.Owners); err != nil {
 		return usageError{err}

@@ -17,6 +17,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // replayFlags are the headless replay's command line.
@@ -408,6 +409,10 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Red
 	for _, d := range p.Destinations {
 		how := "not allowed"
 		switch {
+		case d.Original && d.RetryBucket != nil:
+			how = "original route: " + views.BucketRoute(*d.RetryBucket) + "; to skip its wait: --to " + sanitize.Line(d.RetryBucket.Next.String())
+		case d.FedBy != "":
+			how = "the work queue retry bucket " + sanitize.Line(d.FedBy) + " feeds (allowed: where the original route leads)"
 		case d.Original:
 			how = "original route"
 		case d.Allowed:

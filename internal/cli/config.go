@@ -28,6 +28,9 @@ type fileConfig struct {
 	Journal         string   `yaml:"journal"`
 	BrowseLimit     int      `yaml:"browse_limit"`
 	ParkingPatterns []string `yaml:"parking_patterns"`
+	// TraceURL links a message's trace id to the tracing UI, e.g.
+	// https://tempo.example/trace/{trace_id}; a context may set its own.
+	TraceURL string `yaml:"trace_url"`
 	// Keymap overrides key bindings by action name, like keymap.yaml.
 	Keymap yaml.Node `yaml:"keymap"`
 	// Replay.Allow lists the destinations (globs over EXCHANGE:ROUTING_KEY)

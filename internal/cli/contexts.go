@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/ui"
 )
 
@@ -21,6 +22,7 @@ type brokerContext struct {
 	MgmtURL  string `yaml:"mgmt_url"`
 	Vhost    string `yaml:"vhost"`
 	ReadOnly bool   `yaml:"read_only"`
+	TraceURL string `yaml:"trace_url"` // over the top level's
 	// TLS, user, password and token sources, connect_timeout
 	connSettings `yaml:",inline"`
 }
@@ -48,7 +50,7 @@ func chooseContext(flag string, fc *fileConfig, configPath string) (string, erro
 		}
 		return "", fmt.Errorf("context %q is not in %s (%s)", name, configPath, known)
 	}
-	for _, v := range []struct{ from, to *string }{{&c.AMQPURL, &fc.AMQPURL}, {&c.MgmtURL, &fc.MgmtURL}, {&c.Vhost, &fc.Vhost}} {
+	for _, v := range []struct{ from, to *string }{{&c.AMQPURL, &fc.AMQPURL}, {&c.MgmtURL, &fc.MgmtURL}, {&c.Vhost, &fc.Vhost}, {&c.TraceURL, &fc.TraceURL}} {
 		if *v.from != "" {
 			*v.to = *v.from
 		}
@@ -128,6 +130,9 @@ func (a *app) useContext(cmd *cobra.Command, name string) error {
 		return usageError{err}
 	}
 	a.contexts = fc.Contexts
+	if a.traceURL, err = triage.ParseTraceURL(fc.TraceURL); err != nil {
+		return usageError{fmt.Errorf("config %s: %w", a.configPath, err)}
+	}
 	a.amqpURL = firstSet(fc.AMQPURL, broker.DefaultAMQPURL)
 	a.mgmtURL = firstSet(fc.MgmtURL, broker.DefaultMgmtURL)
 	a.vhost = firstSet(fc.Vhost, urlVhostOr(a.amqpURL, "/"))

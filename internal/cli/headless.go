@@ -109,7 +109,7 @@ func (a *app) messagesCommand() *cobra.Command {
 
 // whereHelp is the --where grammar, shared by every command that takes it.
 const whereHelp = `only messages where FIELD OP VALUE holds (repeat: all must hold).
-Fields: reason, reason_code, event_type, queue (died in), died, first_died,
+Fields: reason, reason_code, event_type, trace_id, queue (died in), died, first_died,
 schema_version, consumer_version, tenant (at filters.tenant_path; without one,
 the first of tenant, tenant_id, tenantId, customer_id, account_id, org_id in
 the envelope, its data/payload object or the headers, named on stderr), text

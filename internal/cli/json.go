@@ -89,16 +89,23 @@ func groupRows(queue string, gs []triage.Group, owners approval.Owners, red *red
 
 // MessageRow is one line of `dlqt messages QUEUE --json`.
 type MessageRow struct {
-	ID           string         `json:"id"`
-	Reason       string         `json:"reason"`
-	ReasonCode   string         `json:"reason_code"`
-	EventType    string         `json:"event_type"`
+	ID         string `json:"id"`
+	Reason     string `json:"reason"`
+	ReasonCode string `json:"reason_code"`
+	EventType  string `json:"event_type"`
+	// TraceID is the trace the message belongs to (traceparent, B3,
+	// uber-trace-id or the envelope's): validated hex, omitted when none.
+	TraceID      string         `json:"trace_id,omitempty"`
 	Attempts     int            `json:"attempts"`
 	Timeline     []triage.Event `json:"timeline"`
 	Headers      triage.Headers `json:"headers"`
 	Payload      string         `json:"payload"`
 	PayloadBytes int            `json:"payload_bytes"`
 	Redactions   int            `json:"redactions"`
+	// BodyDecoding says how a gzip or deflate body was read for the payload
+	// (payload_bytes are the bytes on the wire): sizes, a limit that stopped
+	// it, or why it could not be read.
+	BodyDecoding *triage.BodyDecoding `json:"body_decoding,omitempty"`
 	// Discarded is set when the journal says this message was discarded.
 	Discarded *DiscardedNote `json:"discarded,omitempty"`
 	// InterruptedDiscard is set when a discard selected this message but
@@ -120,10 +127,11 @@ func messageRow(t triage.Triaged, red *redact.Redactor) MessageRow {
 	reason, r := triage.ShownLine(red, string(t.Reason)) // x-death's text: a client may have written it
 	code, c := triage.ShownLine(red, t.ReasonCode)
 	event, e := triage.ShownLine(red, t.Envelope.EventType)
+	trace, tr := triage.ShownLine(red, t.TraceID)
 	return MessageRow{
-		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event,
+		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event, TraceID: trace,
 		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
-		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e,
+		Payload: t.Payload, PayloadBytes: t.PayloadBytes, BodyDecoding: t.Decoding, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e + tr,
 	}
 }
 

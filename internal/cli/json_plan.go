@@ -84,6 +84,11 @@ func replayPlanJSON(plan replay.Plan, in triage.Inspection) ReplayPlanJSON {
 	for i, d := range plan.Destinations {
 		d.Queues = orEmpty(d.Queues)
 		d.Route = triage.Route{Exchange: sanitize.Line(d.Route.Exchange), RoutingKey: sanitize.Line(d.Route.RoutingKey)}
+		if h := d.RetryBucket; h != nil { // names from the broker, as the route's
+			d.RetryBucket = &triage.RetryHop{Bucket: sanitize.Line(h.Bucket), Feeds: sanitize.Lines(h.Feeds),
+				Next: triage.Route{Exchange: sanitize.Line(h.Next.Exchange), RoutingKey: sanitize.Line(h.Next.RoutingKey)}}
+		}
+		d.FedBy = sanitize.Line(d.FedBy)
 		p.Destinations[i] = d
 	}
 	p.Unroutable = orEmpty(plan.Unroutable)

@@ -120,3 +120,28 @@ func TestFullScanPlanJSON(t *testing.T) {
 		t.Errorf("problems %v; want []", plan["problems"])
 	}
 }
+
+// A destination that is a retry bucket says so in the plan's JSON, with
+// what it feeds and the route offered to skip it, sanitised as the route is.
+func TestReplayPlanJSONNamesARetryBucket(t *testing.T) {
+	p := replay.Plan{ID: "r-2", Queue: "orders.dlq", Items: []replay.Item{{ID: "o-1"}}, Allowed: true,
+		Destinations: []replay.Destination{{Route: triage.Route{RoutingKey: "orders.retry.1"}, Count: 1, Original: true, Allowed: true,
+			RetryBucket: &triage.RetryHop{Bucket: "orders.retry.1\x1b[2J", Next: triage.Route{RoutingKey: "orders.q"}, Feeds: []string{"orders.q"}}}}}
+	got := jsonOf(t, replayPlanJSON(p, triage.Inspection{}))
+	var back struct {
+		Destinations []struct {
+			RetryBucket struct {
+				Bucket string       `json:"bucket"`
+				Next   triage.Route `json:"next"`
+				Feeds  []string     `json:"feeds"`
+			} `json:"retry_bucket"`
+		} `json:"destinations"`
+	}
+	if err := json.Unmarshal([]byte(got), &back); err != nil {
+		t.Fatal(err)
+	}
+	h := back.Destinations[0].RetryBucket
+	if h.Bucket != `orders.retry.1\x1b[2J` || h.Next.RoutingKey != "orders.q" || len(h.Feeds) != 1 || h.Feeds[0] != "orders.q" {
+		t.Errorf("retry_bucket = %+v in\n%s", h, got)
+	}
+}

@@ -58,8 +58,22 @@ func redactBatch(b triage.Batch, red *redact.Redactor) (triage.Batch, int) {
 func redactMessage(m triage.Message, red *redact.Redactor) (triage.Message, int) {
 	var h, b int
 	m.Headers, h = redact.Headers(m.Headers, red)
-	m.Body, b = redactBody(m.Body, m.Properties.ContentType, red)
+	m.Body, b = redactEncodedBody(m.Body, m.Properties, red)
 	return m, h + b
+}
+
+// redactEncodedBody redacts a gzip or deflate body inside its encoding
+// (decoded, redacted, encoded again the same way): its compressed bytes
+// hide its secrets from redactBody. One that cannot be decoded is redacted
+// as the bytes it is; one cut at the decoding limit keeps the redacted
+// part it was read to.
+func redactEncodedBody(body []byte, p triage.Properties, red *redact.Redactor) ([]byte, int) {
+	decoded, d := triage.DecodeBody(body, p.ContentEncoding)
+	if d == nil || d.Error != "" {
+		return redactBody(body, p.ContentType, red)
+	}
+	out, n := redactBody(decoded, p.ContentType, red)
+	return triage.EncodeBody(out, p.ContentEncoding), n
 }
 
 func redactBody(body []byte, contentType string, red *redact.Redactor) ([]byte, int) {

@@ -54,6 +54,7 @@ func (a *app) runTUIOnce(ctx context.Context, keys ui.KeyMap) (string, error) {
 		defer j.Close() // the next TUI (a context switch) opens it again
 	}
 	var kept []string
+	opts.Hyperlinks = a.session == nil && ui.TerminalHyperlinks(os.Getenv) // under serve the terminal is the client's, unknown here
 	opts.Spill = ui.SpillOptions{Keep: a.keepSpill, Kept: func(path string) { kept = append(kept, path) }}
 	if a.session == nil && os.Getenv("GOMEMLIMIT") == "" {
 		// one TUI in this process: its budgets bound the heap too (dlqt
@@ -135,6 +136,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		CheckAccess:  checkAccess,
 		Filter:       a.filterOptions(),
 		Health:       a.health,
+		TraceURL:     a.traceURL,
 		Context:      a.context,
 		Contexts:     a.contextChoices(),
 		Owners:       a.owners,

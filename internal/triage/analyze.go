@@ -18,7 +18,7 @@ func Analyze(b Batch, top Topology, red *redact.Redactor) []Triaged {
 	envs := make([]Envelope, len(b.Messages))
 	inParallel(len(b.Messages), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			envs[i] = DecodeEnvelope(b.Messages[i].Body)
+			envs[i] = EnvelopeOf(b.Messages[i])
 		}
 	})
 	ids := Identify(b.Messages, envs)
@@ -42,7 +42,7 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 	var timeline []Event
 	var masked int
 	if details {
-		p = RenderPayload(m.Body, m.Properties.ContentType, red)
+		p = RenderMessage(m, red)
 		timeline, masked = BuildTimeline(m, env, deaths, red)
 	}
 	delivery, _ := headerInt(m.Headers, "x-delivery-count")
@@ -53,6 +53,7 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 		// own still stamped when it published it here: that is when it died.
 		died = ts
 	}
+	trace, _ := TraceIDOf(m.Headers, env)
 	return Triaged{
 		Message:       m,
 		ID:            id,
@@ -68,6 +69,8 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 		PayloadBytes:  len(m.Body),
 		Binary:        p.Binary,
 		Redactions:    p.Redactions,
+		Decoding:      p.Decoding,
+		TraceID:       trace,
 
 		TimelineRedactions: masked,
 	}

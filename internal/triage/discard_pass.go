@@ -51,7 +51,7 @@ func newSweepPass(top Topology, red *redact.Redactor, sel Selection) *sweepPass 
 
 // take is BrowseOptions.Each: one message, in queue order.
 func (p *sweepPass) take(m Message) error {
-	env := DecodeEnvelope(m.Body)
+	env := EnvelopeOf(m)
 	base := BaseIDs([]Message{m}, []Envelope{env})[0]
 	p.bases = append(p.bases, base)
 	provisional := p.ids.assign(base)

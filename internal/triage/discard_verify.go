@@ -167,7 +167,7 @@ func (l leftAfter) stillThere(read []string) []string {
 func baseIDsOf(ms []Message) []string {
 	envs := make([]Envelope, len(ms))
 	for i, m := range ms {
-		envs[i] = DecodeEnvelope(m.Body)
+		envs[i] = EnvelopeOf(m)
 	}
 	return BaseIDs(ms, envs)
 }

@@ -30,6 +30,8 @@ func DecodeEnvelope(body []byte) Envelope {
 		SchemaVersion: envText(raw["schema_version"]),
 		OccurredAt:    envText(raw["occurred_at"]),
 		CorrelationID: envText(raw["correlation_id"]),
+		TraceID:       envText(raw["trace_id"]),
+		TraceParent:   envText(raw["traceparent"]),
 	}
 	if f := raw["failure"]; len(f) > 0 && f[0] == '{' {
 		failure := objectFields(f)
@@ -88,7 +90,7 @@ func envAttempt(raw json.RawMessage) int {
 var envelopeKeys = map[string]bool{
 	"message_id": true, "event_type": true, "schema_version": true, "occurred_at": true, "correlation_id": true,
 	"failure": true, "reason_code": true, "consumer": true, "consumer_version": true, "attempt": true,
-	"first_failed_at": true, "last_failed_at": true,
+	"first_failed_at": true, "last_failed_at": true, "trace_id": true, "traceparent": true,
 }
 
 // objectFields returns the members of obj, a JSON object json.Valid has

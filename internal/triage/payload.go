@@ -19,6 +19,9 @@ type Payload struct {
 	Text       string // redacted, sanitised; a hex dump when Binary
 	Binary     bool
 	Redactions int
+	// Decoding is how a compressed body was read (RenderMessage); nil
+	// when it was shown as it is.
+	Decoding *BodyDecoding
 }
 
 // RenderPayload turns a body into text fit for a terminal or a JSON line.

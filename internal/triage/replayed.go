@@ -28,7 +28,7 @@ const (
 // AttemptsOf is the best evidence of how many times m was tried, read from
 // the message alone (where it is queued now is not known).
 func AttemptsOf(m Message) int {
-	return bestAttempts(m.Headers, DecodeEnvelope(m.Body), ParseDeaths(m.Headers), false)
+	return bestAttempts(m.Headers, EnvelopeOf(m), ParseDeaths(m.Headers), false)
 }
 
 // RecordedAttempts is the dlqt-attempts header a message carries, if any.

@@ -133,7 +133,7 @@ func (t Triaged) Whole() (Triaged, error) {
 	if err != nil {
 		return t, fmt.Errorf("reading back message %s: %w", t.ID, err)
 	}
-	return analyzeOne(s.r, m, DecodeEnvelope(m.Body), t.ID, s.red, true), nil
+	return analyzeOne(s.r, m, EnvelopeOf(m), t.ID, s.red, true), nil
 }
 
 // WithMessage is t with its whole message (body and headers) read back

@@ -146,7 +146,7 @@ func (p *pipeline) worker() {
 	for c := range p.work {
 		c.out = make([]Triaged, len(c.msgs))
 		for i, m := range c.msgs {
-			env := DecodeEnvelope(m.Body)
+			env := EnvelopeOf(m)
 			id := BaseIDs(c.msgs[i:i+1], []Envelope{env})[0]
 			c.out[i] = analyzeOne(p.r, m, env, id, p.so.Redactor, p.so.Payloads)
 		}

@@ -96,6 +96,10 @@ type Envelope struct {
 	OccurredAt    string   `json:"occurred_at,omitempty"`
 	CorrelationID string   `json:"correlation_id,omitempty"`
 	Failure       *Failure `json:"failure,omitempty"`
+	// TraceID and TraceParent are the envelope's trace_id and traceparent,
+	// as written: TraceIDOf validates them (Triaged.TraceID is the result).
+	TraceID     string `json:"-"`
+	TraceParent string `json:"-"`
 }
 
 // EventKind names one kind of step in an attempt timeline.
@@ -141,6 +145,12 @@ type Triaged struct {
 	PayloadBytes  int       `json:"payload_bytes"`
 	Binary        bool      `json:"binary,omitempty"` // payload shown as a hex dump
 	Redactions    int       `json:"redactions"`       // in the payload
+	// Decoding says how a gzip or deflate body was read for the payload
+	// (PayloadBytes stays the bytes on the wire); nil when not compressed.
+	Decoding *BodyDecoding `json:"body_decoding,omitempty"`
+	// TraceID is the distributed trace the message belongs to (TraceIDOf):
+	// 16 or 32 lower-case hex digits, "" when it carries none.
+	TraceID string `json:"trace_id,omitempty"`
 	// TimelineRedactions counts the values masked in the timeline.
 	TimelineRedactions int `json:"timeline_redactions,omitempty"`
 

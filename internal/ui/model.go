@@ -64,8 +64,9 @@ func newModel(opts Options) *Model {
 	}
 	colour := os.Getenv("NO_COLOR") == ""
 	c := &programContext{
-		Context: &views.Context{Keys: opts.KeyMap, Styles: views.NewStyles(true, colour), Redactor: opts.Redactor},
-		opts:    opts, eng: triageEngine(), base: context.Background(), colour: colour,
+		Context: &views.Context{Keys: opts.KeyMap, Styles: views.NewStyles(true, colour), Redactor: opts.Redactor,
+			TraceURL: opts.TraceURL, Hyperlinks: opts.Hyperlinks},
+		opts: opts, eng: triageEngine(), base: context.Background(), colour: colour,
 		width: 80, height: 24,
 	}
 	if len(opts.Owners) > 0 {

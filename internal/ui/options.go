@@ -71,6 +71,10 @@ type Options struct {
 	// Filter is what the filter bar parses field expressions with (the
 	// tenant path and the redactor), as --where does.
 	Filter filter.Options
+	// TraceURL links a message's trace id on its page (the config's
+	// trace_url); Hyperlinks makes that an OSC 8 link (TerminalHyperlinks).
+	TraceURL   triage.TraceURL
+	Hyperlinks bool
 	// Health colours the queues screen; zero fields keep the defaults.
 	Health views.HealthThresholds
 	// PollEvery is how often the queues screen re-reads the topology for

@@ -25,6 +25,9 @@ func (d *startConfirm) View(width int) string {
 	dest := "each message's original route"
 	if len(p.Destinations) == 1 {
 		dest = sanitize.Line(p.Destinations[0].Route.String())
+		if h := p.Destinations[0].RetryBucket; h != nil && p.Destinations[0].Original {
+			dest += ", " + views.BucketRoute(*h) // what the route is: a wait before the work queue
+		}
 	}
 	o := p.Options
 	lines := []string{

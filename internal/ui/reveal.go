@@ -166,7 +166,7 @@ func (s *messageScreen) onRevealed(msg revealedMsg) {
 		c.done = fmt.Sprintf("reveal of %s journalled (#%d) but not shown: you left the message", sanitize.Line(msg.id), msg.seq)
 		return
 	}
-	p := triage.RenderPayload(shown.Message.Body, shown.Message.Properties.ContentType, nil) // sanitised, not redacted
+	p := triage.RenderMessage(shown.Message, nil) // sanitised, not redacted
 	s.Reveal(p.Text, msg.seq)
 	c.done = fmt.Sprintf("revealed %s; journal entry #%d", sanitize.Line(msg.id), msg.seq)
 }

@@ -29,6 +29,11 @@ type Context struct {
 	// Redactor masks secrets in the short strings the lists show (reason
 	// codes, event types) as it does in payloads; nil masks nothing.
 	Redactor *redact.Redactor
+	// TraceURL is the config's trace_url: the message page links a trace
+	// id to it. Hyperlinks says the terminal takes OSC 8 links; without
+	// it the link is shown as plain text.
+	TraceURL   triage.TraceURL
+	Hyperlinks bool
 }
 
 // shown is a short broker string as a list shows it: redacted and

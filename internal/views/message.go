@@ -290,6 +290,33 @@ func (m *Message) identity(p *page) {
 	for _, kv := range fields {
 		p.field(kv[0], kv[1])
 	}
+	m.trace(p)
+}
+
+// trace names the message's trace and links it with the config's
+// trace_url. The link is built from the validated hex id and the
+// configured template only; it is an OSC 8 hyperlink where the terminal
+// takes one, and its text is the URL, or the id when the URL is too wide.
+func (m *Message) trace(p *page) {
+	t := m.msg
+	if t.TraceID == "" {
+		return
+	}
+	_, source := triage.TraceIDOf(t.Message.Headers, t.Envelope)
+	id, masked := triage.ShownLine(m.red, t.TraceID) // a configured rule may take hex ids for secrets
+	p.field("trace id", id+" ("+source+")")
+	url, ok := m.ctx.TraceURL.Link(t.TraceID)
+	if !ok || masked > 0 {
+		return
+	}
+	text := url
+	if ansi.StringWidth(text) > p.width-2-labelWidth {
+		text = "open trace " + t.TraceID
+	}
+	if m.ctx.Hyperlinks {
+		text = ansi.SetHyperlink(url) + text + ansi.ResetHyperlink()
+	}
+	p.lines = append(p.lines, "  "+p.st.Label.Render(Fit("trace link", labelWidth))+text)
 }
 
 func (m *Message) failure(p *page) {
@@ -345,6 +372,9 @@ func (m *Message) timeline(p *page) {
 func (m *Message) payload(p *page) {
 	t := m.msg
 	head := "payload (" + Plural(t.PayloadBytes, "byte")
+	if d := t.Decoding; d != nil { // our words and numbers, no message text
+		head = "payload (" + d.String()
+	}
 	if ct := sanitize.Line(t.Message.Properties.ContentType); ct != "" {
 		head += ", " + ct
 	}

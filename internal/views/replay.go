@@ -89,9 +89,26 @@ func (r *Replay) row(b *strings.Builder, label, value string) {
 	b.WriteByte('\n')
 }
 
+// BucketRoute says what an original route that is a retry bucket is:
+// "retry bucket orders.retry.1 → orders.q", sanitised.
+func BucketRoute(h triage.RetryHop) string {
+	h.Bucket, h.Feeds = sanitize.Line(h.Bucket), sanitize.Lines(h.Feeds)
+	return h.String()
+}
+
+// BucketOffer offers the work queue a retry bucket feeds as the
+// destination, skipping the bucket's wait.
+func BucketOffer(h triage.RetryHop) string {
+	return "to skip its wait, replay to " + sanitize.Line(routeText(h.Next))
+}
+
 // DestinationStatus says in words whether a destination may be used.
 func DestinationStatus(d replay.Destination) string {
 	switch {
+	case d.Original && d.RetryBucket != nil:
+		return BucketRoute(*d.RetryBucket) + " (original route, allowed); " + BucketOffer(*d.RetryBucket)
+	case d.FedBy != "":
+		return "the work queue retry bucket " + sanitize.Line(d.FedBy) + " feeds (allowed: where the original route leads)"
 	case d.Original:
 		return "original route (allowed)"
 	case d.Allowed:

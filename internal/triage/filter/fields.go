@@ -45,6 +45,8 @@ var Fields = []Field{
 		values: func(in *matchInput) []string { return []string{in.t.ReasonCode} }},
 	{Name: "event_type", Help: "the envelope's event_type", Ops: textOps,
 		values: func(in *matchInput) []string { return []string{in.t.Envelope.EventType} }},
+	{Name: "trace_id", Help: "the trace id (traceparent, b3, X-B3-TraceId, uber-trace-id or the envelope's), lower-case hex", Ops: textOps,
+		values: func(in *matchInput) []string { return []string{in.t.TraceID} }},
 	{Name: "queue", Help: "the queue it died in (x-death[0], else x-first-death-queue)", Ops: textOps,
 		values: func(in *matchInput) []string { return []string{triage.DiedIn(*in.t)} }},
 	{Name: "died", Help: "its latest death: a time (2026-11-30T10:00:00Z, 2026-11-30) or an age (90m, 2h, 3d)", Ops: orderOps,

@@ -227,7 +227,7 @@ func (in *matchInput) render() *searchEntry {
 	t := in.wholeMessage()
 	p := t.Payload
 	if len(t.Message.Body) > 0 {
-		p = triage.RenderPayload(t.Message.Body, t.Message.Properties.ContentType, in.f.red).Text
+		p = triage.RenderMessage(t.Message, in.f.red).Text // through its content encoding
 	}
 	h, _ := redact.Headers(t.Message.Headers, in.f.red)
 	var b strings.Builder

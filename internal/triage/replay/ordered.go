@@ -38,10 +38,11 @@ func AggregateKey(t triage.Triaged, path string) (string, bool) {
 		}
 		return fmt.Sprint(v), true
 	}
-	if !json.Valid(t.Message.Body) {
+	body, _ := triage.DecodeBody(t.Message.Body, t.Message.Properties.ContentEncoding)
+	if !json.Valid(body) {
 		return "", false
 	}
-	r := gjson.GetBytes(t.Message.Body, strings.TrimPrefix(strings.TrimPrefix(path, "$"), "."))
+	r := gjson.GetBytes(body, strings.TrimPrefix(strings.TrimPrefix(path, "$"), "."))
 	if !r.Exists() || r.Type == gjson.Null {
 		return "", false
 	}

@@ -81,12 +81,17 @@ func missingIDs(ids []string, chosen []triage.Triaged) []string {
 func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.Route]*Destination, []triage.Route) {
 	dests := map[triage.Route]*Destination{}
 	var order []triage.Route
+	rt := triage.NewRouter(top) // indexed once: a --to asks it of every message
 	for _, t := range chosen {
 		orig, known := OriginalRoute(t)
 		item := Item{ID: t.ID}
+		fedBy := ""
 		switch to := p.Options.To; {
 		case to != nil:
 			item.Route, item.Original = *to, known && orig == *to
+			if hop, ok := bucketHop(t, orig, known && !item.Original, rt, p.Queue); ok && hop.Next == *to {
+				fedBy = hop.Bucket // straight to the work queue the original route's bucket feeds
+			}
 		case known:
 			item.Route, item.Original = orig, true
 		default:
@@ -96,17 +101,30 @@ func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.R
 		p.Items = append(p.Items, item)
 		d := dests[item.Route]
 		if d == nil {
-			d = &Destination{Route: item.Route, Original: true, Queues: top.Routes(item.Route.Exchange, item.Route.RoutingKey, t.Message.Headers)}
+			d = &Destination{Route: item.Route, Original: true, Queues: top.Routes(item.Route.Exchange, item.Route.RoutingKey, t.Message.Headers), own: true, FedBy: fedBy}
+			if hop, ok := bucketHop(t, item.Route, item.Original, rt, p.Queue); ok {
+				d.RetryBucket = &hop
+			}
 			dests[item.Route] = d
 			order = append(order, item.Route)
 		}
 		d.Count++
 		d.Original = d.Original && item.Original
+		d.own = d.own && (item.Original || fedBy != "")
 		if len(p.Sample) < sampleSize {
 			p.Sample = append(p.Sample, SampleOf(t))
 		}
 	}
 	return dests, order
+}
+
+// bucketHop is the retry bucket r (a message's original route) lands in
+// and where that bucket sends the message on; nothing unless ask.
+func bucketHop(t triage.Triaged, r triage.Route, ask bool, rt *triage.Router, parking string) (triage.RetryHop, bool) {
+	if !ask {
+		return triage.RetryHop{}, false
+	}
+	return rt.RetryBucketOf(r, t.Message.Headers, triage.RawDeaths(t.Message.Headers), parking)
 }
 
 // judge decides which destinations are allowed (a message's own original
@@ -115,7 +133,7 @@ func (p *Plan) judge(dests map[triage.Route]*Destination, order []triage.Route) 
 	reach := map[string]bool{}
 	for _, r := range order {
 		d := dests[r]
-		d.Allowed = d.Original
+		d.Allowed = d.Original || d.own // a bucket's work queue is where the original route leads
 		if !d.Allowed {
 			ok, err := Allowed(r, p.Options.Allow)
 			if err != nil {

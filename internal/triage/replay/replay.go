@@ -74,6 +74,15 @@ type Destination struct {
 	Original bool         `json:"original"` // every message sent there came from there
 	Allowed  bool         `json:"allowed"`  // original, or matched by replay.allow
 	Queues   []string     `json:"queues"`   // what the route reaches in the topology
+	// RetryBucket is set when the route is a retry bucket (the first death
+	// of a retry chain): it names the bucket and the work queue it feeds,
+	// whose route (Next) is offered as a destination.
+	RetryBucket *triage.RetryHop `json:"retry_bucket,omitempty"`
+	// FedBy names the retry bucket whose dead-letter route this is, when
+	// it was chosen for messages whose original route is that bucket: it
+	// needs no replay.allow pattern, being where the bucket sends them.
+	FedBy string `json:"fed_by,omitempty"`
+	own   bool   // every message's original route or its bucket's next hop
 }
 
 // Plan is a dry run: what would be replayed, where to, and whether it

@@ -43,7 +43,8 @@ func OriginalRoute(t triage.Triaged) (triage.Route, bool) {
 		if hasEx || hasKey {
 			return triage.Route{Exchange: ex, RoutingKey: key}, true
 		}
-		return envelopeRoute(t.Message.Body)
+		body, _ := triage.DecodeBody(t.Message.Body, t.Message.Properties.ContentEncoding)
+		return envelopeRoute(body)
 	}
 	if t.Reason != triage.ReasonPublished {
 		if r, ok := first(); ok {
