@@ -28,6 +28,10 @@ type fileConfig struct {
 	Journal         string   `yaml:"journal"`
 	BrowseLimit     int      `yaml:"browse_limit"`
 	ParkingPatterns []string `yaml:"parking_patterns"`
+	// AppFrames are globs over frame names (com.acme.*, Billing.*) of the
+	// packages that are the operator's own: a failure's fingerprint says
+	// where in them it was thrown, over the built-in framework list.
+	AppFrames []string `yaml:"app_frames"`
 	// Keymap overrides key bindings by action name, like keymap.yaml.
 	Keymap yaml.Node `yaml:"keymap"`
 	// Replay.Allow lists the destinations (globs over EXCHANGE:ROUTING_KEY)

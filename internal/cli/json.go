@@ -57,12 +57,17 @@ func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
 
 // GroupRow is one element of `dlqt groups QUEUE --json`.
 type GroupRow struct {
-	Reason     string   `json:"reason"`
-	ReasonCode string   `json:"reason_code"`
-	Count      int      `json:"count"`
-	Oldest     *string  `json:"oldest"`
-	Newest     *string  `json:"newest"`
-	EventTypes []string `json:"event_types"`
+	Reason     string `json:"reason"`
+	ReasonCode string `json:"reason_code"`
+	// ExceptionType and ThrownAt are the root-cause exception and its first
+	// application frame (function:line, the first message's) when the
+	// reason code is a failure fingerprint; "" otherwise.
+	ExceptionType string   `json:"exception_type"`
+	ThrownAt      string   `json:"thrown_at"`
+	Count         int      `json:"count"`
+	Oldest        *string  `json:"oldest"`
+	Newest        *string  `json:"newest"`
+	EventTypes    []string `json:"event_types"`
 	// Owner is the team (or teams, comma-separated) the owners section of
 	// the config gives the group's messages to; "" when none.
 	Owner string `json:"owner"`
@@ -80,6 +85,7 @@ func groupRows(queue string, gs []triage.Group, owners approval.Owners, red *red
 		}
 		rows = append(rows, GroupRow{
 			Reason: shownText(red, string(g.Reason)), ReasonCode: shownText(red, g.ReasonCode), Count: g.Count,
+			ExceptionType: shownText(red, g.ExceptionType), ThrownAt: shownText(red, g.ThrownAt),
 			Oldest: rfc3339(g.Oldest), Newest: rfc3339(g.Newest), EventTypes: types,
 			Owner: owners.OfGroup(queue, g),
 		})
@@ -89,16 +95,19 @@ func groupRows(queue string, gs []triage.Group, owners approval.Owners, red *red
 
 // MessageRow is one line of `dlqt messages QUEUE --json`.
 type MessageRow struct {
-	ID           string         `json:"id"`
-	Reason       string         `json:"reason"`
-	ReasonCode   string         `json:"reason_code"`
-	EventType    string         `json:"event_type"`
-	Attempts     int            `json:"attempts"`
-	Timeline     []triage.Event `json:"timeline"`
-	Headers      triage.Headers `json:"headers"`
-	Payload      string         `json:"payload"`
-	PayloadBytes int            `json:"payload_bytes"`
-	Redactions   int            `json:"redactions"`
+	ID         string `json:"id"`
+	Reason     string `json:"reason"`
+	ReasonCode string `json:"reason_code"`
+	// ExceptionType and ThrownAt: see GroupRow.
+	ExceptionType string         `json:"exception_type"`
+	ThrownAt      string         `json:"thrown_at"`
+	EventType     string         `json:"event_type"`
+	Attempts      int            `json:"attempts"`
+	Timeline      []triage.Event `json:"timeline"`
+	Headers       triage.Headers `json:"headers"`
+	Payload       string         `json:"payload"`
+	PayloadBytes  int            `json:"payload_bytes"`
+	Redactions    int            `json:"redactions"`
 	// Discarded is set when the journal says this message was discarded.
 	Discarded *DiscardedNote `json:"discarded,omitempty"`
 	// InterruptedDiscard is set when a discard selected this message but
@@ -120,10 +129,12 @@ func messageRow(t triage.Triaged, red *redact.Redactor) MessageRow {
 	reason, r := triage.ShownLine(red, string(t.Reason)) // x-death's text: a client may have written it
 	code, c := triage.ShownLine(red, t.ReasonCode)
 	event, e := triage.ShownLine(red, t.Envelope.EventType)
+	exception, x := triage.ShownLine(red, t.ExceptionType)
+	at, w := triage.ShownLine(red, t.ThrownAt)
 	return MessageRow{
-		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event,
+		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event, ExceptionType: exception, ThrownAt: at,
 		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
-		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e,
+		Payload: t.Payload, PayloadBytes: t.PayloadBytes, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e + x + w,
 	}
 }
 

@@ -53,13 +53,14 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 		// own still stamped when it published it here: that is when it died.
 		died = ts
 	}
-	return Triaged{
+	code, fault, fingerprinted := reasonCode(m, env, r.frames)
+	t := Triaged{
 		Message:       m,
 		ID:            id,
 		Envelope:      env,
 		Deaths:        deaths,
 		Reason:        reason,
-		ReasonCode:    ReasonCodeOf(m, env),
+		ReasonCode:    code,
 		Attempts:      bestAttempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
 		DeliveryCount: clampInt(delivery),
 		DiedAt:        died,
@@ -71,6 +72,10 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 
 		TimelineRedactions: masked,
 	}
+	if fingerprinted {
+		t.ExceptionType, t.ThrownAt = fault.ExceptionType, fault.ThrownAt()
+	}
+	return t
 }
 
 // parallelFrom is the batch size from which work is split across cores:

@@ -148,6 +148,28 @@ func shortFunc(fn string) string {
 // maxNormalised bounds a key made of a message.
 const maxNormalised = 96
 
+// normalWord is a word of a failure message as a key has it: a number is
+// <n>; a UUID, a long hex string or a word of three digits or more
+// (cus_4402) is <id>; other words stay.
+func normalWord(w string) string {
+	digits, hex := 0, true
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c != '-' && !isHexDigit(c):
+			hex = false
+		}
+	}
+	switch {
+	case digits == len(w):
+		return "<n>"
+	case digits > 0 && hex && len(w) >= 8, digits >= 3:
+		return "<id>"
+	}
+	return w
+}
+
 // NormaliseFaultText makes a failure message a grouping key: quoted values
 // become "…", ids (UUIDs, long hex) "<id>", numbers "<n>", so that one
 // failure with different data is one key.
@@ -165,32 +187,12 @@ func NormaliseFaultText(s string) string {
 				i += end + 2
 				continue
 			}
-		case isHexDigit(c) && (i == 0 || !isWordByte(s[i-1])):
+		case isWordByte(c) && (i == 0 || !isWordByte(s[i-1])):
 			j := i
-			digits := 0
-			for j < len(s) && (isHexDigit(s[j]) || s[j] == '-') {
-				if s[j] >= '0' && s[j] <= '9' {
-					digits++
-				}
+			for j < len(s) && (isWordByte(s[j]) || s[j] == '-' && j+1 < len(s) && isWordByte(s[j+1])) {
 				j++
 			}
-			word := j == len(s) || !isWordByte(s[j])
-			switch {
-			case word && digits > 0 && digits == j-i:
-				b.WriteString("<n>")
-				i = j
-				continue
-			case word && digits > 0 && j-i >= 8:
-				b.WriteString("<id>")
-				i = j
-				continue
-			}
-		case c >= '0' && c <= '9':
-			j := i
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			b.WriteString("<n>")
+			b.WriteString(normalWord(s[i:j]))
 			i = j
 			continue
 		}

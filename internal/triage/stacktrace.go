@@ -311,10 +311,7 @@ func parseGoPanic(lines []string) StackTrace {
 	first := strings.TrimSpace(lines[0])
 	msg := strings.TrimSpace(strings.TrimPrefix(first, "panic: "))
 	msg = strings.TrimSuffix(msg, " [recovered]")
-	c := Cause{Type: "panic", Message: msg}
-	if strings.HasPrefix(msg, "runtime error: ") {
-		c.Type = "runtime.Error"
-	}
+	c := Cause{Type: "panic", Message: msg} // a runtime error says so in its message
 	goroutines := 0
 	for i := 1; i < len(lines); i++ {
 		line := strings.TrimSpace(lines[i])

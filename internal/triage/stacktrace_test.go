@@ -36,7 +36,7 @@ func TestParseStackTrace(t *testing.T) {
 			"Timeout expired.  The timeout period elapsed prior to completion of the operation or the server is not responding.",
 			"Sales.Data.OrderRepository.MarkShippedAsync:112", nil},
 		{"celery.txt", []string{"shipping.errors.LabelError", "KeyError"}, "'rates'", "app.shipping.carrier.quote:118", nil},
-		{"gopanic.txt", []string{"runtime.Error"}, "runtime error: invalid memory address or nil pointer dereference",
+		{"gopanic.txt", []string{"panic"}, "runtime error: invalid memory address or nil pointer dereference",
 			"github.com/acme/ledger/internal/post.(*Poster).Post:88", nil},
 		// app_frames win: the handler, not the repository, is "ours".
 		{"nservicebus.txt", []string{"System.InvalidOperationException", "Microsoft.Data.SqlClient.SqlException"},
