@@ -139,3 +139,28 @@ func TestParseStackTraceHugeIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TraceLines tells the application's frames from the framework's, for the
+// message page to mark them.
+func TestTraceLinesMarkAppFrames(t *testing.T) {
+	lines := TraceLines(readFault(t, "spring-npe.txt"), FrameRules{})
+	var app []string
+	frames := 0
+	for _, l := range lines {
+		if l.Frame {
+			frames++
+		}
+		if l.App {
+			app = append(app, l.Text)
+		}
+	}
+	want := []string{"at com.acme.inventory.InventoryService.reserve(InventoryService.java:88)",
+		"at com.acme.inventory.ReservationListener.onReserve(ReservationListener.java:41)"}
+	if strings.Join(app, "|") != strings.Join(want, "|") || frames != 13 || len(lines) != 16 {
+		t.Fatalf("%d lines, %d frames, app frames %q", len(lines), frames, app)
+	}
+	goLines := TraceLines(readFault(t, "gopanic.txt"), FrameRules{})
+	if !goLines[4].App || goLines[8].App || !goLines[8].Frame {
+		t.Fatalf("go frames: %+v", goLines)
+	}
+}

@@ -1,0 +1,105 @@
+package views
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/redact"
+)
+
+func faultSample(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("../triage/testdata/faults/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// springMessage is a Spring AMQP failure as triage reads it, with a
+// password in the exception text.
+func springMessage(t *testing.T) triage.Triaged {
+	trace := strings.Replace(faultSample(t, "spring-conversion.txt"), "Failed to convert message",
+		"Failed to convert message for password=Hunter2-trace", 1)
+	m := triage.Message{Queue: "inventory.dlq", Properties: triage.Properties{MessageID: "inv-1"},
+		Headers: triage.Headers{"x-exception-stacktrace": trace, "x-original-exchange": "inventory"}}
+	return triage.Analyze(triage.Batch{Queue: "inventory.dlq", Messages: []triage.Message{m}}, triage.Topology{}, redact.New())[0]
+}
+
+// TestMessageShowsTheStackTraceAsLines: issue 20 item 4. The trace reads
+// as lines (no literal \n), long frames wrap at a frame's boundaries with
+// a deeper indent and never inside a name, the application's frames are
+// marked without colour, and it is redacted like every header.
+func TestMessageShowsTheStackTraceAsLines(t *testing.T) {
+	for _, width := range []int{80, 120} {
+		v := NewMessage(testContext())
+		v.SetSize(width, 400)
+		v.SetMessage(springMessage(t), triage.DeliveryCost{}, redact.New(), nil)
+		screen := ansi.Strip(v.View())
+		section, _, _ := strings.Cut(screen[strings.Index(screen, "stack trace ("):], "attempt timeline")
+		if strings.Contains(section, `\n`) {
+			t.Fatalf("%d columns: literal \\n in the trace:\n%s", width, section)
+		}
+		if strings.Contains(screen, "Hunter2-trace") {
+			t.Fatalf("%d columns: the trace's secret is on screen", width)
+		}
+		for _, want := range []string{
+			"stack trace (x-exception-stacktrace, 21 lines, 1 app frame ›)",
+			"\n  org.springframework.amqp.rabbit.support.ListenerExecutionFailedException: ",
+			"\n  Caused by: com.fasterxml.jackson.core.JsonParseException: Unexpected",
+			"\n  › at com.acme.inventory.InventoryService.reserve(InventoryService.java:88)",
+			"\n    at com.fasterxml.jackson.core.JsonParser._constructError(",
+			"(shown above as the stack trace)",
+			"exception       com.fasterxml.jackson.core.JsonParseException",
+			"thrown at       com.acme.inventory.InventoryService.reserve:88",
+		} {
+			if !strings.Contains(section+screen, want) {
+				t.Errorf("%d columns: no %q:\n%s", width, want, section)
+			}
+		}
+		// Every frame starts a line of its own; no name is cut.
+		lines := strings.Split(section, "\n")
+		frames := 0
+		for _, l := range lines {
+			if regexp.MustCompile(`^  [ ›] at `).MatchString(l) {
+				frames++
+			}
+			if len(strings.TrimRight(l, " ")) > 0 && ansi.StringWidth(strings.TrimRight(l, " ")) > width {
+				t.Errorf("%d columns: line too wide: %q", width, l)
+			}
+		}
+		if frames != 14 {
+			t.Errorf("%d columns: %d frame lines, want 14:\n%s", width, frames, section)
+		}
+		flat := strings.Join(strings.Fields(section), " ")
+		for _, name := range []string{"MessagingMessageListenerAdapter", "AbstractMessageListenerContainer", "SimpleMessageListenerContainer$AsyncMessageProcessingConsumer",
+			"AbstractJackson2MessageConverter.java:359", "UTF8StreamJsonParser.java:2013"} {
+			if !strings.Contains(flat, name) {
+				t.Errorf("%d columns: %q was split:\n%s", width, name, section)
+			}
+		}
+	}
+}
+
+func TestWrapTraceKeepsNamesWhole(t *testing.T) {
+	line := "at org.springframework.amqp.rabbit.listener.adapter.MessagingMessageListenerAdapter.onMessage(MessagingMessageListenerAdapter.java:148)"
+	parts := wrapTrace(line, 60, 56)
+	for _, p := range parts {
+		if ansi.StringWidth(p) > 60 {
+			t.Errorf("part too wide: %q", p)
+		}
+	}
+	if got := strings.Join(parts, ""); got != line {
+		t.Fatalf("wrapping lost text: %q", got)
+	}
+	for _, p := range parts[:len(parts)-1] {
+		if last := p[len(p)-1]; last != '.' && last != '(' && last != ' ' {
+			t.Errorf("cut inside a name after %q (parts %q)", p, parts)
+		}
+	}
+}
