@@ -144,7 +144,8 @@ func bestAttempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int 
 		}
 	}
 	var died int64
-	for _, d := range slices.Concat(deaths, keptOnly(h, deaths, func(s string) string { return s })) {
+	all := slices.Concat(deaths, keptOnly(h, deaths, func(s string) string { return s }))
+	for _, d := range all {
 		if d.Reason == ReasonMaxlen {
 			continue // pushed out by a length limit: never delivered, no try
 		}
@@ -152,17 +153,23 @@ func bestAttempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int 
 			died = 1<<63 - 1
 		}
 	}
-	if died == 0 {
+	if len(all) == 0 {
 		died = deathHeaders(h)
 	}
 	return clampInt(max(best, died))
 }
 
 // deathHeaders counts the deaths the x-first/last-death headers prove when
-// x-death is gone: one, or two when the first and the last differ.
+// x-death is gone: one, or two when the first and the last differ (a
+// maxlen overflow, no try, is not counted).
 func deathHeaders(h Headers) int64 {
-	first := headerText(h, "x-first-death-queue") + "\x00" + headerText(h, "x-first-death-reason")
-	last := headerText(h, "x-last-death-queue") + "\x00" + headerText(h, "x-last-death-reason")
+	death := func(prefix string) string {
+		if Reason(headerText(h, prefix+"reason")) == ReasonMaxlen {
+			return "\x00"
+		}
+		return headerText(h, prefix+"queue") + "\x00" + headerText(h, prefix+"reason")
+	}
+	first, last := death("x-first-death-"), death("x-last-death-")
 	switch {
 	case first != "\x00" && last != "\x00" && first != last:
 		return 2

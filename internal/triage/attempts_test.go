@@ -36,7 +36,9 @@ func TestAttemptsCountEveryDeath(t *testing.T) {
 		{"MassTransit redeliveries", Headers{"MT-Redelivery-Count": int64(5), "MT-Fault-ExceptionType": "System.Exception"}, 5},
 		{"Spring retry count", Headers{"x-retry-count": int64(4), "x-exception-message": "boom"}, 4},
 		{"Celery retries", Headers{"task": "shipping.tasks.book_label", "retries": int64(3)}, 3},
-		{"a maxlen overflow is no try", Headers{"x-death": []any{xdeath("orders.q", "maxlen", 2, t0, "", "k")}}, 0},
+		{"a maxlen overflow is no try", Headers{"x-death": []any{xdeath("orders.q", "maxlen", 2, t0, "", "k")},
+			"x-first-death-queue": "orders.q", "x-first-death-reason": "maxlen"}, 0},
+		{"nor without x-death", Headers{"x-first-death-queue": "orders.q", "x-first-death-reason": "maxlen"}, 0},
 		{"garbage counters are no attempts", Headers{"x-retry-attempt": "many", "x-retries": int64(-4)}, 0},
 	}
 	for _, tt := range tests {
