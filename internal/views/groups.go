@@ -75,7 +75,7 @@ func NewGroups(ctx *Context) Groups {
 	cols := []Column{
 		{Title: "reason", Width: 14},
 		{Title: "reason_code", Width: 12, Flex: 2, Max: 50}, // a fingerprint is read whole before the event types
-		{Title: "count", Width: 5, Right: true}, // widens to the numbers drawn
+		{Title: "count", Width: 5, Right: true},             // widens to the numbers drawn
 		{Title: "oldest", Width: 6, Right: true},
 		{Title: "newest", Width: 6, Right: true, Shed: 1},
 		{Title: "event types", Width: 10, Flex: 2, Shed: 2},
