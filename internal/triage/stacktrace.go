@@ -51,14 +51,7 @@ func (st StackTrace) Root() (Cause, bool) {
 // (panic, goroutine) trace. Unknown text yields no causes. Work is bounded
 // by maxTraceBytes and maxTraceLines whatever the input.
 func ParseStackTrace(text string) StackTrace {
-	if len(text) > maxTraceBytes {
-		text = text[:maxTraceBytes]
-	}
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	lines := strings.SplitN(text, "\n", maxTraceLines+1)
-	if len(lines) > maxTraceLines {
-		lines = lines[:maxTraceLines]
-	}
+	lines := splitTrace(text)
 	switch {
 	case isPythonTrace(lines):
 		return parsePython(lines)
@@ -66,6 +59,25 @@ func ParseStackTrace(text string) StackTrace {
 		return parseGoPanic(lines)
 	}
 	return parseJavaOrDotNet(lines)
+}
+
+// splitTrace is the lines of a trace within maxTraceBytes and
+// maxTraceLines, "\r" dropped from their ends; the slice is sized to what
+// is there (SplitN with the bound would allocate it whole every time).
+func splitTrace(text string) []string {
+	if len(text) > maxTraceBytes {
+		text = text[:maxTraceBytes]
+	}
+	lines := make([]string, 0, min(strings.Count(text, "\n")+1, maxTraceLines))
+	for len(lines) < maxTraceLines {
+		line, rest, more := strings.Cut(text, "\n")
+		lines = append(lines, strings.TrimSuffix(line, "\r"))
+		if !more {
+			break
+		}
+		text = rest
+	}
+	return lines
 }
 
 // parseJavaOrDotNet reads the two languages together: both print the

@@ -164,3 +164,12 @@ func TestTraceLinesMarkAppFrames(t *testing.T) {
 		t.Fatalf("go frames: %+v", goLines)
 	}
 }
+
+// BenchmarkFaultOf is the fingerprint's cost per message of a Spring
+// parking queue: it runs for every message read.
+func BenchmarkFaultOf(b *testing.B) {
+	h := Headers{"x-exception-stacktrace": readFault(b, "spring-conversion.txt")}
+	for b.Loop() {
+		FaultOf(h, FrameRules{})
+	}
+}

@@ -13,14 +13,7 @@ type TraceLine struct {
 // kept) into its lines and tells frames, and the application's frames,
 // from exception lines. Bounded as ParseStackTrace is.
 func TraceLines(text string, rules FrameRules) []TraceLine {
-	if len(text) > maxTraceBytes {
-		text = text[:maxTraceBytes]
-	}
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	raw := strings.SplitN(strings.TrimRight(text, "\n"), "\n", maxTraceLines+1)
-	if len(raw) > maxTraceLines {
-		raw = raw[:maxTraceLines]
-	}
+	raw := splitTrace(strings.TrimRight(text, "\r\n"))
 	goPanic := isGoPanic(raw)
 	out := make([]TraceLine, 0, len(raw))
 	for i, r := range raw {
