@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 )
 
 // TestAppFramesFromTheConfigPlaceTheFailure: the config's app_frames reach
@@ -44,5 +48,19 @@ func TestAppFramesFromTheConfigPlaceTheFailure(t *testing.T) {
 	mine, ok := groups("--config", cfg)["LedgerPeriodClosedException @ LedgerListener.onEntry"]
 	if !ok || mine.ThrownAt != "com.acme.ledger.LedgerListener.onEntry:42" {
 		t.Fatalf("with app_frames: %+v (%v)", mine, ok)
+	}
+}
+
+// TestPrintGroupsShowsTheFingerprintWithItsLine: `dlqt groups` without
+// --json reads like the groups screen: short type @ where:line.
+func TestPrintGroupsShowsTheFingerprintWithItsLine(t *testing.T) {
+	var b strings.Builder
+	rows := []GroupRow{{Reason: "published", ReasonCode: "NullPointerException @ InventoryService.reserve", Count: 3412,
+		ExceptionType: "java.lang.NullPointerException", ThrownAt: "com.acme.inventory.InventoryService.reserve:88", EventTypes: []string{}}}
+	if err := printGroups(&b, triage.Batch{Queue: "inventory.dlq"}, 3412, filter.Filter{}, rows, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "published  NullPointerException @ InventoryService.reserve:88  3412") {
+		t.Fatalf("printed:\n%s", b.String())
 	}
 }

@@ -113,6 +113,13 @@ func FuzzParseStackTrace(f *testing.F) {
 		}
 		NewFrameRules([]string{"*a*b*"}).firstApp(st)
 		FaultLabel(NormaliseFaultText(text), text)
+		if lines := TraceLines(text, FrameRules{}); len(lines) > maxTraceLines {
+			t.Fatalf("%d lines", len(lines))
+		}
+		f, _ := FaultOf(Headers{"x-exception-stacktrace": text}, FrameRules{})
+		if k := f.Key(); len(k) > 4*maxReasonCode {
+			t.Fatalf("key of %d bytes", len(k))
+		}
 	})
 }
 

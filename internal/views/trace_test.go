@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/redact"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 func faultSample(t *testing.T, name string) string {
@@ -103,3 +104,32 @@ func TestWrapTraceKeepsNamesWhole(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWrapTrace: any line at any width wraps into parts that fit (but a
+// single rune wider than the width), keep every non-space character in
+// order, and end.
+func FuzzWrapTrace(f *testing.F) {
+	f.Add("at org.springframework.amqp.rabbit.listener.adapter.MessagingMessageListenerAdapter.onMessage(MessagingMessageListenerAdapter.java:148)", 30, 24)
+	f.Add("Caused by: 日本語の例外: ありません ---> x", 11, 10)
+	f.Add(strings.Repeat("a", 300), 10, 12)
+	f.Fuzz(func(t *testing.T, line string, first, rest int) {
+		line = sanitizeForTest(line)
+		first, rest = first%200, rest%200
+		parts := wrapTrace(line, first, rest)
+		if got, want := strings.Join(strings.Fields(strings.Join(parts, "")), ""), strings.Join(strings.Fields(line), ""); got != want {
+			t.Fatalf("text changed: %q -> %q", line, parts)
+		}
+		for i, p := range parts {
+			w := max(rest, 10)
+			if i == 0 {
+				w = max(first, 10)
+			}
+			if ansi.StringWidth(p) > w && len([]rune(p)) > 1 {
+				t.Fatalf("part %q wider than %d", p, w)
+			}
+		}
+	})
+}
+
+// sanitizeForTest is what the page hands wrapTrace: one sanitised line.
+func sanitizeForTest(s string) string { return sanitize.Line(s) }
