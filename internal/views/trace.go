@@ -19,7 +19,8 @@ const appMarker = "›"
 // sanitised with its newlines kept; header names where it came from. The
 // redacted headers hold it on one line; it is taken whole only when it
 // redacts to the same text (a rule on the header's name that masks all of
-// it leaves only the masked line). "" when the message carries none.
+// it leaves only the masked line). "" when the message carries none, or a
+// single line.
 func traceOf(raw, redacted triage.Headers, red *redact.Redactor) (text, header string) {
 	trace, want := triage.FaultTrace(raw)
 	if want == "" {
@@ -37,7 +38,10 @@ func traceOf(raw, redacted triage.Headers, red *redact.Redactor) (text, header s
 		if sanitize.Line(shown) == line {
 			line = sanitize.Text(shown)
 		}
-		return strings.TrimRight(line, "\n "), sanitize.Line(k)
+		if line = strings.TrimRight(line, "\n "); !strings.Contains(line, "\n") {
+			return "", "" // one line ("Max retry attempts exceeded") is no trace: the header shows it
+		}
+		return line, sanitize.Line(k)
 	}
 	return "", ""
 }

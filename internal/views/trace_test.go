@@ -133,3 +133,21 @@ func FuzzWrapTrace(f *testing.F) {
 
 // sanitizeForTest is what the page hands wrapTrace: one sanitised line.
 func sanitizeForTest(s string) string { return sanitize.Line(s) }
+
+// A one-line x-error ("Max retry attempts exceeded") is no stack trace:
+// no section pushes the timeline down, and the header shows it as it is.
+func TestOneLineErrorIsNoStackTrace(t *testing.T) {
+	m := triage.Message{Queue: "orders.dlq.q", Properties: triage.Properties{MessageID: "ord-1"},
+		Headers: triage.Headers{"x-error": "Max retry attempts exceeded"}}
+	tr := triage.Analyze(triage.Batch{Queue: "orders.dlq.q", Messages: []triage.Message{m}}, triage.Topology{}, nil)[0]
+	v := NewMessage(testContext())
+	v.SetSize(100, 200)
+	v.SetMessage(tr, triage.DeliveryCost{}, redact.New(), nil)
+	screen := ansi.Strip(v.View())
+	if strings.Contains(screen, "stack trace (") || !strings.Contains(screen, "x-error: Max retry attempts exceeded") {
+		t.Fatalf("screen:\n%s", screen)
+	}
+	if text, _ := v.Trace(); text != "" {
+		t.Fatalf("a trace to copy: %q", text)
+	}
+}
