@@ -120,8 +120,9 @@ var retryCounters = []string{
 // tried: the largest of the envelope's failure.attempt, every retry
 // counter (retryCounters), x-delivery-count, and every death: the x-death
 // counts summed over all entries (an expiry in a retry bucket follows a
-// failed try too; a maxlen overflow is no try), deaths kept by a replay included, or without x-death the
-// x-first/last-death headers. The largest, because each source can be
+// failed try too; a maxlen overflow is no try), deaths kept by a replay
+// included, or without x-death the x-first/last-death headers. The
+// largest, because each source can be
 // reset or missing: 4.x restarts x-death after a replay, an app may not
 // bump its counter, and x-death alone misses app-managed retries. In a
 // quorum parking queue x-delivery-count counts returns to the parking
