@@ -49,4 +49,17 @@ func TestAttemptsCountEveryDeath(t *testing.T) {
 			}
 		})
 	}
+	// The frameworks' own counters, in their real header sets.
+	want := map[string]int{"MassTransit _error queue": 2, "NServiceBus error queue": 3, "Celery task (Kombu message protocol 2) with its traceback": 3}
+	for _, s := range faultSamples(t) {
+		if n, ok := want[s.Name]; ok {
+			if got := Analyze(Batch{Messages: []Message{{Queue: "q", Headers: s.Headers}}}, Topology{}, nil)[0].Attempts; got != n {
+				t.Errorf("%s: attempts %d, want %d", s.Name, got, n)
+			}
+			delete(want, s.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("samples missing: %v", want)
+	}
 }

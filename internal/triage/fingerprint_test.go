@@ -1,11 +1,35 @@
 package triage
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/triage/redact"
 )
+
+// faultSample is one message's headers as a framework parks it
+// (testdata/faults/headers.json; a value "@file" is that file's text).
+type faultSample struct {
+	Name    string  `json:"name"`
+	Headers Headers `json:"headers"`
+}
+
+func faultSamples(t *testing.T) []faultSample {
+	t.Helper()
+	var samples []faultSample
+	if err := json.Unmarshal([]byte(readFault(t, "headers.json")), &samples); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples {
+		for k, v := range s.Headers {
+			if str, ok := v.(string); ok && strings.HasPrefix(str, "@") {
+				s.Headers[k] = readFault(t, str[1:])
+			}
+		}
+	}
+	return samples
+}
 
 // springHeaders are what Spring AMQP's RepublishMessageRecoverer adds.
 func springHeaders(trace, message string) Headers {
@@ -20,30 +44,17 @@ func springHeaders(trace, message string) Headers {
 // Spring's wrapper, and not apart for another line or another message.
 func TestFingerprintGroupsByRootCauseAndWhere(t *testing.T) {
 	npe := readFault(t, "spring-npe.txt")
-	conv := readFault(t, "spring-conversion.txt")
-	nsb := readFault(t, "nservicebus.txt")
-	msgs := []Message{
-		{Headers: springHeaders(npe, `Cannot invoke "Sku.code()"`)},
-		// The same failure after a redeploy moved the line, with another message.
-		{Headers: springHeaders(strings.Replace(strings.Replace(npe, "InventoryService.java:88", "InventoryService.java:91", 1),
-			`"line.sku" is null`, `"order.lines[3].sku" is null`, 1), "other text")},
-		{Headers: springHeaders(conv, "Failed to convert message")},
-		{Headers: Headers{
-			"MT-Fault-ExceptionType": "System.Net.Http.HttpRequestException", "MT-Fault-Message": "Response status code does not indicate success: 502 (Bad Gateway).",
-			"MT-Fault-StackTrace": readFault(t, "masstransit.txt"), "MT-Reason": "fault",
-		}},
-		{Headers: Headers{
-			"NServiceBus.ExceptionInfo.ExceptionType": "System.InvalidOperationException", "NServiceBus.ExceptionInfo.InnerExceptionType": "Microsoft.Data.SqlClient.SqlException",
-			"NServiceBus.ExceptionInfo.Message": "Order 7f3c2a9e could not be marked shipped", "NServiceBus.ExceptionInfo.StackTrace": nsb,
-			"NServiceBus.FailedQ": "sales", "NServiceBus.TimeOfFailure": "2026-11-30 09:00:00:123456 Z",
-		}},
-		{Headers: Headers{"task": "shipping.tasks.book_label", "id": "b5d0c3c6-52b4-4e1f-8f0e-61a9e8f1c001", "retries": int64(3), "x-exception": readFault(t, "celery.txt")}},
-		{Headers: Headers{"x-error": "upstream timeout after 3000 ms for order 7f3c2a9e-1b44-4d0a-9c55-2f9e1d7a0b13"}},
-		{Headers: Headers{"x-error": "upstream timeout after 2500 ms for order 0b6e1f2a-0000-4d0a-9c55-2f9e1d7a0b14"}},
-		{Headers: Headers{"x-exception": readFault(t, "gopanic.txt")}},
-		// An application's own code wins over any trace.
-		{Headers: Headers{"x-reason-code": "sku_unknown", "x-exception-stacktrace": npe}},
+	var msgs []Message
+	for _, s := range faultSamples(t) {
+		msgs = append(msgs, Message{Headers: s.Headers})
 	}
+	msgs = append(msgs,
+		// The same failure after a redeploy moved the line, with another message.
+		Message{Headers: springHeaders(strings.Replace(strings.Replace(npe, "InventoryService.java:88", "InventoryService.java:91", 1),
+			`"line.sku" is null`, `"order.lines[3].sku" is null`, 1), "other text")},
+		// An application's own code wins over any trace.
+		Message{Headers: Headers{"x-reason-code": "sku_unknown", "x-exception-stacktrace": npe}},
+	)
 	for i := range msgs {
 		msgs[i].Queue = "inventory.dlq"
 	}
@@ -94,8 +105,8 @@ func TestFingerprintGroupsByRootCauseAndWhere(t *testing.T) {
 			}
 		}
 	}
-	if ts[1].ThrownAt != "com.acme.inventory.InventoryService.reserve:91" {
-		t.Errorf("a message keeps its own line: %q", ts[1].ThrownAt)
+	if moved := ts[len(ts)-2]; moved.ThrownAt != "com.acme.inventory.InventoryService.reserve:91" {
+		t.Errorf("a message keeps its own line: %q", moved.ThrownAt)
 	}
 }
 
