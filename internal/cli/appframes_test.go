@@ -64,3 +64,25 @@ func TestPrintGroupsShowsTheFingerprintWithItsLine(t *testing.T) {
 		t.Fatalf("printed:\n%s", b.String())
 	}
 }
+
+// TestGroupSelectsAFingerprint: --group takes a fingerprint as a code
+// (without its line), so a discard or a replay plan picks its messages.
+func TestGroupSelectsAFingerprint(t *testing.T) {
+	isolate(t)
+	snap, err := os.ReadFile(filepath.Join("..", "..", "testdata", "demo.snapshot.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, Assets{DemoSnapshot: snap}, "--demo", "discard", "legacy.events.failed",
+		"--group", "published/LedgerPeriodClosedException @ PostingService.post", "--reason", "INC-7", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var plan struct {
+		Count int      `json:"count"`
+		IDs   []string `json:"ids"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &plan); err != nil || plan.Count != 1 || len(plan.IDs) != 1 || plan.IDs[0] != "leg-0001" {
+		t.Fatalf("plan %+v (%v):\n%s", plan, err, stdout)
+	}
+}
