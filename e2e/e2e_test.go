@@ -55,7 +55,7 @@ func TestTUIWalksTheFourScreensAndTagsIntoTheJournal(t *testing.T) {
 	s.keys("Enter")
 	s.waitGone("billing.parking")
 	s.keys("Enter")
-	scr = s.waitFor("all 8 messages", "webhook_signature_invalid", "com.acme.ledger.LedgerPeriodCl", "legacy_row_unmapped")
+	scr = s.waitFor("all 8 messages", "webhook_signature_invalid", "LedgerPeriodClosedException @ PostingService.post:118", "legacy_row_unmapped")
 	assertClean(t, s, scen, scr)
 
 	// 3. the messages of the first group (published, no code): the plain-text

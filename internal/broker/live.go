@@ -15,9 +15,11 @@ import (
 // Live reads a running broker: topology through the management API, messages
 // through AMQP. It implements triage.Reader and is safe for concurrent use.
 type Live struct {
-	cfg   Config
-	mgmt  *management
-	nodes *amqpNodes // the AMQP listeners, pointed at cfg.Vhost; hold the password
+	cfg Config
+	// appFrames go with every topology read (triage.Topology.AppFrames).
+	appFrames []string
+	mgmt      *management
+	nodes     *amqpNodes // the AMQP listeners, pointed at cfg.Vhost; hold the password
 
 	mu     sync.Mutex
 	conn   *amqp.Connection
@@ -123,3 +125,8 @@ func DialConn(ctx context.Context, cc *connect.Conn) (*Live, error) {
 	}
 	return l, nil
 }
+
+// UseAppFrames names the packages that are the operator's own (the config's
+// app_frames): every topology read carries them, so failures are placed
+// in the operator's code.
+func (l *Live) UseAppFrames(globs []string) { l.appFrames = globs }

@@ -180,7 +180,13 @@ type Snapshot struct {
 	path  string
 	head  SnapshotFile  // batches without their messages
 	inMem *SnapshotFile // the whole snapshot, when it came from memory
+	// appFrames go with the topology (triage.Topology.AppFrames).
+	appFrames []string
 }
+
+// UseAppFrames names the packages that are the operator's own (the
+// config's app_frames), carried by the topology it returns.
+func (s *Snapshot) UseAppFrames(globs []string) { s.appFrames = globs }
 
 var _ triage.Reader = (*Snapshot)(nil)
 
@@ -249,7 +255,9 @@ func (s *Snapshot) Topology(ctx context.Context) (triage.Topology, error) {
 	if err := ctx.Err(); err != nil {
 		return triage.Topology{}, err
 	}
-	return s.head.Topology, nil
+	top := s.head.Topology
+	top.AppFrames = s.appFrames
+	return top, nil
 }
 
 // Browse returns the recorded batch of queue, trimmed to opts.Limit. Depth

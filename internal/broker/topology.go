@@ -64,7 +64,7 @@ const queueColumns = "?columns=name,type,messages,messages_unacknowledged,consum
 
 // Topology reads the vhost's exchanges, bindings and queues.
 func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
-	top := triage.Topology{Vhost: l.cfg.Vhost}
+	top := triage.Topology{Vhost: l.cfg.Vhost, AppFrames: l.appFrames}
 	var raw []queueJSON
 	if err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost)+queueColumns, &raw); err != nil {
 		return top, l.vhostErr(err)

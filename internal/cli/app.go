@@ -61,6 +61,7 @@ type app struct {
 	keepSpill    bool     // --keep: leave the TUI's spill files
 
 	patterns    []string
+	appFrames   []string // config app_frames: the operator's packages in stack traces
 	replayAllow []string // replay.allow from the config file
 	keymap      []byte   // user keymap overrides from the config file
 
@@ -167,6 +168,7 @@ func (a *app) resolve(cmd *cobra.Command) error {
 		return err
 	}
 	a.patterns = fc.ParkingPatterns
+	a.appFrames = fc.AppFrames
 	a.replayAllow = fc.Replay.Allow
 	if a.keymap, err = fc.keymapYAML(); err != nil {
 		return usageError{fmt.Errorf("config %s: keymap: %w", a.configPath, err)}
@@ -307,6 +309,9 @@ func (a *app) openReader(ctx context.Context) (r triage.Reader, close func(), er
 		return s, func() {}, err
 	case a.snapshotPath != "":
 		s, err := broker.OpenSnapshot(a.snapshotPath)
+		if err == nil {
+			s.UseAppFrames(a.appFrames)
+		}
 		return s, func() {}, err
 	}
 	live, err := a.dial(ctx)
@@ -383,6 +388,7 @@ func (a *app) dial(ctx context.Context) (*broker.Live, error) {
 	done()
 	if err == nil {
 		live.ActAs(a.actor) // the name its leases show to whoever else wants the queue
+		live.UseAppFrames(a.appFrames)
 	}
 	if err != nil && brokerUnreachable(err) {
 		if which := unanswered(a.amqpURL, a.mgmtURL); which != "" {

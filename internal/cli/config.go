@@ -31,6 +31,10 @@ type fileConfig struct {
 	// TraceURL links a message's trace id to the tracing UI, e.g.
 	// https://tempo.example/trace/{trace_id}; a context may set its own.
 	TraceURL string `yaml:"trace_url"`
+	// AppFrames are globs over frame names (com.acme.*, Billing.*) of the
+	// packages that are the operator's own: a failure's fingerprint says
+	// where in them it was thrown, over the built-in framework list.
+	AppFrames []string `yaml:"app_frames"`
 	// Keymap overrides key bindings by action name, like keymap.yaml.
 	Keymap yaml.Node `yaml:"keymap"`
 	// Replay.Allow lists the destinations (globs over EXCHANGE:ROUTING_KEY)

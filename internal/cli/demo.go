@@ -20,7 +20,9 @@ func (a *app) openDemo() (*broker.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundled demo snapshot: %w", err)
 	}
-	return broker.NewSnapshotReader("demo", s), nil
+	r := broker.NewSnapshotReader("demo", s)
+	r.UseAppFrames(a.appFrames)
+	return r, nil
 }
 
 func (a *app) demoCommand() *cobra.Command {

@@ -275,7 +275,7 @@ func printGroups(w io.Writer, b triage.Batch, matched int, f filter.Filter, rows
 	}
 	fmt.Fprintln(tw, head)
 	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", r.Reason, dash(r.ReasonCode), r.Count, deref(r.Oldest), deref(r.Newest), strings.Join(r.EventTypes, ", "))
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", r.Reason, dash(triage.FaultLabel(r.ReasonCode, r.ThrownAt)), r.Count, deref(r.Oldest), deref(r.Newest), strings.Join(r.EventTypes, ", "))
 		if owners {
 			line += "\t" + dash(r.Owner)
 		}

@@ -57,12 +57,17 @@ func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
 
 // GroupRow is one element of `dlqt groups QUEUE --json`.
 type GroupRow struct {
-	Reason     string   `json:"reason"`
-	ReasonCode string   `json:"reason_code"`
-	Count      int      `json:"count"`
-	Oldest     *string  `json:"oldest"`
-	Newest     *string  `json:"newest"`
-	EventTypes []string `json:"event_types"`
+	Reason     string `json:"reason"`
+	ReasonCode string `json:"reason_code"`
+	// ExceptionType and ThrownAt are the root-cause exception and its first
+	// application frame (function:line, the first message's) when the
+	// reason code is a failure fingerprint; "" otherwise.
+	ExceptionType string   `json:"exception_type"`
+	ThrownAt      string   `json:"thrown_at"`
+	Count         int      `json:"count"`
+	Oldest        *string  `json:"oldest"`
+	Newest        *string  `json:"newest"`
+	EventTypes    []string `json:"event_types"`
 	// Owner is the team (or teams, comma-separated) the owners section of
 	// the config gives the group's messages to; "" when none.
 	Owner string `json:"owner"`
@@ -80,6 +85,7 @@ func groupRows(queue string, gs []triage.Group, owners approval.Owners, red *red
 		}
 		rows = append(rows, GroupRow{
 			Reason: shownText(red, string(g.Reason)), ReasonCode: shownText(red, g.ReasonCode), Count: g.Count,
+			ExceptionType: shownText(red, g.ExceptionType), ThrownAt: shownText(red, g.ThrownAt),
 			Oldest: rfc3339(g.Oldest), Newest: rfc3339(g.Newest), EventTypes: types,
 			Owner: owners.OfGroup(queue, g),
 		})
@@ -92,7 +98,10 @@ type MessageRow struct {
 	ID         string `json:"id"`
 	Reason     string `json:"reason"`
 	ReasonCode string `json:"reason_code"`
-	EventType  string `json:"event_type"`
+	// ExceptionType and ThrownAt: see GroupRow.
+	ExceptionType string `json:"exception_type"`
+	ThrownAt      string `json:"thrown_at"`
+	EventType     string `json:"event_type"`
 	// TraceID is the trace the message belongs to (traceparent, B3,
 	// uber-trace-id or the envelope's): validated hex, omitted when none.
 	TraceID      string         `json:"trace_id,omitempty"`
@@ -128,10 +137,13 @@ func messageRow(t triage.Triaged, red *redact.Redactor) MessageRow {
 	code, c := triage.ShownLine(red, t.ReasonCode)
 	event, e := triage.ShownLine(red, t.Envelope.EventType)
 	trace, tr := triage.ShownLine(red, t.TraceID)
+	exception, x := triage.ShownLine(red, t.ExceptionType)
+	at, w := triage.ShownLine(red, t.ThrownAt)
 	return MessageRow{
-		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event, TraceID: trace,
+		ID: t.ID, Reason: reason, ReasonCode: code, EventType: event, ExceptionType: exception, ThrownAt: at, TraceID: trace,
 		Attempts: t.Attempts, Timeline: timeline, Headers: headers,
-		Payload: t.Payload, PayloadBytes: t.PayloadBytes, BodyDecoding: t.Decoding, Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e + tr,
+		Payload: t.Payload, PayloadBytes: t.PayloadBytes, BodyDecoding: t.Decoding,
+		Redactions: t.Redactions + t.TimelineRedactions + n + r + c + e + tr + x + w,
 	}
 }
 

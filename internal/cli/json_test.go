@@ -115,10 +115,14 @@ func TestGroupRowsJSON(t *testing.T) {
 		{"times in UTC, unknown times null, no event types an empty array, owner by event type", []triage.Group{
 			{Reason: triage.ReasonRejected, ReasonCode: "address_invalid", Count: 2, Oldest: oldest, Newest: oldest.Add(time.Hour), EventTypes: []string{"order.created"}},
 			{Reason: triage.ReasonPublished, Count: 1},
+			{Reason: triage.ReasonRejected, ReasonCode: "JsonParseException @ InventoryService.reserve", Count: 1,
+				ExceptionType: "com.fasterxml.jackson.core.JsonParseException", ThrownAt: "com.acme.inventory.InventoryService.reserve:88"},
 		}, `[
   {
     "reason": "rejected",
     "reason_code": "address_invalid",
+    "exception_type": "",
+    "thrown_at": "",
     "count": 2,
     "oldest": "2026-11-30T08:00:00Z",
     "newest": "2026-11-30T09:00:00Z",
@@ -130,6 +134,19 @@ func TestGroupRowsJSON(t *testing.T) {
   {
     "reason": "published",
     "reason_code": "",
+    "exception_type": "",
+    "thrown_at": "",
+    "count": 1,
+    "oldest": null,
+    "newest": null,
+    "event_types": [],
+    "owner": ""
+  },
+  {
+    "reason": "rejected",
+    "reason_code": "JsonParseException @ InventoryService.reserve",
+    "exception_type": "com.fasterxml.jackson.core.JsonParseException",
+    "thrown_at": "com.acme.inventory.InventoryService.reserve:88",
     "count": 1,
     "oldest": null,
     "newest": null,
@@ -169,11 +186,11 @@ func TestMessageLinesRedactHeadersAndKeepHTMLCharacters(t *testing.T) {
 		t.Fatalf("want one line per message, got %d:\n%s", len(lines), b.String())
 	}
 	want := []string{
-		`{"id":"m-1","reason":"rejected","reason_code":"tax_profile_missing","event_type":"customer.updated","attempts":3,` +
+		`{"id":"m-1","reason":"rejected","reason_code":"tax_profile_missing","exception_type":"","thrown_at":"","event_type":"customer.updated","attempts":3,` +
 			`"timeline":[{"time":"2026-11-30T10:00:00Z","kind":"death","queue":"billing","reason":"rejected","count":3}],` +
 			`"headers":{"authorization":"` + maskedHeader(t, "Bearer abc.def.ghi") + `","x-note":"a<b & c>d"},` +
 			`"payload":"{\"note\":\"<b>\"}","payload_bytes":14,"redactions":2}`,
-		`{"id":"m-2","reason":"published","reason_code":"","event_type":"","attempts":0,"timeline":[],"headers":{},"payload":"plain","payload_bytes":5,"redactions":0}`,
+		`{"id":"m-2","reason":"published","reason_code":"","exception_type":"","thrown_at":"","event_type":"","attempts":0,"timeline":[],"headers":{},"payload":"plain","payload_bytes":5,"redactions":0}`,
 	}
 	for i := range want {
 		if lines[i] != want[i] {

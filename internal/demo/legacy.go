@@ -41,7 +41,7 @@ func legacyFlow(ctx context.Context, e *flowEnv) (flowOutcome, error) {
 
 type legacyFault struct {
 	msg       amqp.Publishing
-	code      string // the reason_code dlqt should find
+	code      string // the reason_code dlqt should find: the app's, else the failure's fingerprint
 	eventType string
 }
 
@@ -56,7 +56,7 @@ func legacyFaults(now time.Time) []legacyFault {
 	// Spring AMQP's RepublishMessageRecoverer: the stack trace starts with the
 	// exception's class name. The message text carries a colour escape.
 	env, m := event(now, "ledger-service", "leg-0001", "ledger.entry.posted", 2, map[string]any{"entry_id": "JE-20261130-0042", "period": "2026-10"})
-	add(m, "com.acme.ledger.LedgerPeriodClosedException", env.EventType, amqp.Table{
+	add(m, "LedgerPeriodClosedException @ PostingService.post", env.EventType, amqp.Table{
 		"x-exception-stacktrace": "com.acme.ledger.LedgerPeriodClosedException: ledger period 2026-10 is closed\n" +
 			"\tat com.acme.ledger.PostingService.post(PostingService.java:118)\n" +
 			"\tat com.acme.ledger.LedgerListener.onEntry(LedgerListener.java:42)\n",
@@ -67,7 +67,7 @@ func legacyFaults(now time.Time) []legacyFault {
 
 	// MassTransit's fault headers; the message text hides a bidi override.
 	env, m = event(now, "shipping-service", "leg-0002", "customer.address.updated", 3, map[string]any{"customer_id": "cus_3310", "attachment": "proof.pdf"})
-	add(m, "Acme.Shipping.AddressValidationException", env.EventType, amqp.Table{
+	add(m, "AddressValidationException @ AddressConsumer.Consume", env.EventType, amqp.Table{
 		"MT-Fault-ExceptionType": "Acme.Shipping.AddressValidationException",
 		"MT-Fault-Message":       "attachment rejected: invoice" + ScenarioBidi + "fdp.exe",
 		"MT-Fault-StackTrace":    "at Acme.Shipping.AddressConsumer.Consume(ConsumeContext`1 context)",
@@ -77,7 +77,7 @@ func legacyFaults(now time.Time) []legacyFault {
 
 	// NServiceBus's error-queue headers.
 	env, m = event(now, "crm-sync", "leg-0003", "customer.profile.synced", 2, map[string]any{"customer_id": "cus_4402"})
-	add(m, "Acme.Crm.CustomerNotFoundException", env.EventType, amqp.Table{
+	add(m, "CustomerNotFoundException", env.EventType, amqp.Table{
 		"NServiceBus.ExceptionInfo.ExceptionType": "Acme.Crm.CustomerNotFoundException",
 		"NServiceBus.ExceptionInfo.Message":       "Customer cus_4402 does not exist in CRM",
 		"NServiceBus.FailedQ":                     "crm-sync@legacy-host",

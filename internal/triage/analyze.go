@@ -54,13 +54,14 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 		died = ts
 	}
 	trace, _ := TraceIDOf(m.Headers, env)
-	return Triaged{
+	code, fault, fingerprinted := reasonCode(m, env, r.frames)
+	t := Triaged{
 		Message:       m,
 		ID:            id,
 		Envelope:      env,
 		Deaths:        deaths,
 		Reason:        reason,
-		ReasonCode:    ReasonCodeOf(m, env),
+		ReasonCode:    code,
 		Attempts:      bestAttempts(m.Headers, env, deaths, r.queues[m.Queue].Type == QueueQuorum),
 		DeliveryCount: clampInt(delivery),
 		DiedAt:        died,
@@ -74,6 +75,10 @@ func analyzeOne(r *router, m Message, env Envelope, id string, red *redact.Redac
 
 		TimelineRedactions: masked,
 	}
+	if fingerprinted {
+		t.ExceptionType, t.ThrownAt = fault.ExceptionType, fault.ThrownAt()
+	}
+	return t
 }
 
 // parallelFrom is the batch size from which work is split across cores:
@@ -105,23 +110,37 @@ func reasonOf(r *router, m Message, raw, deaths []Death) Reason {
 	return ReasonPublished
 }
 
-// bestAttempts is the best evidence of how many times the message was tried:
-// the largest of the envelope's failure.attempt, x-retry-count,
-// dlqt-attempts, x-delivery-count, and the sum of x-death counts for
-// rejected and delivery_limit (each a failed delivery; expired and maxlen
-// are waits and overflow, not attempts), deaths kept by a replay included. The largest, because each source
-// can be reset or missing: 4.x restarts x-death after a replay, an app
-// may not bump its counter, and x-death alone misses app-managed retries.
-// In a quorum parking queue x-delivery-count counts returns to the parking
+// retryCounters are the headers in which applications and frameworks
+// count tries: generic retry headers (Spring's retry interceptors among
+// them), dlqt's own, NServiceBus's delayed retries and MassTransit's
+// redeliveries. Celery's "retries" is read only beside its "task" header.
+var retryCounters = []string{
+	"x-retry-count", "x-retry-attempt", "x-retries", "x-retry", "x-attempts", "x-attempt", "retry-count",
+	hdrAttempts, "NServiceBus.Retries", "NServiceBus.DelayedRetries", "MT-Redelivery-Count",
+}
+
+// bestAttempts is the best evidence of how many times the message was
+// tried: the largest of the envelope's failure.attempt, every retry
+// counter (retryCounters), x-delivery-count, and every death: the x-death
+// counts summed over all entries (an expiry in a retry bucket follows a
+// failed try too; a maxlen overflow is no try), deaths kept by a replay
+// included, or without x-death the x-first/last-death headers. The
+// largest, because each source can be
+// reset or missing: 4.x restarts x-death after a replay, an app may not
+// bump its counter, and x-death alone misses app-managed retries. In a
+// quorum parking queue x-delivery-count counts returns to the parking
 // queue itself (browsing included), not attempts, so it is left out there.
 func bestAttempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int {
 	var best int64
 	if env.Failure != nil {
 		best = int64(env.Failure.Attempt)
 	}
-	keys := []string{"x-retry-count", hdrAttempts, "x-delivery-count"}
-	if quorumHere {
-		keys = keys[:2]
+	keys := retryCounters
+	if !quorumHere {
+		keys = append(slices.Clip(keys), "x-delivery-count")
+	}
+	if headerText(h, "task") != "" { // a Celery task message
+		keys = append(slices.Clip(keys), "retries")
 	}
 	for _, key := range keys {
 		if n, ok := headerInt(h, key); ok && n > best {
@@ -129,14 +148,39 @@ func bestAttempts(h Headers, env Envelope, deaths []Death, quorumHere bool) int 
 		}
 	}
 	var died int64
-	for _, d := range slices.Concat(deaths, keptOnly(h, deaths, func(s string) string { return s })) {
-		if d.Reason == ReasonRejected || d.Reason == ReasonDeliveryLimit {
-			if died += d.Count; died < 0 { // overflow from garbage counts
-				died = 1<<63 - 1
-			}
+	all := slices.Concat(deaths, keptOnly(h, deaths, func(s string) string { return s }))
+	for _, d := range all {
+		if d.Reason == ReasonMaxlen {
+			continue // pushed out by a length limit: never delivered, no try
+		}
+		if died += max(d.Count, 1); died < 0 { // overflow from garbage counts
+			died = 1<<63 - 1
 		}
 	}
+	if len(all) == 0 {
+		died = deathHeaders(h)
+	}
 	return clampInt(max(best, died))
+}
+
+// deathHeaders counts the deaths the x-first/last-death headers prove when
+// x-death is gone: one, or two when the first and the last differ (a
+// maxlen overflow, no try, is not counted).
+func deathHeaders(h Headers) int64 {
+	death := func(prefix string) string {
+		if Reason(headerText(h, prefix+"reason")) == ReasonMaxlen {
+			return "\x00"
+		}
+		return headerText(h, prefix+"queue") + "\x00" + headerText(h, prefix+"reason")
+	}
+	first, last := death("x-first-death-"), death("x-last-death-")
+	switch {
+	case first != "\x00" && last != "\x00" && first != last:
+		return 2
+	case first != "\x00" || last != "\x00":
+		return 1
+	}
+	return 0
 }
 
 // latestDeath is the latest known time the message died or failed: x-death times,

@@ -27,7 +27,7 @@ func TestAnalyze(t *testing.T) {
 		}}
 		got := Analyze(batch, seed001Topology(), nil)
 		wantReasons := []Reason{ReasonRejected, ReasonExpired, ReasonMaxlen, ReasonDeliveryLimit}
-		wantAttempts := []int{1, 0, 0, 4}
+		wantAttempts := []int{1, 1, 0, 4} // every death counts but an overflow (never delivered)
 		for i, tr := range got {
 			if tr.Reason != wantReasons[i] || tr.Attempts != wantAttempts[i] {
 				t.Fatalf("message %d: reason %q attempts %d, want %q %d", i, tr.Reason, tr.Attempts, wantReasons[i], wantAttempts[i])
@@ -73,7 +73,7 @@ func TestAnalyze(t *testing.T) {
 		if got.Reason != ReasonPublished || got.ReasonCode != "db_timeout" || got.ID != "msg_1" || got.Envelope.EventType != "order.created" {
 			t.Fatalf("got %+v", got)
 		}
-		if got.Attempts != 5 { // x-retry-count beats failure.attempt 3; expired deaths are no attempts
+		if got.Attempts != 5 { // x-retry-count beats failure.attempt 3 and the two deaths
 			t.Fatalf("attempts %d", got.Attempts)
 		}
 		if !got.DiedAt.Equal(t0.Add(40 * time.Second)) { // x-failed-at is the latest evidence
@@ -110,7 +110,7 @@ func TestAnalyze(t *testing.T) {
 		if got[5].DeliveryCount != 3 {
 			t.Fatalf("delivery count %d", got[5].DeliveryCount)
 		}
-		for i, want := range []int{5, 7, 12, int(^uint(0) >> 1), 3, 0} {
+		for i, want := range []int{14, 7, 12, int(^uint(0) >> 1), 3, 0} { // 3 rejects + 2 delivery limits + 9 expiries
 			if got[i].Attempts != want {
 				t.Fatalf("message %d: attempts %d, want %d", i, got[i].Attempts, want)
 			}

@@ -1,9 +1,6 @@
 package triage
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // ClassifyReason tells a broker death into queue m.Queue from an application
 // publish (docs/ARCHITECTURE.md, "Why is it here?"). The broker put the message here when
@@ -74,26 +71,42 @@ const (
 	nServiceBusType  = "NServiceBus.ExceptionInfo.ExceptionType" // NServiceBus
 )
 
-// ReasonCodeOf finds the application's stable reason code, or "": the
-// envelope's failure.reason_code, else header x-reason-code or reason_code,
-// else the exception type from Spring AMQP, MassTransit or NServiceBus fault
-// headers. Free exception text (x-exception-message and the like) is never a
-// code: it differs per message and would split every group.
+// ReasonCodeOf finds the application's stable reason code: the envelope's
+// failure.reason_code, else header x-reason-code or reason_code. Without
+// one, the failure's fingerprint stands for it (Fault.Key): the root-cause
+// exception of the Spring AMQP, MassTransit, NServiceBus, Celery or plain
+// x-exception/x-error headers and where it was thrown, never the free
+// exception text as it is (it differs per message and would split every
+// group). "" when the message says neither.
 func ReasonCodeOf(m Message, env Envelope) string {
+	code, _, _ := reasonCode(m, env, FrameRules{})
+	return code
+}
+
+// reasonCode is ReasonCodeOf with the operator's app frames, and the fault
+// when the code is its fingerprint.
+func reasonCode(m Message, env Envelope, rules FrameRules) (string, Fault, bool) {
+	if c := appReasonCode(m, env); c != "" {
+		return c, Fault{}, false
+	}
+	f, ok := FaultOf(m.Headers, rules)
+	if !ok {
+		return "", Fault{}, false
+	}
+	if c := codeText(f.Key()); c != "" {
+		return c, f, true
+	}
+	return "", Fault{}, false
+}
+
+// appReasonCode is the code the application itself set, or "".
+func appReasonCode(m Message, env Envelope) string {
 	if env.Failure != nil {
 		if c := codeText(env.Failure.ReasonCode); c != "" {
 			return c
 		}
 	}
 	for _, key := range []string{"x-reason-code", "reason_code"} {
-		if c := codeText(headerString(m.Headers, key)); c != "" {
-			return c
-		}
-	}
-	if c := codeText(springExceptionType(headerString(m.Headers, springStacktrace))); c != "" {
-		return c
-	}
-	for _, key := range []string{massTransitType, nServiceBusType} {
 		if c := codeText(headerString(m.Headers, key)); c != "" {
 			return c
 		}
@@ -112,36 +125,3 @@ func headerString(h Headers, key string) string {
 }
 
 func codeText(s string) string { return oneLine(s, maxReasonCode) }
-
-// springExceptionType reads the exception class from a Java stack trace:
-// the first line is Throwable.toString(), "class.Name: message" or just
-// "class.Name". Spring wraps listener failures in
-// ListenerExecutionFailedException, the same for every message, so then the
-// direct cause (the first "Caused by:" line) names the failure, as Spring's
-// own x-exception-message does.
-func springExceptionType(trace string) string {
-	lines := strings.Split(trace, "\n")
-	name := exceptionClass(lines[0])
-	if !strings.HasSuffix(name, "ListenerExecutionFailedException") {
-		return name
-	}
-	for _, l := range lines[1:] {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "Caused by:"); ok {
-			if cause := exceptionClass(rest); cause != "" {
-				return cause
-			}
-		}
-	}
-	return name
-}
-
-// exceptionClass is the class name at the start of a Throwable.toString()
-// line, or "" when the text there is not a class name.
-func exceptionClass(line string) string {
-	name, _, _ := strings.Cut(line, ":")
-	name = strings.TrimSpace(name)
-	if name == "" || strings.ContainsAny(name, " \t\r()") {
-		return ""
-	}
-	return name
-}

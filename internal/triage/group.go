@@ -42,7 +42,8 @@ func (gr *Grouper) Add(t *Triaged, i int) {
 	if !ok {
 		gi = len(gr.groups)
 		gr.index[k] = gi
-		gr.groups = append(gr.groups, Group{Reason: t.Reason, ReasonCode: t.ReasonCode})
+		gr.groups = append(gr.groups, Group{Reason: t.Reason, ReasonCode: t.ReasonCode,
+			ExceptionType: t.ExceptionType, ThrownAt: t.ThrownAt})
 		gr.events = append(gr.events, map[string]bool{})
 	}
 	g := &gr.groups[gi]

@@ -16,6 +16,8 @@ type router struct {
 	// deadLetterKeys maps each exchange that is some queue's effective DLX
 	// to the dead-letter routing keys used with it ("" = the message's own).
 	deadLetterKeys map[string]map[string]bool
+	// frames tell application frames from framework ones (fingerprints).
+	frames FrameRules
 }
 
 func newRouter(t Topology) *router {
@@ -25,6 +27,7 @@ func newRouter(t Topology) *router {
 		bindings: make(map[string][]Binding),
 
 		deadLetterKeys: make(map[string]map[string]bool),
+		frames:         NewFrameRules(t.AppFrames),
 	}
 	for _, q := range t.Queues {
 		r.queues[q.Name] = q

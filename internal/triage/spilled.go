@@ -92,7 +92,8 @@ func (in *interner) str(s *string) {
 func (in *interner) entry(t *Triaged) {
 	m, p, e := &t.Message, &t.Message.Properties, &t.Envelope
 	for _, s := range []*string{&m.Queue, &m.Exchange, &m.RoutingKey, &p.ContentType, &p.ContentEncoding,
-		&p.Type, &p.AppID, &p.UserID, &p.ReplyTo, &e.EventType, &e.SchemaVersion, &t.ReasonCode} {
+		&p.Type, &p.AppID, &p.UserID, &p.ReplyTo, &e.EventType, &e.SchemaVersion, &t.ReasonCode,
+		&t.ExceptionType, &t.ThrownAt} {
 		in.str(s)
 	}
 	if e.MessageID == p.MessageID {
@@ -157,6 +158,7 @@ func IndexCost(t *Triaged) int64 {
 	n := int(unsafe.Sizeof(*t)) + 8 // + its index in Group.Members
 	p := &t.Message.Properties
 	n += len(t.ID) + len(t.Message.Exchange) + len(t.Message.RoutingKey) + len(t.ReasonCode) +
+		len(t.ExceptionType) + len(t.ThrownAt) +
 		len(p.MessageID) + len(p.CorrelationID) + len(p.ContentType) + len(p.ContentEncoding) + len(p.Type) +
 		len(p.AppID) + len(p.UserID) + len(p.ReplyTo) + len(p.Expiration)
 	e := &t.Envelope

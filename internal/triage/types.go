@@ -131,12 +131,17 @@ type Event struct {
 // redacted and sanitised text that may be shown or printed; the raw message
 // stays in Message, untouched.
 type Triaged struct {
-	Message       Message   `json:"-"`
-	ID            string    `json:"id"` // stable identity, see Identify
-	Envelope      Envelope  `json:"envelope"`
-	Deaths        []Death   `json:"deaths,omitempty"`
-	Reason        Reason    `json:"reason"`
-	ReasonCode    string    `json:"reason_code"`
+	Message    Message  `json:"-"`
+	ID         string   `json:"id"` // stable identity, see Identify
+	Envelope   Envelope `json:"envelope"`
+	Deaths     []Death  `json:"deaths,omitempty"`
+	Reason     Reason   `json:"reason"`
+	ReasonCode string   `json:"reason_code"`
+	// ExceptionType and ThrownAt are the root cause and its first
+	// application frame when ReasonCode is that failure's fingerprint (the
+	// message has no code of its own); "" otherwise.
+	ExceptionType string    `json:"exception_type,omitempty"`
+	ThrownAt      string    `json:"thrown_at,omitempty"`
 	Attempts      int       `json:"attempts"`
 	DeliveryCount int       `json:"delivery_count,omitempty"` // quorum x-delivery-count
 	DiedAt        time.Time `json:"died_at,omitzero"`         // most recent death or failure time
@@ -160,13 +165,17 @@ type Triaged struct {
 
 // Group is the messages of one queue that share a (reason, reason_code).
 type Group struct {
-	Reason     Reason    `json:"reason"`
-	ReasonCode string    `json:"reason_code"`
-	Count      int       `json:"count"`
-	Oldest     time.Time `json:"oldest,omitzero"`
-	Newest     time.Time `json:"newest,omitzero"`
-	EventTypes []string  `json:"event_types"`
-	Members    []int     `json:"-"` // indexes into the Triaged slice that was grouped
+	Reason     Reason `json:"reason"`
+	ReasonCode string `json:"reason_code"`
+	// ExceptionType and ThrownAt are the first member's, when the code is
+	// a failure fingerprint (FaultLabel shows the group with its line).
+	ExceptionType string    `json:"exception_type,omitempty"`
+	ThrownAt      string    `json:"thrown_at,omitempty"`
+	Count         int       `json:"count"`
+	Oldest        time.Time `json:"oldest,omitzero"`
+	Newest        time.Time `json:"newest,omitzero"`
+	EventTypes    []string  `json:"event_types"`
+	Members       []int     `json:"-"` // indexes into the Triaged slice that was grouped
 }
 
 // Exchange is one exchange of a vhost.
@@ -224,6 +233,10 @@ type Queue struct {
 // Topology is what dlqt knows of a vhost: enough to find parking queues and
 // to tell a broker death from an application publish.
 type Topology struct {
+	// AppFrames are the config's app_frames globs: the packages that are the
+	// operator's own, which say where a failure was thrown (FrameRules).
+	// Not part of the broker's topology: the reader that read it adds them.
+	AppFrames []string   `json:"-"`
 	Vhost     string     `json:"vhost"`
 	Queues    []Queue    `json:"queues"`
 	Exchanges []Exchange `json:"exchanges"`

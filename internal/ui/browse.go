@@ -101,6 +101,9 @@ func (f *browseFlow) showMessage(t triage.Triaged) bool {
 		f.c.setErr(err)
 		return false
 	}
+	if insp := f.groups.Inspection(); insp != nil {
+		f.message.SetFrameRules(triage.NewFrameRules(insp.Topology.AppFrames))
+	}
 	f.message.SetMessage(whole, f.deliveryCost(), f.c.opts.Redactor, f.tags[t.ID])
 	return true
 }

@@ -18,50 +18,69 @@ import (
 type KeyMap = views.KeyMap
 
 // action ties a keymap.yaml name to its binding. Actions of the same scope
-// may not share a key; dialog actions are read only while a dialog is open.
+// may not share a key; dialog actions are read only while a dialog is open;
+// an action of one screen (the proposals', the message's) may share a key
+// with another screen's, never with an action of every screen.
 type action struct {
 	name    string
-	dialog  bool
+	scope   string
 	binding func(*KeyMap) *key.Binding
 }
 
+// Scopes of actions: every screen, dialogs, and single screens.
+const (
+	scopeAll       = ""
+	scopeDialog    = "dialog"
+	scopeProposals = "proposals screen"
+	scopeMessage   = "message screen"
+)
+
+// clash says whether actions of scopes a and b may not share a key.
+func clash(a, b string) bool {
+	if a == scopeDialog || b == scopeDialog {
+		return a == b
+	}
+	return a == b || a == scopeAll || b == scopeAll
+}
+
 var actions = []action{
-	{"up", false, func(k *KeyMap) *key.Binding { return &k.Up }},
-	{"down", false, func(k *KeyMap) *key.Binding { return &k.Down }},
-	{"page_up", false, func(k *KeyMap) *key.Binding { return &k.PageUp }},
-	{"page_down", false, func(k *KeyMap) *key.Binding { return &k.PageDown }},
-	{"top", false, func(k *KeyMap) *key.Binding { return &k.Top }},
-	{"bottom", false, func(k *KeyMap) *key.Binding { return &k.Bottom }},
-	{"left", false, func(k *KeyMap) *key.Binding { return &k.Left }},
-	{"right", false, func(k *KeyMap) *key.Binding { return &k.Right }},
-	{"open", false, func(k *KeyMap) *key.Binding { return &k.Open }},
-	{"back", false, func(k *KeyMap) *key.Binding { return &k.Back }},
-	{"filter", false, func(k *KeyMap) *key.Binding { return &k.Filter }},
-	{"refresh", false, func(k *KeyMap) *key.Binding { return &k.Refresh }},
-	{"tag", false, func(k *KeyMap) *key.Binding { return &k.Tag }},
-	{"journal", false, func(k *KeyMap) *key.Binding { return &k.Journal }},
-	{"export_journal", false, func(k *KeyMap) *key.Binding { return &k.ExportJournal }},
-	{"doctor", false, func(k *KeyMap) *key.Binding { return &k.Doctor }},
-	{"help", false, func(k *KeyMap) *key.Binding { return &k.Help }},
-	{"quit", false, func(k *KeyMap) *key.Binding { return &k.Quit }},
-	{"switch_context", false, func(k *KeyMap) *key.Binding { return &k.SwitchContext }},
-	{"proposals", false, func(k *KeyMap) *key.Binding { return &k.Proposals }},
-	{"run_proposal", false, func(k *KeyMap) *key.Binding { return &k.RunProposal }},
-	{"mark", false, func(k *KeyMap) *key.Binding { return &k.Mark }},
-	{"discard", false, func(k *KeyMap) *key.Binding { return &k.Discard }},
-	{"replay", false, func(k *KeyMap) *key.Binding { return &k.Replay }},
-	{"resume_replay", false, func(k *KeyMap) *key.Binding { return &k.ResumeReplay }},
-	{"reveal", false, func(k *KeyMap) *key.Binding { return &k.Reveal }},
-	{"edit_payload", false, func(k *KeyMap) *key.Binding { return &k.EditPayload }},
-	{"destination", false, func(k *KeyMap) *key.Binding { return &k.Destination }},
-	{"canary", false, func(k *KeyMap) *key.Binding { return &k.Canary }},
-	{"observe", false, func(k *KeyMap) *key.Binding { return &k.Observe }},
-	{"rate", false, func(k *KeyMap) *key.Binding { return &k.Rate }},
-	{"pause", false, func(k *KeyMap) *key.Binding { return &k.Pause }},
-	{"ramp_up", false, func(k *KeyMap) *key.Binding { return &k.RampUp }},
-	{"abort", false, func(k *KeyMap) *key.Binding { return &k.Abort }},
-	{"confirm", true, func(k *KeyMap) *key.Binding { return &k.Confirm }},
-	{"cancel", true, func(k *KeyMap) *key.Binding { return &k.Cancel }},
+	{"up", scopeAll, func(k *KeyMap) *key.Binding { return &k.Up }},
+	{"down", scopeAll, func(k *KeyMap) *key.Binding { return &k.Down }},
+	{"page_up", scopeAll, func(k *KeyMap) *key.Binding { return &k.PageUp }},
+	{"page_down", scopeAll, func(k *KeyMap) *key.Binding { return &k.PageDown }},
+	{"top", scopeAll, func(k *KeyMap) *key.Binding { return &k.Top }},
+	{"bottom", scopeAll, func(k *KeyMap) *key.Binding { return &k.Bottom }},
+	{"left", scopeAll, func(k *KeyMap) *key.Binding { return &k.Left }},
+	{"right", scopeAll, func(k *KeyMap) *key.Binding { return &k.Right }},
+	{"open", scopeAll, func(k *KeyMap) *key.Binding { return &k.Open }},
+	{"back", scopeAll, func(k *KeyMap) *key.Binding { return &k.Back }},
+	{"filter", scopeAll, func(k *KeyMap) *key.Binding { return &k.Filter }},
+	{"refresh", scopeAll, func(k *KeyMap) *key.Binding { return &k.Refresh }},
+	{"tag", scopeAll, func(k *KeyMap) *key.Binding { return &k.Tag }},
+	{"journal", scopeAll, func(k *KeyMap) *key.Binding { return &k.Journal }},
+	{"export_journal", scopeAll, func(k *KeyMap) *key.Binding { return &k.ExportJournal }},
+	{"doctor", scopeAll, func(k *KeyMap) *key.Binding { return &k.Doctor }},
+	{"help", scopeAll, func(k *KeyMap) *key.Binding { return &k.Help }},
+	{"quit", scopeAll, func(k *KeyMap) *key.Binding { return &k.Quit }},
+	{"switch_context", scopeAll, func(k *KeyMap) *key.Binding { return &k.SwitchContext }},
+	{"proposals", scopeAll, func(k *KeyMap) *key.Binding { return &k.Proposals }},
+	{"run_proposal", scopeProposals, func(k *KeyMap) *key.Binding { return &k.RunProposal }},
+	{"mark", scopeAll, func(k *KeyMap) *key.Binding { return &k.Mark }},
+	{"discard", scopeAll, func(k *KeyMap) *key.Binding { return &k.Discard }},
+	{"replay", scopeAll, func(k *KeyMap) *key.Binding { return &k.Replay }},
+	{"resume_replay", scopeAll, func(k *KeyMap) *key.Binding { return &k.ResumeReplay }},
+	{"reveal", scopeAll, func(k *KeyMap) *key.Binding { return &k.Reveal }},
+	{"edit_payload", scopeAll, func(k *KeyMap) *key.Binding { return &k.EditPayload }},
+	{"copy_trace", scopeMessage, func(k *KeyMap) *key.Binding { return &k.CopyTrace }},
+	{"destination", scopeAll, func(k *KeyMap) *key.Binding { return &k.Destination }},
+	{"canary", scopeAll, func(k *KeyMap) *key.Binding { return &k.Canary }},
+	{"observe", scopeAll, func(k *KeyMap) *key.Binding { return &k.Observe }},
+	{"rate", scopeAll, func(k *KeyMap) *key.Binding { return &k.Rate }},
+	{"pause", scopeAll, func(k *KeyMap) *key.Binding { return &k.Pause }},
+	{"ramp_up", scopeAll, func(k *KeyMap) *key.Binding { return &k.RampUp }},
+	{"abort", scopeAll, func(k *KeyMap) *key.Binding { return &k.Abort }},
+	{"confirm", scopeDialog, func(k *KeyMap) *key.Binding { return &k.Confirm }},
+	{"cancel", scopeDialog, func(k *KeyMap) *key.Binding { return &k.Cancel }},
 }
 
 // bindingSpec is one action's entry in keymap.yaml.
@@ -104,7 +123,8 @@ func LoadKeyMap(defaults, user []byte) (KeyMap, error) {
 	}
 
 	var km KeyMap
-	owner := map[bool]map[string]string{false: {}, true: {}} // scope -> key -> action
+	type bound struct{ action, scope string }
+	owners := map[string][]bound{} // key -> the actions bound to it
 	for _, a := range actions {
 		s := specs[a.name]
 		if len(s.Keys) == 0 {
@@ -114,13 +134,15 @@ func LoadKeyMap(defaults, user []byte) (KeyMap, error) {
 			if k == "" {
 				return KeyMap{}, fmt.Errorf("keymap: action %q has an empty key", a.name)
 			}
-			if k == emergencyQuit && a.name != "quit" && !a.dialog {
+			if k == emergencyQuit && a.name != "quit" && a.scope != scopeDialog {
 				return KeyMap{}, fmt.Errorf("keymap: key %q is reserved for quit, not %q", k, a.name)
 			}
-			if other, ok := owner[a.dialog][k]; ok {
-				return KeyMap{}, fmt.Errorf("keymap: key %q is bound to both %q and %q", k, other, a.name)
+			for _, other := range owners[k] {
+				if clash(other.scope, a.scope) {
+					return KeyMap{}, fmt.Errorf("keymap: key %q is bound to both %q and %q", k, other.action, a.name)
+				}
 			}
-			owner[a.dialog][k] = a.name
+			owners[k] = append(owners[k], bound{a.name, a.scope})
 		}
 		*a.binding(&km) = key.NewBinding(key.WithKeys(s.Keys...), key.WithHelp(keyLabel(s.Keys), s.Help))
 	}

@@ -100,6 +100,7 @@ func TestKeyMapErrorsNameTheProblem(t *testing.T) {
 		{"no keys", "up: {keys: []}", []string{`"up"`, "no keys"}},
 		{"ctrl+c taken", "refresh: {keys: [ctrl+c]}", []string{"ctrl+c", "quit", `"refresh"`}},
 		{"not yaml", "up: [", []string{"user keymap"}},
+		{"a screen's key taken by every screen", "copy_trace: {keys: [x]}", []string{`"x"`, `"discard"`, `"copy_trace"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -123,6 +124,22 @@ func TestDialogKeysMayReuseScreenKeys(t *testing.T) {
 	}
 	if _, err := LoadKeyMap(defaults(t), []byte("confirm: {keys: [n]}")); err == nil {
 		t.Fatal("confirm and cancel both on n was accepted")
+	}
+}
+
+// TestScreenKeysMayShareAKey: y runs an approved proposal on the proposals
+// screen and copies the stack trace on the message screen; each reads it
+// only there.
+func TestScreenKeysMayShareAKey(t *testing.T) {
+	km, err := LoadKeyMap(defaults(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if km.CopyTrace.Keys()[0] != "y" || km.RunProposal.Keys()[0] != "y" {
+		t.Fatalf("copy_trace %v, run_proposal %v", km.CopyTrace.Keys(), km.RunProposal.Keys())
+	}
+	if _, err := LoadKeyMap(defaults(t), []byte("copy_trace: {keys: [c]}")); err == nil {
+		t.Fatal("copy_trace on c, the key of canary (an action of every screen), was accepted")
 	}
 }
 

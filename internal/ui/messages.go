@@ -74,6 +74,10 @@ func (s *messageScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		s.onRevealGate(r)
 		return s, nil
 	}
+	if r, ok := msg.(traceCopiedMsg); ok {
+		s.onTraceCopied(r)
+		return s, nil
+	}
 	if cmd, ok := s.editUpdate(msg); ok {
 		return s, cmd
 	}
@@ -90,6 +94,8 @@ func (s *messageScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		return s, s.flow.refresh()
 	case key.Matches(k, keys.Tag):
 		s.flow.startTag(s.Shown().ID)
+	case key.Matches(k, keys.CopyTrace):
+		return s, s.copyTrace()
 	default:
 		return s, s.Message.Update(k)
 	}

@@ -46,8 +46,13 @@ type Options struct {
 	// memory holds its index entry.
 	Spill      SpillOptions
 	StartQueue string // --queue: open straight on this queue's groups
-	KeyMap     KeyMap // from LoadKeyMap
-	Notice     string // shown under the status line, e.g. "showing the demo snapshot"
+	// Clipboard says the terminal takes OSC 52, so the message screen's copy
+	// of a stack trace goes to its clipboard; else to a file in TraceDir
+	// (the user's state directory; "": the temporary directory).
+	Clipboard bool
+	TraceDir  string
+	KeyMap    KeyMap // from LoadKeyMap
+	Notice    string // shown under the status line, e.g. "showing the demo snapshot"
 	// Actions is the live broker's write side (discard, replay); nil on a
 	// snapshot, where each action says it needs a live broker.
 	Actions *Actions

@@ -74,8 +74,8 @@ func (g *Groups) NoteChange(name string, at time.Time) {
 func NewGroups(ctx *Context) Groups {
 	cols := []Column{
 		{Title: "reason", Width: 14},
-		{Title: "reason_code", Width: 12, Flex: 2},
-		{Title: "count", Width: 6, Right: true},
+		{Title: "reason_code", Width: 12, Flex: 2, Max: 50}, // a fingerprint is read whole before the event types
+		{Title: "count", Width: 5, Right: true},             // widens to the numbers drawn
 		{Title: "oldest", Width: 6, Right: true},
 		{Title: "newest", Width: 6, Right: true, Shed: 1},
 		{Title: "event types", Width: 10, Flex: 2, Shed: 2},
@@ -363,8 +363,8 @@ func (g *Groups) show(insp *triage.Inspection) {
 	g.table.SetSource(len(insp.Groups), func(i int) []string {
 		gr := insp.Groups[i]
 		row := []string{
-			g.ctx.shown(string(gr.Reason)), // x-death's text: a client may have written it
-			g.ctx.shown(gr.ReasonCode),
+			g.ctx.shown(string(gr.Reason)),                             // x-death's text: a client may have written it
+			g.ctx.shown(triage.FaultLabel(gr.ReasonCode, gr.ThrownAt)), // a fingerprint with its first line
 			Count(gr.Count),
 			ageSince(now, gr.Oldest),
 			ageSince(now, gr.Newest),

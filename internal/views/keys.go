@@ -38,6 +38,8 @@ type KeyMap struct {
 	ResumeReplay key.Binding
 	Reveal       key.Binding // the unredacted payload, journalled
 	EditPayload  key.Binding // a revision of the payload in $EDITOR
+	// CopyTrace copies the message's whole stack trace (message screen).
+	CopyTrace key.Binding
 
 	// The replay screen.
 	Destination key.Binding

@@ -27,7 +27,13 @@ type Message struct {
 	headers triage.Headers
 	hidden  int // header values redacted
 	red     *redact.Redactor
-	tags    []string
+	// trace is the stack trace of the fault headers, redacted and
+	// sanitised with its newlines, from header traceFrom; rules mark its
+	// application frames.
+	trace     string
+	traceFrom string
+	rules     triage.FrameRules
+	tags      []string
 	// revealed is the unredacted payload after a journalled reveal, "" when
 	// hidden; revealSeq is the journal entry that allowed it.
 	revealed  string
@@ -52,6 +58,7 @@ func (m *Message) SetMessage(t triage.Triaged, cost triage.DeliveryCost, red *re
 	m.msg, m.cost, m.tags = t, cost, tags
 	m.revealed, m.revealSeq = "", 0 // a reveal is for one look at one message
 	m.headers, m.hidden = redact.Headers(t.Message.Headers, red)
+	m.trace, m.traceFrom = traceOf(t.Message.Headers, m.headers, red)
 	m.red = red
 	m.render()
 	if !same {
@@ -84,6 +91,17 @@ func (m *Message) SetTags(tags []string) {
 	m.tags = tags
 	m.render()
 }
+
+// SetFrameRules says which frames of a stack trace are the application's
+// (the config's app_frames), for the trace to mark them.
+func (m *Message) SetFrameRules(r triage.FrameRules) {
+	m.rules = r
+	m.render()
+}
+
+// Trace is the whole stack trace shown (redacted and sanitised) and the
+// header it is from; "" when the message has none.
+func (m *Message) Trace() (text, header string) { return m.trace, m.traceFrom }
 
 // Shown is the message on screen.
 func (m *Message) Shown() triage.Triaged { return m.msg }
@@ -158,7 +176,7 @@ func (m *Message) ShortHelp() []key.Binding {
 // FullHelp implements help.KeyMap.
 func (m *Message) FullHelp() [][]key.Binding {
 	k := m.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Back, k.Tag, k.Reveal}, {k.Discard, k.Replay, k.Journal, k.Doctor}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Back, k.Tag, k.Reveal, k.CopyTrace}, {k.Discard, k.Replay, k.Journal, k.Doctor}, k.general()}
 }
 
 // labelWidth aligns the values of every section.
@@ -243,6 +261,7 @@ func (m *Message) render() {
 	p := &page{st: m.ctx.Styles, width: m.width}
 	m.identity(p)
 	m.failure(p)
+	m.stackTrace(p)
 	m.timeline(p)
 	m.payload(p)
 	m.headerSection(p)
@@ -290,14 +309,14 @@ func (m *Message) identity(p *page) {
 	for _, kv := range fields {
 		p.field(kv[0], kv[1])
 	}
-	m.trace(p)
+	m.traceLink(p)
 }
 
-// trace names the message's trace and links it with the config's
+// traceLink names the message's trace and links it with the config's
 // trace_url. The link is built from the validated hex id and the
 // configured template only; it is an OSC 8 hyperlink where the terminal
 // takes one, and its text is the URL, or the id when the URL is too wide.
-func (m *Message) trace(p *page) {
+func (m *Message) traceLink(p *page) {
 	t := m.msg
 	if t.TraceID == "" {
 		return
@@ -331,6 +350,10 @@ func (m *Message) failure(p *page) {
 	p.section(f.title("failure"))
 	p.field("reason", reason)
 	p.field("reason_code", code)
+	if t.ExceptionType != "" {
+		p.field("exception", f.line(t.ExceptionType))
+		p.field("thrown at", f.line(t.ThrownAt))
+	}
 	p.field("attempts", AttemptsText(t))
 	died := when(m.ctx.now(), t.DiedAt)
 	if t.DiedAt.IsZero() {
@@ -428,7 +451,11 @@ func (m *Message) headerSection(p *page) {
 	}
 	p.section(head + ")")
 	for _, k := range keys {
-		p.hanging(s(k)+": "+s(HeaderValue(m.headers[k])), 4)
+		v := s(HeaderValue(m.headers[k]))
+		if m.trace != "" && k == m.traceFrom {
+			v = "(shown above as the stack trace)" // not again on one line, with \n for its newlines
+		}
+		p.hanging(s(k)+": "+v, 4)
 	}
 	if len(keys) == 0 {
 		p.lines = append(p.lines, "  (none)")
