@@ -176,7 +176,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.logf("sessions still open after %s: closing them", s.cfg.ShutdownWait)
 	}
 	err := s.ssh.Close()
-	if errors.Is(err, ssh.ErrServerClosed) {
+	if errors.Is(err, ssh.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		// net.ErrClosed: Close closes the listener again, which the line
+		// above closed already (TestShutdownEndsOpenSessionsAndStopsTheirWork
+		// failed 1 run in about 30 on it)
 		err = nil
 	}
 	return err
