@@ -63,7 +63,7 @@ func TestTUIWalkDoctorFoldsAdvisoriesAndKeepsCommandsWhole(t *testing.T) {
 	s.keys("Enter")
 	s.waitFor("all 8 messages")
 	s.keys("D")
-	scr := s.waitFor("7 advisories,", "enter to show")
+	scr := s.waitFor("8 advisories,", "enter to show")
 	if strings.Contains(scr, "dlx-by-argument") || strings.Contains(scr, "all 8 messages") {
 		t.Errorf("advisories not folded, or the browse's count on the doctor's status line:\n%s", scr)
 	}

@@ -253,13 +253,13 @@ func progressTo(w io.Writer, what string) func(read, expected int) {
 
 func printQueues(w io.Writer, rows []QueueRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tTYPE\tMESSAGES\tRATE/s\tPARKING\tDEAD-LETTERED FROM")
+	fmt.Fprintln(tw, "QUEUE\tTYPE\tMESSAGES\tRATE/s\tPARKING\tRULE")
 	for _, r := range rows {
 		park := "-"
 		if r.Parking {
 			park = "parking"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\n", r.Name, r.Type, r.Messages, r.PublishRate, park, strings.Join(r.DeadLetteredFrom, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\n", r.Name, r.Type, r.Messages, r.PublishRate, park, dash(r.Rule))
 	}
 	return tw.Flush()
 }

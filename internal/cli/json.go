@@ -25,7 +25,10 @@ type QueueRow struct {
 	Messages         int      `json:"messages"`
 	Parking          bool     `json:"parking"`
 	DeadLetteredFrom []string `json:"dead_lettered_from"`
-	PublishRate      float64  `json:"publish_rate"`
+	// Rule says why a parking queue is one (its dead-letter route, or the
+	// name pattern that matched); "" for other queues.
+	Rule        string  `json:"rule"`
+	PublishRate float64 `json:"publish_rate"`
 	// BrokerVersion is the RabbitMQ version the row was read from, on every
 	// row so the output stays an array of rows; absent when unknown.
 	BrokerVersion string `json:"broker_version,omitempty"`
@@ -47,7 +50,7 @@ func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
 		}
 		rows = append(rows, QueueRow{
 			Vhost: sanitize.Line(top.Vhost), Name: sanitize.Line(q.Name), Type: q.Type,
-			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
+			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, Rule: sanitize.Line(p.Rule), PublishRate: q.PublishRate,
 			BrokerVersion: top.Broker.Version.String(),
 		})
 	}

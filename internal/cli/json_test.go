@@ -32,8 +32,8 @@ func TestQueueRowsJSON(t *testing.T) {
 		{Name: "audit.parking", Type: "classic"},
 	}}
 	parking := []triage.ParkingQueue{
-		{Queue: triage.Queue{Name: "billing.parking"}, DeadLetteredFrom: []string{"billing", "pay\nments"}},
-		{Queue: triage.Queue{Name: "audit.parking"}}, // found by name: nothing dead-letters into it
+		{Queue: triage.Queue{Name: "billing.parking"}, DeadLetteredFrom: []string{"billing", "pay\nments"}, Rule: "dead-lettered from billing, pay\nments"},
+		{Queue: triage.Queue{Name: "audit.parking"}, ByName: true, Rule: "name parking"}, // found by name: nothing dead-letters into it
 	}
 	tests := []struct {
 		name    string
@@ -50,6 +50,7 @@ func TestQueueRowsJSON(t *testing.T) {
     "messages": 0,
     "parking": true,
     "dead_lettered_from": [],
+    "rule": "name parking",
     "publish_rate": 0
   },
   {
@@ -62,6 +63,7 @@ func TestQueueRowsJSON(t *testing.T) {
       "billing",
       "pay\\nments"
     ],
+    "rule": "dead-lettered from billing, pay\\nments",
     "publish_rate": 0
   },
   {
@@ -71,6 +73,7 @@ func TestQueueRowsJSON(t *testing.T) {
     "messages": 3,
     "parking": false,
     "dead_lettered_from": [],
+    "rule": "",
     "publish_rate": 1.5
   }
 ]
@@ -90,6 +93,7 @@ func TestQueueRowsJSON(t *testing.T) {
     "messages": 0,
     "parking": false,
     "dead_lettered_from": [],
+    "rule": "",
     "publish_rate": 0,
     "broker_version": "4.0.5"
   }

@@ -227,6 +227,9 @@ type ParkingQueue struct {
 	Vhost            string   `json:"vhost"`
 	DeadLetteredFrom []string `json:"dead_lettered_from"` // queues whose DLX routes here
 	ByName           bool     `json:"by_name,omitempty"`  // matched only by a name pattern
+	// Rule says why it is a parking queue: "dead-lettered from orders.work",
+	// or the name pattern that matched ("name *_error (MassTransit)").
+	Rule string `json:"rule"`
 }
 
 // Batch is what one bounded browse of a queue returned.

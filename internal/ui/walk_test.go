@@ -135,10 +135,10 @@ func TestDoctorFoldsAdvisoriesAndShowsFixCommandsWhole(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	h := newHarness(t, Options{}, 140, 40)
 	h.press("doctor")
-	h.mustShow("2 advisories,", "enter to show")
+	h.mustShow("4 advisories,", "enter to show")
 	h.mustNotShow("dlx-by-argument")
 	s := h.screen()
-	if strings.Index(s, "WARNING ") > strings.Index(s, "ADVISORY 2 advisories,") {
+	if strings.Index(s, "WARNING ") > strings.Index(s, "ADVISORY 4 advisories,") {
 		t.Fatalf("the error is not first:\n%s", s)
 	}
 	h.press("bottom")

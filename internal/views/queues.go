@@ -134,7 +134,10 @@ func (q *Queues) sources(p triage.ParkingQueue) string {
 	}
 	source := strings.Join(names, ", ")
 	if p.ByName && source == "" {
-		source = "(matched by name)"
+		// the pattern that found it, so a guess by name reads as one (the
+		// doctor and --json say whose habit it is)
+		pattern, _, _ := strings.Cut(p.Rule, " (")
+		source = "(" + sanitize.Line(pattern) + ")"
 	}
 	return source
 }
@@ -517,7 +520,7 @@ func (q *Queues) View() string {
 			head,
 			"",
 			"No parking queues in this vhost: no queue receives dead letters, and no",
-			"queue name contains a parking pattern:",
+			"queue name matches a parking pattern:",
 			"  " + strings.Join(sanitize.Lines(patterns), ", "),
 			"",
 			"To try dlqt:",
