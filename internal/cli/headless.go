@@ -259,7 +259,7 @@ func printQueues(w io.Writer, rows []QueueRow) error {
 		if r.Parking {
 			park = "parking"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\n", r.Name, r.Type, r.Messages, r.PublishRate, park, dash(r.Rule))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\n", r.Name, r.Type, r.Messages, r.IngressRate, park, dash(r.Rule))
 	}
 	return tw.Flush()
 }

@@ -29,6 +29,10 @@ type QueueRow struct {
 	// name pattern that matched); "" for other queues.
 	Rule        string  `json:"rule"`
 	PublishRate float64 `json:"publish_rate"`
+	// IngressRate is the inflow the TUI's queue list starts from: the larger
+	// of the publish rate and the depth's growth (dead letters count only
+	// there on 3.10). RATE/s in the table.
+	IngressRate float64 `json:"ingress_rate"`
 	// BrokerVersion is the RabbitMQ version the row was read from, on every
 	// row so the output stays an array of rows; absent when unknown.
 	BrokerVersion string `json:"broker_version,omitempty"`
@@ -51,6 +55,7 @@ func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
 		rows = append(rows, QueueRow{
 			Vhost: sanitize.Line(top.Vhost), Name: sanitize.Line(q.Name), Type: q.Type,
 			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, Rule: sanitize.Line(p.Rule), PublishRate: q.PublishRate,
+			IngressRate:   q.Ingress(),
 			BrokerVersion: top.Broker.Version.String(),
 		})
 	}

@@ -28,7 +28,7 @@ func jsonOf(t *testing.T, v any) string {
 func TestQueueRowsJSON(t *testing.T) {
 	top := triage.Topology{Vhost: "prod\x1b[2J", Queues: []triage.Queue{
 		{Name: "orders", Type: "classic", Messages: 3, PublishRate: 1.5},
-		{Name: "billing.parking", Type: "quorum", Messages: 7},
+		{Name: "billing.parking", Type: "quorum", Messages: 7, DepthRate: 0.5}, // dead letters: no publish rate
 		{Name: "audit.parking", Type: "classic"},
 	}}
 	parking := []triage.ParkingQueue{
@@ -51,7 +51,8 @@ func TestQueueRowsJSON(t *testing.T) {
     "parking": true,
     "dead_lettered_from": [],
     "rule": "name parking",
-    "publish_rate": 0
+    "publish_rate": 0,
+    "ingress_rate": 0
   },
   {
     "vhost": "prod\\x1b[2J",
@@ -64,7 +65,8 @@ func TestQueueRowsJSON(t *testing.T) {
       "pay\\nments"
     ],
     "rule": "dead-lettered from billing, pay\\nments",
-    "publish_rate": 0
+    "publish_rate": 0,
+    "ingress_rate": 0.5
   },
   {
     "vhost": "prod\\x1b[2J",
@@ -74,7 +76,8 @@ func TestQueueRowsJSON(t *testing.T) {
     "parking": false,
     "dead_lettered_from": [],
     "rule": "",
-    "publish_rate": 1.5
+    "publish_rate": 1.5,
+    "ingress_rate": 1.5
   }
 ]
 `},
@@ -95,6 +98,7 @@ func TestQueueRowsJSON(t *testing.T) {
     "dead_lettered_from": [],
     "rule": "",
     "publish_rate": 0,
+    "ingress_rate": 0,
     "broker_version": "4.0.5"
   }
 ]
