@@ -64,8 +64,8 @@ func TestQueueDecodingToleratesWhatTheAPIOmits(t *testing.T) {
 		}},
 		{"a fall in depth ends what is known", `{"name":"q","messages":3,"messages_details":{"samples":[
 			{"sample":3,"timestamp":1700000900000},{"sample":8,"timestamp":1700000600000}]}}`, func(t *testing.T, q triage.Queue) {
-			if !q.HeldSince.Equal(time.UnixMilli(1700000900000)) {
-				t.Errorf("held since %v: messages taken away since may have been the oldest", q.HeldSince)
+			if !q.HeldSince.IsZero() {
+				t.Errorf("held since %v: messages taken away since may have been the oldest, and 'at least 0s' says nothing", q.HeldSince)
 			}
 		}},
 		{"empty now", `{"name":"q","messages":0,"messages_details":{"samples":[{"sample":0,"timestamp":1700000900000},{"sample":5,"timestamp":1700000600000}]}}`,
