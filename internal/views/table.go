@@ -73,7 +73,7 @@ type Table struct {
 	// filterHint says under the bar how a line of plain words was read
 	// (searched in the payload when no row held it); an error wins.
 	filterHint string
-	styleOf   func(row int) (lipgloss.Style, bool) // a row's own colour, if any
+	styleOf    func(row int) (lipgloss.Style, bool) // a row's own colour, if any
 }
 
 func newTable(ctx *Context, cols []Column) Table {
