@@ -338,7 +338,7 @@ func TestDoctorHelpListsEveryKindAndTheExitStatus(t *testing.T) {
 	for _, want := range []string{
 		doctor.KindCycleSilentDrop, doctor.KindCycleInfinite, doctor.KindMissingExchange, doctor.KindUnroutable,
 		doctor.KindMaxlenWithoutDLX, doctor.KindRetryRouteMismatch, doctor.KindParkingConsumers, doctor.KindParkingLoses,
-		doctor.KindDLXByArgument,
+		doctor.KindDLXByArgument, doctor.KindParkingByName,
 		"Exit status: 0 when no finding is an error", "1 when at least one is",
 	} {
 		if !strings.Contains(r.stdout, want) {

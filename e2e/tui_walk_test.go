@@ -36,14 +36,14 @@ func TestTUIWalkEscClosesHelpAndListsEachKeyOnce(t *testing.T) {
 	}
 }
 
-// TestTUIWalkAt60Columns: queue names keep their width while the trend
-// column gives way, event types theirs while the died column does, and
-// every screen's footer keeps the quit key.
+// TestTUIWalkAt60Columns: queue names keep their width while the sources
+// and consumers columns give way (in/s and trend stay), event types theirs
+// while the died column does, and every screen's footer keeps the quit key.
 func TestTUIWalkAt60Columns(t *testing.T) {
 	s := startTerm(t, 60, 24, isolatedEnv(t), "--demo")
-	scr := s.waitFor("legacy.events.failed ", "payments.parking ", "q/ctrl+c quit")
-	if strings.Contains(scr, "trend") {
-		t.Errorf("the trend column kept its width at 60 columns:\n%s", scr)
+	scr := s.waitFor("legacy.events.failed ", "payments.parking ", "q/ctrl+c quit", "in/s", "trend")
+	if strings.Contains(scr, "sources") {
+		t.Errorf("the sources column kept its width before in/s and trend at 60 columns:\n%s", scr)
 	}
 	s.keys("Enter")
 	s.waitFor("reason_code", "q/ctrl+c quit")
@@ -63,7 +63,7 @@ func TestTUIWalkDoctorFoldsAdvisoriesAndKeepsCommandsWhole(t *testing.T) {
 	s.keys("Enter")
 	s.waitFor("all 8 messages")
 	s.keys("D")
-	scr := s.waitFor("7 advisories,", "enter to show")
+	scr := s.waitFor("8 advisories,", "enter to show")
 	if strings.Contains(scr, "dlx-by-argument") || strings.Contains(scr, "all 8 messages") {
 		t.Errorf("advisories not folded, or the browse's count on the doctor's status line:\n%s", scr)
 	}

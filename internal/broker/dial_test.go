@@ -101,6 +101,13 @@ func TestDialErrorsAreOneClearLine(t *testing.T) {
 			refused: true,
 		},
 		{
+			name: "nothing on either port (the broker is down, or both ports are wrong)",
+			cfg:  broker.Config{AMQPURL: amqpDown.AMQPURL, MgmtURL: "http://" + mgmtPort, Vhost: good.Vhost},
+			want: "neither AMQP nor the management API answers: AMQP at " + amqpPort + ": connection refused; management API at http://" + mgmtPort +
+				": connection refused — is RabbitMQ running there, and are the ports right?",
+			refused: true,
+		},
+		{
 			name:    "nothing on the AMQP port",
 			cfg:     amqpDown,
 			want:    "AMQP at " + amqpPort + ": connection refused — is RabbitMQ running and listening there?",

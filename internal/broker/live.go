@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"syscall"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -118,7 +120,7 @@ func DialConn(ctx context.Context, cc *connect.Conn) (*Live, error) {
 	}
 	l := &Live{cfg: Config{Vhost: cc.Vhost}, mgmt: mgmt, nodes: newAMQPNodes(cc)}
 	if err := mgmt.check(ctx, cc.Vhost); err != nil {
-		return nil, err
+		return nil, bothDown(ctx, l, err)
 	}
 	if _, err := l.connection(ctx); err != nil {
 		return nil, err
@@ -130,3 +132,19 @@ func DialConn(ctx context.Context, cc *connect.Conn) (*Live, error) {
 // app_frames): every topology read carries them, so failures are placed
 // in the operator's code.
 func (l *Live) UseAppFrames(globs []string) { l.appFrames = globs }
+
+// bothDown asks AMQP when the management API refused the connection: if
+// AMQP does too, the broker is down or both ports are wrong, and the error
+// names both addresses, not only the management plugin.
+func bothDown(ctx context.Context, l *Live, mgmtErr error) error {
+	if !errors.Is(mgmtErr, syscall.ECONNREFUSED) {
+		return mgmtErr // it answered, or failed otherwise: what it said is the error
+	}
+	amqpErr := func() error { _, err := l.connection(ctx); return err }()
+	if amqpErr == nil {
+		l.Close()
+		return mgmtErr // the broker is up: the management plugin is the question
+	}
+	head := func(e error) string { h, _, _ := strings.Cut(e.Error(), " — "); return h }
+	return because(mgmtErr, "neither AMQP nor the management API answers: %s; %s — is RabbitMQ running there, and are the ports right?", head(amqpErr), head(mgmtErr))
+}

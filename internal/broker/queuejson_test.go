@@ -48,6 +48,32 @@ func TestQueueDecodingToleratesWhatTheAPIOmits(t *testing.T) {
 				t.Errorf("%+v", q)
 			}
 		}},
+		{"depth growth rate", `{"name":"q","messages":30,"messages_details":{"rate":0.5}}`, func(t *testing.T, q triage.Queue) {
+			if q.DepthRate != 0.5 || q.Ingress() != 0.5 {
+				t.Errorf("depth rate %v, ingress %v; want 0.5 (no publish rate: dead letters)", q.DepthRate, q.Ingress())
+			}
+		}},
+		// samples newest first, 5 minutes apart: empty 15 minutes ago, never
+		// lower since, so the oldest message is at least 10 minutes old
+		{"held since the depth last rose from empty", `{"name":"q","messages":9,"messages_details":{"rate":0,"samples":[
+			{"sample":9,"timestamp":1700000900000},{"sample":9,"timestamp":1700000600000},{"sample":4,"timestamp":1700000300000},
+			{"sample":0,"timestamp":1700000000000},{"sample":7,"timestamp":1699999700000}]}}`, func(t *testing.T, q triage.Queue) {
+			if !q.HeldSince.Equal(time.UnixMilli(1700000300000)) {
+				t.Errorf("held since %v, want the first sample after the empty one", q.HeldSince)
+			}
+		}},
+		{"a fall in depth ends what is known", `{"name":"q","messages":3,"messages_details":{"samples":[
+			{"sample":3,"timestamp":1700000900000},{"sample":8,"timestamp":1700000600000}]}}`, func(t *testing.T, q triage.Queue) {
+			if !q.HeldSince.IsZero() {
+				t.Errorf("held since %v: messages taken away since may have been the oldest, and 'at least 0s' says nothing", q.HeldSince)
+			}
+		}},
+		{"empty now", `{"name":"q","messages":0,"messages_details":{"samples":[{"sample":0,"timestamp":1700000900000},{"sample":5,"timestamp":1700000600000}]}}`,
+			func(t *testing.T, q triage.Queue) {
+				if !q.HeldSince.IsZero() {
+					t.Errorf("held since %v for an empty queue", q.HeldSince)
+				}
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

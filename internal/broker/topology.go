@@ -32,6 +32,34 @@ type queueJSON struct {
 	MessagesDLX          int             `json:"messages_dlx"`
 	MessageBytes         int64           `json:"message_bytes"`
 	MessageStats         messageStats    `json:"message_stats"`
+	MessagesDetails      depthDetails    `json:"messages_details"`
+}
+
+// depthDetails is a queue's messages_details: the rate the depth changes
+// at, and its samples (newest first) over queueHistory.
+type depthDetails struct {
+	Rate    float64 `json:"rate"`
+	Samples []struct {
+		Sample    int   `json:"sample"`
+		Timestamp int64 `json:"timestamp"` // ms
+	} `json:"samples"`
+}
+
+// heldSince is the time of the oldest sample from which the depth never
+// fell and was never zero up to the newest one: the messages there then are
+// all still there. Zero when the queue is empty or there are no samples.
+func (d depthDetails) heldSince() time.Time {
+	var since int64
+	for i, s := range d.Samples {
+		if s.Sample <= 0 || (i > 0 && s.Sample > d.Samples[i-1].Sample) {
+			break
+		}
+		since = s.Timestamp
+	}
+	if since == 0 || since == d.Samples[0].Timestamp {
+		return time.Time{} // "at least 0s" says nothing
+	}
+	return time.UnixMilli(since).UTC()
 }
 
 // messageStats is a queue's message_stats. Filtered by ?columns=, the
@@ -60,7 +88,14 @@ func (m *messageStats) UnmarshalJSON(data []byte) error {
 // Mirroring fields (slave_nodes, ha-* policy keys) are never asked for:
 // 4.0 removed classic mirroring.
 const queueColumns = "?columns=name,type,messages,messages_unacknowledged,consumers,arguments,policy,effective_policy_definition," +
-	"head_message_timestamp,messages_dlx,message_stats.publish_details.rate,message_bytes"
+	"head_message_timestamp,messages_dlx,message_stats.publish_details.rate,message_bytes,messages_details.rate"
+
+// queueHistory asks for an hour of each queue's depth, a sample every 5
+// minutes (13 per queue; the broker keeps an hour at one a minute by
+// default): how long its messages have waited, known from the first poll.
+// A request of its own: with lengths_incr the API averages the depth rate
+// over the increment, and the queue list wants the rate of the last 5 s.
+const queueHistory = "?columns=name,messages_details&lengths_age=3600&lengths_incr=300"
 
 // Topology reads the vhost's exchanges, bindings and queues.
 func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
@@ -70,11 +105,16 @@ func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
 		return top, l.vhostErr(err)
 	}
 	top.Broker = l.broker(ctx)
+	held := l.heldSince(ctx)
 	for _, q := range raw {
 		if strings.HasPrefix(q.Name, LeasePrefix) {
 			continue // dlqt's own lease, not the user's topology
 		}
-		top.Queues = append(top.Queues, q.domain(top.Broker.Version))
+		dq := q.domain(top.Broker.Version)
+		if dq.Messages > 0 {
+			dq.HeldSince = held[q.Name]
+		}
+		top.Queues = append(top.Queues, dq)
 	}
 	if err := ctx.Err(); err != nil {
 		return top, err
@@ -109,6 +149,26 @@ func (l *Live) Topology(ctx context.Context) (triage.Topology, error) {
 		})
 	}
 	return top, nil
+}
+
+// heldSince reads each queue's depth history (queueHistory) for
+// Queue.HeldSince. The history is a nicety: when it cannot be read the
+// queues have none, and the topology is read all the same.
+func (l *Live) heldSince(ctx context.Context) map[string]time.Time {
+	var raw []struct {
+		Name            string       `json:"name"`
+		MessagesDetails depthDetails `json:"messages_details"`
+	}
+	if err := l.mgmt.get(ctx, "queues/"+url.PathEscape(l.cfg.Vhost)+queueHistory, &raw); err != nil {
+		return nil
+	}
+	out := make(map[string]time.Time, len(raw))
+	for _, q := range raw {
+		if at := q.MessagesDetails.heldSince(); !at.IsZero() {
+			out[q.Name] = at
+		}
+	}
+	return out
 }
 
 // exchangeJSON is one element of GET /api/exchanges/{vhost}, with the
@@ -218,6 +278,8 @@ func (q queueJSON) domain(v triage.BrokerVersion) triage.Queue {
 		Arguments:   args,
 		Policy:      q.Policy,
 		PublishRate: q.MessageStats.PublishDetails.Rate,
+		DepthRate:   q.MessagesDetails.Rate,
+		HeldSince:   q.MessagesDetails.heldSince(), // when the history came with it
 	}
 	if out.Type == "" {
 		out.Type = triage.QueueClassic // before 3.8 the API left it out

@@ -40,6 +40,10 @@ urgent first, with what it does and how to fix it:
                                    or a quorum delivery limit
   advisory dlx-by-argument         a DLX set by queue argument: only deleting
                                    and redeclaring the queue can change it
+  advisory parking-by-name         a queue no dead-letter exchange feeds is
+                                   listed as parking by its name; says which
+                                   pattern (NServiceBus error, MassTransit
+                                   _error, Spring .dlq, ...)
   warning  permission-missing      the user lacks a permission discard,
                                    replay, fullscan or a browse needs (one
                                    finding each, with the rabbitmqctl line)

@@ -253,13 +253,13 @@ func progressTo(w io.Writer, what string) func(read, expected int) {
 
 func printQueues(w io.Writer, rows []QueueRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "QUEUE\tTYPE\tMESSAGES\tRATE/s\tPARKING\tDEAD-LETTERED FROM")
+	fmt.Fprintln(tw, "QUEUE\tTYPE\tMESSAGES\tRATE/s\tPARKING\tRULE")
 	for _, r := range rows {
 		park := "-"
 		if r.Parking {
 			park = "parking"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\n", r.Name, r.Type, r.Messages, r.PublishRate, park, strings.Join(r.DeadLetteredFrom, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%s\t%s\n", r.Name, r.Type, r.Messages, r.IngressRate, park, dash(r.Rule))
 	}
 	return tw.Flush()
 }
@@ -267,7 +267,7 @@ func printQueues(w io.Writer, rows []QueueRow) error {
 // printGroups prints the groups as a table, with an OWNER column when the
 // config has owners.
 func printGroups(w io.Writer, b triage.Batch, matched int, f filter.Filter, rows []GroupRow, owners bool) error {
-	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(b.Queue), boundText(b), filterText(matched, f))
+	fmt.Fprintf(w, "queue %s: %s%s\n", sanitize.Line(b.Queue), boundText(b), filterText(matched, f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head := "REASON\tREASON_CODE\tCOUNT\tOLDEST\tNEWEST\tEVENT TYPES"
 	if owners {
@@ -307,7 +307,7 @@ func messageLineOf(t *triage.Triaged, red *redact.Redactor) messageLine {
 }
 
 func printMessageLines(w io.Writer, b triage.Batch, f filter.Filter, lines []messageLine) error {
-	fmt.Fprintf(w, "%s: %s%s\n", sanitize.Line(b.Queue), boundText(b), filterText(len(lines), f))
+	fmt.Fprintf(w, "queue %s: %s%s\n", sanitize.Line(b.Queue), boundText(b), filterText(len(lines), f))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tREASON\tREASON_CODE\tEVENT TYPE\tATTEMPTS\tDIED AT")
 	for _, l := range lines {

@@ -25,7 +25,14 @@ type QueueRow struct {
 	Messages         int      `json:"messages"`
 	Parking          bool     `json:"parking"`
 	DeadLetteredFrom []string `json:"dead_lettered_from"`
-	PublishRate      float64  `json:"publish_rate"`
+	// Rule says why a parking queue is one (its dead-letter route, or the
+	// name pattern that matched); "" for other queues.
+	Rule        string  `json:"rule"`
+	PublishRate float64 `json:"publish_rate"`
+	// IngressRate is the inflow the TUI's queue list starts from: the larger
+	// of the publish rate and the depth's growth (dead letters count only
+	// there on 3.10). RATE/s in the table.
+	IngressRate float64 `json:"ingress_rate"`
 	// BrokerVersion is the RabbitMQ version the row was read from, on every
 	// row so the output stays an array of rows; absent when unknown.
 	BrokerVersion string `json:"broker_version,omitempty"`
@@ -47,7 +54,8 @@ func queueRows(top triage.Topology, parking []triage.ParkingQueue) []QueueRow {
 		}
 		rows = append(rows, QueueRow{
 			Vhost: sanitize.Line(top.Vhost), Name: sanitize.Line(q.Name), Type: q.Type,
-			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, PublishRate: q.PublishRate,
+			Messages: q.Messages, Parking: isParking, DeadLetteredFrom: from, Rule: sanitize.Line(p.Rule), PublishRate: q.PublishRate,
+			IngressRate:   q.Ingress(),
 			BrokerVersion: top.Broker.Version.String(),
 		})
 	}

@@ -28,12 +28,12 @@ func jsonOf(t *testing.T, v any) string {
 func TestQueueRowsJSON(t *testing.T) {
 	top := triage.Topology{Vhost: "prod\x1b[2J", Queues: []triage.Queue{
 		{Name: "orders", Type: "classic", Messages: 3, PublishRate: 1.5},
-		{Name: "billing.parking", Type: "quorum", Messages: 7},
+		{Name: "billing.parking", Type: "quorum", Messages: 7, DepthRate: 0.5}, // dead letters: no publish rate
 		{Name: "audit.parking", Type: "classic"},
 	}}
 	parking := []triage.ParkingQueue{
-		{Queue: triage.Queue{Name: "billing.parking"}, DeadLetteredFrom: []string{"billing", "pay\nments"}},
-		{Queue: triage.Queue{Name: "audit.parking"}}, // found by name: nothing dead-letters into it
+		{Queue: triage.Queue{Name: "billing.parking"}, DeadLetteredFrom: []string{"billing", "pay\nments"}, Rule: "dead-lettered from billing, pay\nments"},
+		{Queue: triage.Queue{Name: "audit.parking"}, ByName: true, Rule: "name parking"}, // found by name: nothing dead-letters into it
 	}
 	tests := []struct {
 		name    string
@@ -50,7 +50,9 @@ func TestQueueRowsJSON(t *testing.T) {
     "messages": 0,
     "parking": true,
     "dead_lettered_from": [],
-    "publish_rate": 0
+    "rule": "name parking",
+    "publish_rate": 0,
+    "ingress_rate": 0
   },
   {
     "vhost": "prod\\x1b[2J",
@@ -62,7 +64,9 @@ func TestQueueRowsJSON(t *testing.T) {
       "billing",
       "pay\\nments"
     ],
-    "publish_rate": 0
+    "rule": "dead-lettered from billing, pay\\nments",
+    "publish_rate": 0,
+    "ingress_rate": 0.5
   },
   {
     "vhost": "prod\\x1b[2J",
@@ -71,7 +75,9 @@ func TestQueueRowsJSON(t *testing.T) {
     "messages": 3,
     "parking": false,
     "dead_lettered_from": [],
-    "publish_rate": 1.5
+    "rule": "",
+    "publish_rate": 1.5,
+    "ingress_rate": 1.5
   }
 ]
 `},
@@ -90,7 +96,9 @@ func TestQueueRowsJSON(t *testing.T) {
     "messages": 0,
     "parking": false,
     "dead_lettered_from": [],
+    "rule": "",
     "publish_rate": 0,
+    "ingress_rate": 0,
     "broker_version": "4.0.5"
   }
 ]

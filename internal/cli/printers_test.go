@@ -9,6 +9,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/replay"
 )
@@ -166,5 +167,24 @@ func TestPrintProposalNamesItsDecision(t *testing.T) {
 				t.Errorf("a decided proposal still says who may approve:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// TestGroupsAndMessagesHeadNameTheQueueAsOne: NServiceBus parks in a queue
+// called error; "error: all 26 messages" read as a failure of dlqt.
+func TestGroupsAndMessagesHeadNameTheQueueAsOne(t *testing.T) {
+	msgs := make([]triage.Message, 26)
+	b := triage.Batch{Queue: "error", Depth: 26, Limit: 100, Messages: msgs}
+	var g, m bytes.Buffer
+	if err := printGroups(&g, b, 26, filter.Filter{}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := printMessageLines(&m, b, filter.Filter{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{g.String(), m.String()} {
+		if first, _, _ := strings.Cut(out, "\n"); first != "queue error: all 26 messages" {
+			t.Errorf("first line %q, want %q", first, "queue error: all 26 messages")
+		}
 	}
 }

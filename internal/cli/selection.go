@@ -12,6 +12,9 @@ import (
 // is parsed before any broker is touched, so a typo costs nothing.
 func (a *app) selection(ids []string, group string, where []string) (triage.Selection, error) {
 	sel := triage.Selection{IDs: ids}
+	if group != "" && len(ids) > 0 {
+		return sel, usageError{errors.New("select messages by id or by group, not both (--id ID ..., --group REASON[/CODE] or --where EXPR)")}
+	}
 	if group != "" {
 		k, err := triage.ParseGroupKey(group)
 		if err != nil {

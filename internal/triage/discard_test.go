@@ -224,7 +224,6 @@ func TestDiscardRefusesBeforeTouchingAnything(t *testing.T) {
 		"empty reason":      {Queue: "orders.parking", Reason: "", Selection: Selection{IDs: []string{"a"}}},
 		"blank reason":      {Queue: "orders.parking", Reason: " \t\n", Selection: Selection{IDs: []string{"a"}}},
 		"no selection":      {Queue: "orders.parking", Reason: "r"},
-		"ids and group":     {Queue: "orders.parking", Reason: "r", Selection: Selection{IDs: []string{"a"}, Group: group("expired")}},
 		"unknown queue":     {Queue: "nope", Reason: "r", Selection: Selection{IDs: []string{"a"}}},
 		"quorum no consent": {Queue: "pay.parking", Reason: "r", Selection: Selection{IDs: []string{"a"}}},
 	}

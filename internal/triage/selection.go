@@ -58,8 +58,9 @@ func (k GroupKey) Matches(t Triaged) bool {
 }
 
 // Selection picks the messages of one queue an action applies to: explicit
-// ids, or a group, narrowed by Where when set. At most one of ids and group
-// is set; Where alone selects every message it matches.
+// ids, or a group, narrowed by Where when set; Where alone selects every
+// message it matches. Ids and a group together are the ids of that group a
+// screen showed: the plan journals the group they came from.
 type Selection struct {
 	IDs   []string  `json:"ids"`   // journals before held "IDs": read case-insensitively
 	Group *GroupKey `json:"group"` // and "Group"
@@ -128,8 +129,6 @@ func (s *Selection) UnmarshalJSON(data []byte) error {
 // Validate refuses an empty or ambiguous selection.
 func (s Selection) Validate() error {
 	switch {
-	case len(s.IDs) > 0 && s.Group != nil:
-		return fmt.Errorf("select messages by id or by group, not both")
 	case len(s.IDs) == 0 && s.Group == nil && (s.Where == nil || s.Where.Empty()):
 		return fmt.Errorf("no messages selected: name ids, a group or a filter")
 	}
@@ -144,10 +143,10 @@ func (s Selection) Matches(t Triaged) bool {
 	if len(s.IDs) == 0 && s.Group == nil {
 		return true // the filter alone selects
 	}
-	if s.Group != nil {
-		return s.Group.Matches(t)
+	if s.Group != nil && !s.Group.Matches(t) {
+		return false
 	}
-	return slices.Contains(s.IDs, t.ID)
+	return len(s.IDs) == 0 || slices.Contains(s.IDs, t.ID)
 }
 
 // Apply returns the selected messages in queue order.

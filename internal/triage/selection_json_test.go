@@ -25,3 +25,24 @@ func TestSelectionReadsBothKeyStyles(t *testing.T) {
 		t.Errorf("written as %s", out)
 	}
 }
+
+// TestIDsOfAGroupSelectOnlyThoseIDsOfThatGroup: a screen's group as shown is
+// its ids with the group named, for the journal; together they select no
+// more than either would.
+func TestIDsOfAGroupSelectOnlyThoseIDsOfThatGroup(t *testing.T) {
+	expired := GroupKey{Reason: ReasonExpired, AnyCode: true}
+	sel := Selection{IDs: []string{"a", "c"}, Group: &expired}
+	if err := sel.Validate(); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	ts := []Triaged{
+		{ID: "a", Reason: ReasonExpired}, {ID: "b", Reason: ReasonExpired}, {ID: "c", Reason: ReasonRejected},
+	}
+	var got []string
+	for _, t := range sel.Apply(ts) {
+		got = append(got, t.ID)
+	}
+	if len(got) != 1 || got[0] != "a" {
+		t.Fatalf("selected %v, want [a]", got)
+	}
+}

@@ -6,9 +6,6 @@ import (
 	"strings"
 )
 
-// DefaultParkingPatterns are matched case-insensitively as substrings of queue names.
-var DefaultParkingPatterns = []string{"dlq", "dead", "parking", "_error", ".error", "failed"}
-
 // FindParkingQueues lists the parking queues of a topology: every queue that
 // receives dead letters from a queue that is not a retry bucket, plus queues
 // whose names match a pattern (nil patterns: DefaultParkingPatterns). Retry
@@ -19,7 +16,6 @@ func FindParkingQueues(t Topology, patterns []string) []ParkingQueue {
 		patterns = DefaultParkingPatterns
 	}
 	r := newRouter(t)
-	byName := func(name string) bool { return nameMatches(name, patterns) }
 
 	targets := make(map[string][]string, len(t.Queues))
 	for _, q := range t.Queues {
@@ -55,11 +51,14 @@ func FindParkingQueues(t Topology, patterns []string) []ParkingQueue {
 			continue
 		}
 		sources, fed := from[q.Name]
-		if !fed && !byName(q.Name) {
+		rule := ""
+		if fed {
+			sources = uniqueSorted(sources)
+			rule = "dead-lettered from " + strings.Join(sources, ", ")
+		} else if rule = parkingRuleByName(q.Name, patterns); rule == "" {
 			continue
 		}
-		sources = uniqueSorted(sources)
-		out = append(out, ParkingQueue{Queue: q, Vhost: t.Vhost, DeadLetteredFrom: sources, ByName: !fed})
+		out = append(out, ParkingQueue{Queue: q, Vhost: t.Vhost, DeadLetteredFrom: uniqueSorted(sources), ByName: !fed, Rule: rule})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -92,16 +91,6 @@ func (r *router) retryTargets(q Queue, targets map[string][]string) []string {
 func (r *router) parkedByPlainQueue(name string, targets map[string][]string) bool {
 	for src, dsts := range targets {
 		if src != name && r.queues[src].MessageTTL <= 0 && slices.Contains(dsts, name) {
-			return true
-		}
-	}
-	return false
-}
-
-func nameMatches(name string, patterns []string) bool {
-	lower := strings.ToLower(name)
-	for _, p := range patterns {
-		if p != "" && strings.Contains(lower, strings.ToLower(p)) {
 			return true
 		}
 	}

@@ -212,6 +212,15 @@ type Queue struct {
 
 	PublishRate   float64   `json:"publish_rate"`            // msg/s into the queue
 	HeadPublished time.Time `json:"head_published,omitzero"` // head_message_timestamp, when known
+	// DepthRate is the management API's rate of change of Messages (msg/s,
+	// negative while draining): a dead letter does not count in PublishRate
+	// on 3.10, but it grows the depth, and the broker has measured that
+	// before dlqt's first poll.
+	DepthRate float64 `json:"depth_rate,omitempty"`
+	// HeldSince is a lower bound on the arrival of the oldest message, from
+	// the broker's history of the depth (an hour of it): the depth never
+	// fell since then, so what was there then is there now. Zero: unknown.
+	HeldSince time.Time `json:"held_since,omitzero"`
 
 	DeadLetterExchange      string `json:"dead_letter_exchange,omitempty"`
 	HasDeadLetterExchange   bool   `json:"has_dead_letter_exchange,omitempty"`
@@ -229,6 +238,11 @@ type Queue struct {
 	DeliveryLimit    int64 `json:"delivery_limit,omitempty"`
 	DeliveryLimitSet bool  `json:"delivery_limit_set,omitempty"`
 }
+
+// Ingress is the queue's inflow as the broker measures it: the larger of
+// its publish rate and its depth's growth, never negative. The queue list
+// of the TUI starts from it and `dlqt queues` prints it.
+func (q Queue) Ingress() float64 { return max(q.PublishRate, q.DepthRate, 0) }
 
 // Topology is what dlqt knows of a vhost: enough to find parking queues and
 // to tell a broker death from an application publish.
@@ -250,6 +264,9 @@ type ParkingQueue struct {
 	Vhost            string   `json:"vhost"`
 	DeadLetteredFrom []string `json:"dead_lettered_from"` // queues whose DLX routes here
 	ByName           bool     `json:"by_name,omitempty"`  // matched only by a name pattern
+	// Rule says why it is a parking queue: "dead-lettered from orders.work",
+	// or the name pattern that matched ("name *_error (MassTransit)").
+	Rule string `json:"rule"`
 }
 
 // Batch is what one bounded browse of a queue returned.

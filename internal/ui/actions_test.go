@@ -477,3 +477,31 @@ func TestInterruptedReplayBannerAndResume(t *testing.T) {
 	}
 	h.mustShow("Resume interrupted replay", "2 messages")
 }
+
+// TestReplayOfAGroupRecordsTheGroupInThePlan: the plan journalled for a
+// replay of a group names the group (it said "group": null), and still
+// takes the ids shown.
+func TestReplayOfAGroupRecordsTheGroupInThePlan(t *testing.T) {
+	h, _ := liveHarness(t, 120, 40)
+	var ran replay.Plan
+	h.m.c.eng.runReplay = func(_ context.Context, plan replay.Plan, _ replay.Port, _ triage.Recorder, _ <-chan replay.Command, progress func(replay.Progress)) (replay.Result, error) {
+		ran = plan
+		return replay.Result{ID: plan.ID}, nil
+	}
+	closed := false
+	h.m.c.opts.Actions.OpenReplay = func(context.Context, string, string, bool, int) (replay.Port, error) {
+		return closingPort{closed: &closed}, nil
+	}
+	h.openQueue("orders.dlq")
+	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
+	h.press("replay")
+	h.press("open")
+	h.press("confirm")
+	want := triage.GroupKey{Reason: triage.ReasonRejected, Code: "INVALID_SKU"}
+	if g := ran.Selection.Group; g == nil || *g != want {
+		t.Fatalf("the plan's group is %v, want %v", g, want)
+	}
+	if !slices.Equal(ran.IDs(), []string{"m-1001", "m-1002", "m-1003"}) {
+		t.Fatalf("replayed %v, want the group's three", ran.IDs())
+	}
+}

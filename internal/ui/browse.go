@@ -88,6 +88,7 @@ func (f *browseFlow) openAwaited() {
 // openMessage shows the selected message.
 func (f *browseFlow) openMessage() {
 	if t, ok := f.messages.Selected(); ok && f.showMessage(t) {
+		f.message.Top()
 		f.c.focus = screenMessage
 	}
 }

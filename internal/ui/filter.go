@@ -37,6 +37,7 @@ type fieldFilter struct {
 type filterWork struct {
 	id     int
 	cancel context.CancelFunc
+	text   bool // the line's plain words matched no row and are searched as text~
 }
 
 func newFieldFilter(c *programContext, t *views.Table, set func(filter.Filter), screen screenID, read func() *triage.Inspection) fieldFilter {
@@ -65,8 +66,10 @@ func (f fieldFilter) refilter() tea.Cmd {
 	cmd, err := f.apply(t.FilterValue())
 	if err == nil {
 		t.SetFilterError("")
+		t.SetFilterHint(f.hint(t.FilterValue()))
 		return cmd
 	}
+	t.SetFilterHint("")
 	t.SetFilterError(sanitize.Line(err.Error()))
 	for n := len(words) - 1; n >= 0; n-- {
 		if cmd, err := f.apply(strings.Join(words[:n], " ")); err == nil {
@@ -80,10 +83,18 @@ func (f fieldFilter) refilter() tea.Cmd {
 // back first, returns the command that resolves it.
 func (f fieldFilter) apply(line string) (tea.Cmd, error) {
 	f.stopResolving()
+	f.work.text = false
 	if !hasFieldExpr(line) {
 		f.set(filter.Filter{})
 		f.table.SetSubstring(line)
-		return nil, nil
+		if strings.TrimSpace(line) == "" || f.table.Searching() || f.table.Len() > 0 {
+			return nil, nil
+		}
+		// no row holds it: a customer or order id lives in the payload, so
+		// the words are searched there (text~), as --where reads them
+		f.table.SetSubstring("")
+		line = strings.Join(strings.Fields(line), " ")
+		f.work.text = true
 	}
 	opts := f.c.opts.Filter
 	opts.Now = f.c.now() // died<1h is counted from the screen's clock
@@ -148,6 +159,18 @@ func (f fieldFilter) onResolved(msg filterResolvedMsg) {
 		return
 	}
 	f.set(msg.f)
+}
+
+// hint is the line under the bar for plain words no row contains (apply
+// searched them as text~): what was searched; when that finds nothing too,
+// the screen's empty state says so. "" for anything else.
+func (f fieldFilter) hint(line string) string {
+	if !f.work.text {
+		return ""
+	}
+	words := strings.Fields(line)
+	quoted, text := sanitize.Line(strings.Join(words, " ")), "text~"+sanitize.Line(strings.Join(words, " text~"))
+	return `no row contains "` + quoted + `": searched headers and payload (` + text + ")"
 }
 
 // hasFieldExpr reports a line with at least one FIELD OP VALUE word; a

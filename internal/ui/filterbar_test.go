@@ -115,3 +115,26 @@ func TestTypingInTheFilterNeverTriggersActions(t *testing.T) {
 		t.Fatalf("filter text %q", got)
 	}
 }
+
+// TestABareWordNoRowHoldsSearchesThePayload: a customer id lives in the
+// payload, not in the rows: a bare word no row contains searches the
+// headers and payload (text~) and says so under the bar, instead of showing
+// nothing with no hint; a word that matches nothing anywhere says that.
+func TestABareWordNoRowHoldsSearchesThePayload(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	h := newHarness(t, Options{}, 120, 40)
+	h.openQueue("orders.dlq")
+	h.press("filter")
+	h.typeText("o-9") // in m-1004's payload only
+	if n := h.m.groups.Table().Len(); n != 1 {
+		t.Fatalf("'o-9' shows %d groups, want the one of m-1004", n)
+	}
+	h.mustShow("PAYMENT_TIMEOUT", "where text~o-9", `no row contains "o-9": searched headers and payload (text~o-9)`)
+	h.press("open")
+	h.mustShow("1 of 5 messages")
+
+	h.press("back")
+	h.press("filter")
+	h.typeText("zz-no-such-thing")
+	h.mustShow(`no row contains "zz-no-such-thing": searched headers and payload`, "No message matches text~zz-no-such-thing")
+}

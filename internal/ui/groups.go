@@ -65,8 +65,10 @@ func (s *groupsScreen) target(insp *triage.Inspection) (target, error) {
 		return target{}, errors.New("no group selected")
 	}
 	var tg target
+	named := true // the key selects every member (it would not if groups were keyed otherwise)
 	for _, i := range g.Members {
 		tg.ids = append(tg.ids, insp.Messages[i].ID)
+		named = named && triage.GroupKey{Reason: g.Reason, Code: g.ReasonCode}.Matches(insp.Messages[i])
 	}
 	code := g.ReasonCode
 	if code == "" {
@@ -74,6 +76,9 @@ func (s *groupsScreen) target(insp *triage.Inspection) (target, error) {
 	}
 	tg.what = fmt.Sprintf("group %s/%s", g.Reason, code)
 	key := triage.GroupKey{Reason: g.Reason, Code: g.ReasonCode}
+	if named {
+		tg.group = &key
+	}
 	tg.chosenBy = map[string]any{"group": key.String()}
 	if f := s.Filter(); !f.Empty() {
 		tg.what += " where " + f.String()

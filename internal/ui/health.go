@@ -10,10 +10,11 @@ import (
 )
 
 // The queues screen's rates and trends are measured here, across polls of
-// the topology, rather than read from the management API's samples: on
-// RabbitMQ 3.10.8 a dead-lettered message does not count in the parking
-// queue's publish rate (checked: 30 dead letters, no message_stats at all),
-// so the inflow of a parking queue only shows as its depth growing.
+// the topology, and start from the management API's rates: on RabbitMQ
+// 3.10.8 a dead-lettered message does not count in the parking queue's
+// publish rate (checked: 30 dead letters, no message_stats at all), so the
+// inflow of a parking queue shows as its depth growing: the API's depth
+// rate (messages_details) at the first poll, the polls' growth after.
 
 // defaultPoll matches the management API's default statistics interval:
 // polling faster would read the same numbers twice.
@@ -98,11 +99,13 @@ func (h *healthLog) record(qs []triage.ParkingQueue, at time.Time) map[string]vi
 		seen[q.Name] = true
 		s, ok := h.queues[q.Name]
 		if !ok {
-			s = &queueSample{ingress: q.PublishRate, history: []float64{q.PublishRate}}
+			// the broker's own rates from the first poll: waiting for two
+			// polls showed every queue at 0 for the first 5 s
+			s = &queueSample{ingress: q.Ingress(), history: []float64{q.Ingress()}}
 			h.queues[q.Name] = s
 		} else if base := s.base(at); at.Sub(base.at) >= minGap {
 			growth := float64(q.Messages-base.depth) / at.Sub(base.at).Seconds()
-			s.ingress = max(q.PublishRate, growth, 0)
+			s.ingress = max(q.Ingress(), growth)
 			s.history = append(s.history, s.ingress)
 			if len(s.history) > maxHistory {
 				s.history = s.history[len(s.history)-maxHistory:]

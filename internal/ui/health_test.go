@@ -52,3 +52,42 @@ func TestPollOnlyReadsWhileTheQueuesScreenShows(t *testing.T) {
 		t.Fatal("a poll on the queues screen did not read the topology")
 	}
 }
+
+// TestHealthFromTheFirstFrameWithoutABrowse: before any browse and before
+// a second poll, the broker's depth rate and depth history say that a
+// queue is filling and how long its messages have waited: a queue still
+// receiving 0.5 dead letters a second, or whose messages have waited 13
+// minutes, does not read ok, and the filling one comes first. At 50
+// columns in/s and trend still show.
+func TestHealthFromTheFirstFrameWithoutABrowse(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	r := scenario()
+	for i, q := range r.top.Queues {
+		switch q.Name {
+		case "payments.parking":
+			r.top.Queues[i].DepthRate = 0.5 // dead letters: no publish rate on 3.10
+		case hostileQueue:
+			r.top.Queues[i].HeldSince = fixedNow.Add(-13 * time.Minute)
+		}
+	}
+	for _, w := range []int{120, 50} {
+		if w == 50 { // names as long as payments.parking: the escaped hostile one is 24 cells
+			r.top.Queues[len(r.top.Queues)-1].Name = "evil.dlq"
+		}
+		h := newHarness(t, Options{Reader: r}, w, 24)
+		if st := h.m.queues.Health("payments.parking"); st != "WARN" {
+			t.Errorf("%d columns: payments.parking receiving 0.5/s reads %q, want WARN", w, st)
+		}
+		if st := h.m.queues.Health(r.top.Queues[len(r.top.Queues)-1].Name); st != "WARN" {
+			t.Errorf("%d columns: a queue whose messages waited 13 minutes reads %q, want WARN", w, st)
+		}
+		if q, _ := h.m.queues.Selected(); q.Name != "payments.parking" {
+			t.Errorf("%d columns: %s is first, want the filling payments.parking", w, q.Name)
+		}
+		h.mustShow("in/s", "trend", " 0.5 ")
+		if w == 120 {
+			h.mustShow("≥13m")
+			h.mustNotShow("unread    0 (")
+		}
+	}
+}

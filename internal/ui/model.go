@@ -295,6 +295,9 @@ type target struct {
 	queue string
 	ids   []string
 	what  string // "group rejected/INVALID_SKU", "3 marked messages", "message m-1"
+	// group is the group the ids are (as shown), for the replay plan; nil
+	// for marked or single messages.
+	group *triage.GroupKey
 	// chosenBy says for the journal how the ids were chosen (group,
 	// filter); nil for ids picked one by one.
 	chosenBy map[string]any

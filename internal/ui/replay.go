@@ -135,7 +135,7 @@ func (s *replayScreen) plan(tg target) tea.Cmd {
 		s.c.setErr(errors.New("replay: nothing is read yet"))
 		return nil
 	}
-	s.sel, s.what = triage.Selection{IDs: tg.ids}, tg.what
+	s.sel, s.what = triage.Selection{IDs: tg.ids, Group: tg.group}, tg.what
 	s.opts = replay.Options{Allow: s.c.opts.Actions.Allow}
 	s.revs = nil
 	s.chosenReq = s.c.nextID()

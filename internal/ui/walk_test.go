@@ -135,10 +135,10 @@ func TestDoctorFoldsAdvisoriesAndShowsFixCommandsWhole(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	h := newHarness(t, Options{}, 140, 40)
 	h.press("doctor")
-	h.mustShow("2 advisories,", "enter to show")
+	h.mustShow("4 advisories,", "enter to show")
 	h.mustNotShow("dlx-by-argument")
 	s := h.screen()
-	if strings.Index(s, "WARNING ") > strings.Index(s, "ADVISORY 2 advisories,") {
+	if strings.Index(s, "WARNING ") > strings.Index(s, "ADVISORY 4 advisories,") {
 		t.Fatalf("the error is not first:\n%s", s)
 	}
 	h.press("bottom")
@@ -157,13 +157,14 @@ func TestDoctorFoldsAdvisoriesAndShowsFixCommandsWhole(t *testing.T) {
 	}
 }
 
-// TestAt60ColumnsNamesKeepTheirWidthAndQuitShows: the trend column gives
-// way before queue names are cut, and the help line keeps quit.
+// TestAt60ColumnsNamesKeepTheirWidthAndQuitShows: the sources, consumers
+// and oldest columns give way before queue names are cut, in/s and trend
+// stay (they say a queue is still filling), and the help line keeps quit.
 func TestAt60ColumnsNamesKeepTheirWidthAndQuitShows(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	h := newHarness(t, Options{}, 60, 24)
-	h.mustShow("payments.parking ", "audit.failed", "q/ctrl+c quit")
-	h.mustNotShow("trend")
+	h.mustShow("payments.parking ", "audit.failed", "q/ctrl+c quit", "in/s", "trend")
+	h.mustNotShow("sources", "cons")
 	h.openQueue("orders.dlq")
 	h.mustShow("q/ctrl+c quit")
 	h.press("open")

@@ -317,6 +317,9 @@ func SplitCommands(fix string) (prose string, commands []string) {
 	prose = commandRe.ReplaceAllStringFunc(fix, func(m string) string {
 		c := strings.TrimRight(m, ". )")
 		commands = append(commands, c)
+		if strings.Contains(tail(m), ")") { // already inside parentheses
+			return "the command below" + tail(m)
+		}
 		return "(the command below)" + tail(m)
 	})
 	return prose, commands

@@ -114,3 +114,22 @@ func TestHexDumpKeepsItsTextColumnAt80(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitCommandsInsideParenthesesKeepsOneParenthesis: a command inside
+// parentheses became "(the command below))".
+func TestSplitCommandsInsideParenthesesKeepsOneParenthesis(t *testing.T) {
+	cases := []struct{ fix, prose, cmd string }{
+		{"Find the consumer (management UI, queue q, Consumers; or rabbitmqctl list_consumers -p v) and stop it.",
+			"Find the consumer (management UI, queue q, Consumers; or the command below) and stop it.",
+			"rabbitmqctl list_consumers -p v"},
+		{"Set it by policy, e.g. rabbitmqctl set_policy -p v NAME '^q$' '{}' --apply-to queues. Then redeclare.",
+			"Set it by policy, e.g. (the command below). Then redeclare.",
+			"rabbitmqctl set_policy -p v NAME '^q$' '{}' --apply-to queues"},
+	}
+	for _, c := range cases {
+		prose, cmds := SplitCommands(c.fix)
+		if prose != c.prose || len(cmds) != 1 || cmds[0] != c.cmd {
+			t.Errorf("SplitCommands(%q)\n = %q, %q\nwant %q, %q", c.fix, prose, cmds, c.prose, c.cmd)
+		}
+	}
+}

@@ -17,9 +17,10 @@ type HealthThresholds struct {
 }
 
 // DefaultHealth is a parking queue nobody should ignore: any steady
-// inflow, an hour-old message or a thousand waiting.
+// inflow (one dead letter every 10 s), an hour-old message or a thousand
+// waiting.
 func DefaultHealth() HealthThresholds {
-	return HealthThresholds{RateWarn: 1, RateCrit: 10, AgeWarn: 10 * time.Minute, AgeCrit: time.Hour,
+	return HealthThresholds{RateWarn: 0.1, RateCrit: 10, AgeWarn: 10 * time.Minute, AgeCrit: time.Hour,
 		DepthWarn: 100, DepthCrit: 1000}
 }
 

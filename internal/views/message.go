@@ -66,6 +66,11 @@ func (m *Message) SetMessage(t triage.Triaged, cost triage.DeliveryCost, red *re
 	}
 }
 
+// Top scrolls back to the start: a message opened again is read from its
+// identity down, wherever it was left (SetMessage keeps the place for a
+// refresh of the one on screen).
+func (m *Message) Top() { m.vp.GotoTop() }
+
 // Reveal shows text (the unredacted, sanitised payload) in place of the
 // redacted one, naming journal entry seq; Hide or SetMessage hides it.
 func (m *Message) Reveal(text string, seq uint64) {

@@ -94,11 +94,14 @@ func NewQueues(ctx *Context) Queues {
 		{Title: "state", Width: 5},
 		{Title: "queue", Width: 12, Flex: 3},
 		{Title: "depth", Width: 6, Right: true},
-		{Title: "in/s", Width: 5, Right: true, Shed: 2},
-		{Title: "trend", Width: trendWidth, Shed: 4},
-		{Title: "oldest", Width: 6, Right: true},
-		{Title: "cons", Width: 4, Right: true, Shed: 3},
-		{Title: "sources", Width: 10, Flex: 2, Shed: 1}, // queues that dead-letter here
+		// in/s and trend say a queue is still filling: they give way last
+		// (sources first, then consumers, then the oldest's age, which the
+		// line above the table and the state word still say)
+		{Title: "in/s", Width: 5, Right: true, Shed: 1},
+		{Title: "trend", Width: trendWidth, Shed: 2},
+		{Title: "oldest", Width: 6, Right: true, Shed: 3},
+		{Title: "cons", Width: 4, Right: true, Shed: 4},
+		{Title: "sources", Width: 10, Flex: 2, Shed: 5}, // queues that dead-letter here
 	}))}
 }
 
@@ -134,7 +137,10 @@ func (q *Queues) sources(p triage.ParkingQueue) string {
 	}
 	source := strings.Join(names, ", ")
 	if p.ByName && source == "" {
-		source = "(matched by name)"
+		// the pattern that found it, so a guess by name reads as one (the
+		// doctor and --json say whose habit it is)
+		pattern, _, _ := strings.Cut(p.Rule, " (")
+		source = "(" + sanitize.Line(pattern) + ")"
 	}
 	return source
 }
@@ -271,6 +277,11 @@ func bestTime(t *triage.Triaged) (time.Time, string) {
 // head timestamp.
 func (q *Queues) oldest(p triage.ParkingQueue) (time.Time, string) {
 	at, from := p.HeadPublished, "timestamp property"
+	if at.IsZero() && p.Messages > 0 && !p.HeldSince.IsZero() {
+		// no head timestamp (dead letters rarely have one): the broker's
+		// depth history says how long at least the messages have waited
+		at, from = p.HeldSince, fromDepthHistory
+	}
 	if at.IsZero() {
 		from = ""
 	}
@@ -283,6 +294,10 @@ func (q *Queues) oldest(p triage.ParkingQueue) (time.Time, string) {
 	return at, from
 }
 
+// fromDepthHistory names an oldest age known only as a lower bound, from
+// the broker's samples of the queue's depth (triage.Queue.HeldSince).
+const fromDepthHistory = "depth history"
+
 // oldestCell is the age of p's oldest message, or why there is none:
 // "unread" for a queue not browsed this session whose broker keeps no head
 // timestamp (its dead letters' times are only known by reading them, and
@@ -290,6 +305,8 @@ func (q *Queues) oldest(p triage.ParkingQueue) (time.Time, string) {
 func (q *Queues) oldestCell(p triage.ParkingQueue, oldest, now time.Time) string {
 	_, read := q.reads[p.Name]
 	switch {
+	case !oldest.IsZero() && oldest.Equal(p.HeldSince) && p.HeadPublished.IsZero():
+		return "≥" + Age(now.Sub(oldest)) // a lower bound
 	case !oldest.IsZero():
 		return Age(now.Sub(oldest))
 	case p.Messages == 0:
@@ -304,7 +321,9 @@ func (q *Queues) oldestCell(p triage.ParkingQueue, oldest, now time.Time) string
 // from, or what it would take to know it: a queue not read yet says enter
 // reads it, and whether that read counts as a delivery.
 func (q *Queues) oldestDetail(p triage.ParkingQueue, now time.Time) string {
-	if at, from := q.oldest(p); !at.IsZero() {
+	if at, from := q.oldest(p); from == fromDepthHistory {
+		return "oldest at least " + Age(now.Sub(at)) + " (" + from + ")"
+	} else if !at.IsZero() {
 		return "oldest " + Age(now.Sub(at)) + " (" + from + ")"
 	}
 	if p.Messages == 0 {
@@ -426,7 +445,7 @@ func (q *Queues) ingress(p triage.ParkingQueue) float64 {
 	if t, ok := q.trends[p.Name]; ok {
 		return t.Ingress
 	}
-	return p.PublishRate
+	return p.Ingress()
 }
 
 // attentionOrder puts what needs a responder first: the queue growing
@@ -446,10 +465,14 @@ func attentionOrder(qs []triage.ParkingQueue, ingress func(triage.ParkingQueue) 
 	age := func(p triage.ParkingQueue) time.Duration {
 		// the broker's head timestamp, not a browse's times: a read must
 		// not reorder the rows under the cursor
-		if p.HeadPublished.IsZero() {
+		at := p.HeadPublished
+		if at.IsZero() {
+			at = p.HeldSince
+		}
+		if at.IsZero() {
 			return -1
 		}
-		return now.Sub(p.HeadPublished)
+		return now.Sub(at)
 	}
 	slices.SortStableFunc(out, func(a, b triage.ParkingQueue) int {
 		if c := cmp.Compare(shown(b), shown(a)); c != 0 {
@@ -517,7 +540,7 @@ func (q *Queues) View() string {
 			head,
 			"",
 			"No parking queues in this vhost: no queue receives dead letters, and no",
-			"queue name contains a parking pattern:",
+			"queue name matches a parking pattern:",
 			"  " + strings.Join(sanitize.Lines(patterns), ", "),
 			"",
 			"To try dlqt:",

@@ -70,7 +70,10 @@ type Table struct {
 	// filterErr is the parser's one line under the bar; the last good
 	// filter stays in force meanwhile.
 	filterErr string
-	styleOf   func(row int) (lipgloss.Style, bool) // a row's own colour, if any
+	// filterHint says under the bar how a line of plain words was read
+	// (searched in the payload when no row held it); an error wins.
+	filterHint string
+	styleOf    func(row int) (lipgloss.Style, bool) // a row's own colour, if any
 }
 
 func newTable(ctx *Context, cols []Column) Table {
@@ -103,6 +106,9 @@ func (t *Table) filterBy(match func(row int) bool) {
 
 // SetFilterError shows the parser's error under the bar ("" clears it).
 func (t *Table) SetFilterError(s string) { t.filterErr = s }
+
+// SetFilterHint shows how the line was read, under the bar ("" clears it).
+func (t *Table) SetFilterHint(s string) { t.filterHint = s }
 
 // FilterError is the error shown under the bar.
 func (t *Table) FilterError() string { return t.filterErr }
@@ -251,7 +257,7 @@ func (t *Table) ClearFilter() {
 	t.filtering = false
 	t.filter.Blur()
 	t.filter.SetValue("")
-	t.query, t.matcher, t.filterErr = "", nil, ""
+	t.query, t.matcher, t.filterErr, t.filterHint = "", nil, "", ""
 	t.applyFilter(true)
 }
 
@@ -326,7 +332,7 @@ func (t *Table) bodyHeight() int {
 	h := t.height - 1 // header
 	if t.showFilterLine() {
 		h--
-		if t.filterErr != "" {
+		if t.filterErr != "" || t.filterHint != "" {
 			h--
 		}
 	}
@@ -523,9 +529,13 @@ func (t *Table) filterLine(b *strings.Builder) {
 	}
 	line += st.Dim.Render(t.count(t.Len()))
 	b.WriteString(fitLines(line, t.width, 1))
-	if t.filterErr != "" {
+	switch {
+	case t.filterErr != "":
 		b.WriteByte('\n')
 		b.WriteString(st.Error.Render(fitLines("  bad filter, the last good one stays: "+t.filterErr, t.width, 1)))
+	case t.filterHint != "":
+		b.WriteByte('\n')
+		b.WriteString(st.Dim.Render(fitLines("  "+t.filterHint, t.width, 1)))
 	}
 }
 

@@ -43,6 +43,7 @@ const (
 	KindParkingConsumers   = "parking-has-consumers"
 	KindParkingLoses       = "parking-loses-messages"
 	KindDLXByArgument      = "dlx-by-argument"
+	KindParkingByName      = "parking-by-name"
 )
 
 // Diagnose reads a topology and its parking queues (see FindParkingQueues)
@@ -54,6 +55,7 @@ func Diagnose(t triage.Topology, parking []triage.ParkingQueue) []Finding {
 	out = append(out, d.deadLetterRoutes()...)
 	out = append(out, d.lengthLimits(parking)...)
 	out = append(out, parkingFindings(parking, t.Broker)...)
+	out = append(out, byNameFindings(parking, out)...)
 	out = append(out, d.argumentDLXs()...)
 	sortFindings(out)
 	return out

@@ -230,8 +230,15 @@ func TestDiagnoseFindsEachKind(t *testing.T) {
 			name: "a queue taken for parking by its name alone says so; a stream's consumers take nothing away",
 			top: triage.Topology{Vhost: "v", Exchanges: exchanges(),
 				Queues: []triage.Queue{withConsumers(plainQueue("payments.failed"), 3), {Name: "audit.dlq", Type: triage.QueueStream, Consumers: 2}}},
-			want:   []string{"warning parking-has-consumers payments.failed"},
-			detail: []string{"3 consumers", "by its name alone", "parking_patterns"},
+			want:   []string{"warning parking-has-consumers payments.failed", "advisory parking-by-name audit.dlq"},
+			detail: []string{"3 consumers", "by its name alone (name failed;", "parking_patterns"},
+		},
+		{
+			name: "NServiceBus's error queue, fed by no DLX, says the rule that found it",
+			top: triage.Topology{Vhost: "v", Exchanges: exchanges(),
+				Queues: []triage.Queue{{Name: "error", Type: triage.QueueClassic, Messages: 26}, plainQueue("Billing_error")}},
+			want:   []string{"advisory parking-by-name Billing_error", "advisory parking-by-name error"},
+			detail: []string{"Queue Billing_error is listed as a parking queue by its name (name *_error (MassTransit))"},
 		},
 		{
 			name: "parking queues with a TTL, a quorum delivery limit, a length limit",

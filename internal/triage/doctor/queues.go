@@ -126,7 +126,33 @@ func byNameWords(p triage.ParkingQueue) string {
 	if !p.ByName {
 		return ""
 	}
-	return " dlqt takes it for a parking queue by its name alone (no dead-letter exchange routes to it); if it is a work queue, ignore this or set parking_patterns in the config."
+	return " dlqt takes it for a parking queue by its name alone (" + p.Rule + "; no dead-letter exchange routes to it); if it is a work queue, ignore this or set parking_patterns in the config."
+}
+
+// byNameFindings say which name rule made each queue no dead-letter
+// exchange feeds a parking queue: the frameworks that park failures
+// themselves (NServiceBus's error queue, MassTransit's _error queues,
+// Spring's republishing recoverer) publish there, and a responder should
+// know the list holds it on a guess. A queue with a finding already has
+// the rule in it (byNameWords).
+func byNameFindings(parking []triage.ParkingQueue, found []Finding) []Finding {
+	said := map[string]bool{}
+	for _, f := range found {
+		said[f.Queue] = true
+	}
+	var out []Finding
+	for _, p := range parking {
+		if !p.ByName || said[p.Name] {
+			continue
+		}
+		out = append(out, Finding{
+			Kind: KindParkingByName, Severity: SeverityAdvisory, Queue: p.Name,
+			Detail: fmt.Sprintf("Queue %s is listed as a parking queue by its name (%s): no dead-letter exchange routes to it, so what it holds was published there, as frameworks that park their own failures do.",
+				p.Name, p.Rule),
+			Fix: "Nothing to change if it holds failures. If it is a work queue, set parking_patterns in the config to patterns that leave it out.",
+		})
+	}
+	return out
 }
 
 func fromWords(p triage.ParkingQueue) string {
