@@ -145,6 +145,12 @@ func bothDown(ctx context.Context, l *Live, mgmtErr error) error {
 		l.Close()
 		return mgmtErr // the broker is up: the management plugin is the question
 	}
+	if !errors.Is(amqpErr, syscall.ECONNREFUSED) {
+		// AMQP answered and failed (a certificate, a password): the broker
+		// is there, and the management API's error carries the hint for it
+		// (tls.ca_file…) where one node of several refused
+		return mgmtErr
+	}
 	head := func(e error) string { h, _, _ := strings.Cut(e.Error(), " — "); return h }
 	return because(mgmtErr, "neither AMQP nor the management API answers: %s; %s — is RabbitMQ running there, and are the ports right?", head(amqpErr), head(mgmtErr))
 }
