@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/broker/brokertest"
 )
 
 // ':' opens the context switcher; choosing another context reconnects the
@@ -20,10 +21,10 @@ func TestTUIContextSwitcherReconnects(t *testing.T) {
 	var b [6]byte
 	rand.Read(b[:])
 	second.Vhost = "dlqt-test-ctx-" + hex.EncodeToString(b[:])
-	if err := broker.CreateVhost(second); err != nil {
+	if err := brokertest.CreateVhost(second); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { broker.DeleteVhost(second) })
+	t.Cleanup(func() { brokertest.DeleteVhost(second) })
 
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "config.yaml")

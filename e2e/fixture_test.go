@@ -34,11 +34,11 @@ func scenarioVhost(t *testing.T) (broker.Config, demo.Scenarios) {
 		var b [6]byte
 		rand.Read(b[:])
 		cfg.Vhost = "dlqt-test-main-" + hex.EncodeToString(b[:])
-		if err := broker.CreateVhost(cfg); err != nil {
+		if err := brokertest.CreateVhost(cfg); err != nil {
 			shared.err = fmt.Errorf("the end-to-end tests need RabbitMQ with the management plugin (run .ci/prepare): %w", err)
 			return
 		}
-		cleanups = append(cleanups, func() { broker.DeleteVhost(cfg) })
+		cleanups = append(cleanups, func() { brokertest.DeleteVhost(cfg) })
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		shared.cfg = cfg

@@ -47,25 +47,43 @@ func NewVhost(t testing.TB, prefix string) broker.Config {
 		t.Fatal(err)
 	}
 	c.Vhost = "dlqt-test-" + prefix + "-" + hex.EncodeToString(b[:])
-	if err := broker.CreateVhost(c); err != nil {
+	if err := CreateVhost(c); err != nil {
 		t.Fatalf("the integration tests need RabbitMQ with the management plugin (start it with `make prepare` or `bash .ci/prepare`): %v", err)
 	}
 	t.Cleanup(func() { deleteVhost(t, c) })
 	return c
 }
 
-// deleteVhost deletes a test's vhost. The broker deletes a vhost's queues
-// with it, which for 100,000 messages on a 4.0 node busy with other tests
-// took longer than the management client's 10 s (a cleanup error that
-// failed a test that had passed): so a longer timeout, and one more DELETE
-// (a 404 once the first finished) when the first request timed out anyway.
-func deleteVhost(t testing.TB, c broker.Config) {
-	c.Timeout = 2 * time.Minute
+// AdminTimeout is how long a test may wait for the management API to
+// create or delete its vhost. Both wait behind the broker's other vhost
+// work: deleting a vhost deletes its queues (100,000 messages took longer
+// than the client's default 10 s on a 4.0 node busy with other tests), and
+// in a make test run with the broker and e2e shards side by side a create
+// once waited past 10 s too, failing every e2e test of the shared vhost.
+// A test's own setup and cleanup, not dlqt's behaviour: it may wait.
+const AdminTimeout = 2 * time.Minute
+
+// CreateVhost creates c.Vhost for a test (broker.CreateVhost), waiting up
+// to AdminTimeout.
+func CreateVhost(c broker.Config) error {
+	c.Timeout = AdminTimeout
+	return broker.CreateVhost(c)
+}
+
+// DeleteVhost deletes a test's vhost (broker.DeleteVhost), waiting up to
+// AdminTimeout, and once more (a 404 once the first finished) when the
+// first request timed out anyway.
+func DeleteVhost(c broker.Config) error {
+	c.Timeout = AdminTimeout
 	err := broker.DeleteVhost(c)
 	if err != nil {
 		err = broker.DeleteVhost(c)
 	}
-	if err != nil {
+	return err
+}
+
+func deleteVhost(t testing.TB, c broker.Config) {
+	if err := DeleteVhost(c); err != nil {
 		t.Errorf("cleanup: %v", err)
 	}
 }
