@@ -91,3 +91,23 @@ func TestHealthFromTheFirstFrameWithoutABrowse(t *testing.T) {
 		}
 	}
 }
+
+// TestAnUnreadQueueSaysAReadCostsADeliveryBeforeItsAgeBound: a quorum
+// queue with a delivery limit, not read yet, whose depth history bounds
+// its oldest message: the status line still says first that a read counts
+// a delivery (the e2e walk saw the bound take its place), then the bound.
+func TestAnUnreadQueueSaysAReadCostsADeliveryBeforeItsAgeBound(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	r := scenario()
+	for i, q := range r.top.Queues {
+		if q.Name == "payments.parking" {
+			r.top.Queues[i].DepthRate = 0.5 // first in the list, so selected
+			r.top.Queues[i].HeldSince = fixedNow.Add(-13 * time.Minute)
+		}
+	}
+	h := newHarness(t, Options{Reader: r}, 120, 24)
+	if q, _ := h.m.queues.Selected(); q.Name != "payments.parking" {
+		t.Fatalf("%s is selected, want payments.parking", q.Name)
+	}
+	h.mustShow("payments.parking: unread: each read counts a delivery here; enter asks first; oldest at least 13m (depth history)")
+}

@@ -319,24 +319,33 @@ func (q *Queues) oldestCell(p triage.ParkingQueue, oldest, now time.Time) string
 
 // oldestDetail says the age of p's oldest message and where it comes
 // from, or what it would take to know it: a queue not read yet says enter
-// reads it, and whether that read counts as a delivery.
+// reads it, and whether that read counts as a delivery, before any bound
+// the broker's depth history gives (the cost of a read is what a
+// responder must not miss).
 func (q *Queues) oldestDetail(p triage.ParkingQueue, now time.Time) string {
-	if at, from := q.oldest(p); from == fromDepthHistory {
-		return "oldest at least " + Age(now.Sub(at)) + " (" + from + ")"
-	} else if !at.IsZero() {
+	at, from := q.oldest(p)
+	bound := ""
+	switch {
+	case from == fromDepthHistory:
+		bound = "oldest at least " + Age(now.Sub(at)) + " (" + from + ")"
+	case !at.IsZero():
 		return "oldest " + Age(now.Sub(at)) + " (" + from + ")"
 	}
-	if p.Messages == 0 {
-		return ""
-	}
-	if _, read := q.reads[p.Name]; read {
-		return "oldest unknown (no message carries a time)"
+	if _, read := q.reads[p.Name]; read || p.Messages == 0 {
+		if bound == "" && p.Messages > 0 {
+			return "oldest unknown (no message carries a time)"
+		}
+		return bound
 	}
 	open := q.ctx.Keys.Open.Help().Key
+	unread := "oldest not read yet (" + open + " to browse)"
 	if triage.DeliveryCostOf(p.Queue, q.broker).AsksFirst() {
-		return "unread: each read counts a delivery here; " + open + " asks first"
+		unread = "unread: each read counts a delivery here; " + open + " asks first"
 	}
-	return "oldest not read yet (" + open + " to browse)"
+	if bound != "" {
+		return unread + "; " + bound
+	}
+	return unread
 }
 
 // hold keeps a raised state until the queue is dealt with: a burst's
