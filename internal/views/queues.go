@@ -35,6 +35,10 @@ type Queues struct {
 	changed  map[string]time.Time // when an action last changed a queue
 	listedAt time.Time            // when the list shown was read
 	broker   triage.Broker        // what the list was read from: a quorum queue's delivery cost
+	// wanted is a queue the cursor was put on before the list held it
+	// (--queue, then back from its cost dialog before the first list
+	// arrived): the list puts the cursor there when it comes.
+	wanted string
 }
 
 // statsLag is how long the management API's queue depths may trail the
@@ -221,8 +225,10 @@ func (q *Queues) show(qs []triage.ParkingQueue, trends map[string]Trend) {
 		return lipgloss.Style{}, false
 	}
 	q.table.SetRows(rows)
-	if had { // follow the queue, not the row number, across a refresh
-		q.SelectName(prev.Name)
+	if q.wanted != "" && q.selectListed(q.wanted) {
+		q.wanted = ""
+	} else if had { // follow the queue, not the row number, across a refresh
+		q.selectListed(prev.Name)
 	}
 }
 
@@ -507,14 +513,24 @@ func (q *Queues) Selected() (triage.ParkingQueue, bool) {
 	return q.queues[i], true
 }
 
-// SelectName puts the cursor on the queue called name, if listed.
+// SelectName puts the cursor on the queue called name, at once if listed,
+// else when a list that holds it comes.
 func (q *Queues) SelectName(name string) {
+	q.wanted = ""
+	if !q.selectListed(name) {
+		q.wanted = name
+	}
+}
+
+// selectListed puts the cursor on the queue called name if it is listed.
+func (q *Queues) selectListed(name string) bool {
 	for i, p := range q.queues {
 		if p.Name == name {
 			q.table.Select(i)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // View draws the list, or says how to get some parking queues.
