@@ -325,33 +325,28 @@ func (q *Queues) oldestCell(p triage.ParkingQueue, oldest, now time.Time) string
 
 // oldestDetail says the age of p's oldest message and where it comes
 // from, or what it would take to know it: a queue not read yet says enter
-// reads it, and whether that read counts as a delivery, before any bound
-// the broker's depth history gives (the cost of a read is what a
-// responder must not miss).
+// reads it, and whether that read counts as a delivery, rather than the
+// bound its depth history gives (the oldest column shows that, "≥13m";
+// the cost of a read is what a responder must not miss, and at 80 columns
+// the line holds one of them).
 func (q *Queues) oldestDetail(p triage.ParkingQueue, now time.Time) string {
 	at, from := q.oldest(p)
-	bound := ""
+	_, read := q.reads[p.Name]
 	switch {
-	case from == fromDepthHistory:
-		bound = "oldest at least " + Age(now.Sub(at)) + " (" + from + ")"
-	case !at.IsZero():
+	case from == fromDepthHistory && (read || p.Messages == 0):
+		return "oldest at least " + Age(now.Sub(at)) + " (" + from + ")"
+	case from != fromDepthHistory && !at.IsZero():
 		return "oldest " + Age(now.Sub(at)) + " (" + from + ")"
-	}
-	if _, read := q.reads[p.Name]; read || p.Messages == 0 {
-		if bound == "" && p.Messages > 0 {
-			return "oldest unknown (no message carries a time)"
-		}
-		return bound
+	case p.Messages == 0:
+		return ""
+	case read:
+		return "oldest unknown (no message carries a time)"
 	}
 	open := q.ctx.Keys.Open.Help().Key
-	unread := "oldest not read yet (" + open + " to browse)"
 	if triage.DeliveryCostOf(p.Queue, q.broker).AsksFirst() {
-		unread = "unread: each read counts a delivery here; " + open + " asks first"
+		return "unread: each read counts a delivery here; " + open + " asks first"
 	}
-	if bound != "" {
-		return unread + "; " + bound
-	}
-	return unread
+	return "oldest not read yet (" + open + " to browse)"
 }
 
 // hold keeps a raised state until the queue is dealt with: a burst's
