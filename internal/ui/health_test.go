@@ -112,3 +112,19 @@ func TestAnUnreadQueueSaysAReadCostsADeliveryBeforeItsAgeBound(t *testing.T) {
 	}
 	h.mustShow("\npayments.parking: unread: each read counts a delivery here; enter asks first", "≥13m")
 }
+
+// TestAQueueFillingBeforeAnyArrivalWasSeenSaysItsRate: on the first frame
+// the in/s column shows the broker's rate; the status line must not say
+// "no arrival seen yet" beside it.
+func TestAQueueFillingBeforeAnyArrivalWasSeenSaysItsRate(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	r := scenario()
+	for i, q := range r.top.Queues {
+		if q.Name == "payments.parking" {
+			r.top.Queues[i].DepthRate = 0.5 // first in the list, so selected
+		}
+	}
+	h := newHarness(t, Options{Reader: r}, 120, 24)
+	h.mustShow("payments.parking: arriving at 0.5/s (the broker's rate)")
+	h.mustNotShow("no arrival seen yet")
+}

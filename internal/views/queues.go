@@ -390,7 +390,11 @@ func (q *Queues) Detail() string {
 	// first; the oldest message's part carries the delivery-cost warning
 	// and goes last.
 	parts := []detailPart{{"last dead letter " + ago(now, last), 3}}
-	if last.IsZero() {
+	switch in := q.ingress(p); {
+	case last.IsZero() && in > 0:
+		// the in/s column's figure, before dlqt saw a dead letter arrive
+		parts[0].text = "arriving at " + rate(in) + "/s (the broker's rate)"
+	case last.IsZero():
 		parts[0].text = "no arrival seen yet"
 	}
 	if o := q.oldestDetail(p, now); o != "" {
