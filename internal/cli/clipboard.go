@@ -38,6 +38,8 @@ func osc52Terminal(getenv func(string) string) bool {
 // the user's state directory (it is redacted, yet a message's content).
 func traceDir() string { return filepath.Join(filepath.Dir(defaultJournalPath()), "traces") }
 
-// clipboard is osc52Terminal for a local TUI; a served session's
-// terminal is the remote user's, which this process cannot see: a file.
-func (a *app) clipboard() bool { return a.session == nil && osc52Terminal(os.Getenv) }
+// clipboard is osc52Terminal for a local TUI. A served session always
+// sends OSC 52 to the remote user's terminal (which this process cannot
+// see; one without OSC 52 ignores it): a file would land on the server's
+// disk, out of the user's reach, one more for every y a viewer presses.
+func (a *app) clipboard() bool { return a.session != nil || osc52Terminal(os.Getenv) }

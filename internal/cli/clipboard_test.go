@@ -23,3 +23,17 @@ func TestOSC52Terminal(t *testing.T) {
 		}
 	}
 }
+
+// TestAServedSessionCopiesToItsUsersTerminal: over dlqt serve, y sends
+// OSC 52 to the remote terminal; it never writes files on the server,
+// where a viewer could only fill its disk.
+func TestAServedSessionCopiesToItsUsersTerminal(t *testing.T) {
+	t.Setenv("TERM", "xterm-256color") // the server's own terminal knows no OSC 52
+	t.Setenv("DLQT_CLIPBOARD", "file")
+	if (&app{}).clipboard() {
+		t.Fatal("a local TUI in a terminal without OSC 52 copies to the clipboard, want a file")
+	}
+	if !(&app{session: &sshSession{}}).clipboard() {
+		t.Error("a served session writes the trace to a file on the server, want OSC 52 to its user's terminal")
+	}
+}
