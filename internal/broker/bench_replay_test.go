@@ -98,7 +98,11 @@ func replayOne(b *testing.B, l *broker.Live, id string) {
 	if err != nil || len(held) != 1 {
 		b.Fatalf("hold: %d, %v", len(held), err)
 	}
-	pc, err := port.Publish(ctx, replay.Publishing{ItemID: held[0].ID, Route: triage.Route{RoutingKey: "dest"}, Message: held[0].Message})
+	m, err := port.Load(ctx, held[0].ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pc, err := port.Publish(ctx, replay.Publishing{ItemID: held[0].ID, Route: triage.Route{RoutingKey: "dest"}, Message: m})
 	if err != nil {
 		b.Fatal(err)
 	}

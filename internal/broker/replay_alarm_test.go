@@ -44,8 +44,12 @@ func TestReplayClosesDuringASustainedMemoryAlarm(t *testing.T) {
 	t.Cleanup(n.ClearMemoryAlarm) // before the node stops: other cleanups close connections
 	route := triage.Route{Exchange: "ledger", RoutingKey: "entry.posted"}
 	for _, h := range held { // the first publish gets the connection blocked
+		m, err := port.Load(ctx, h.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		pubCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, _ = port.Publish(pubCtx, replay.Publishing{ItemID: h.ID, Route: route, Message: h.Message})
+		_, _ = port.Publish(pubCtx, replay.Publishing{ItemID: h.ID, Route: route, Message: m})
 		cancel()
 	}
 

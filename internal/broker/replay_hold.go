@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -19,10 +20,14 @@ import (
 // heldSources are the source messages a replay holds unacked on its hold
 // connection, by item id.
 type heldSources struct {
-	mu     sync.Mutex
-	ch     *amqp.Channel
-	tags   map[string]uint64
-	tables map[string]amqp.Table // headers as delivered, for republishing
+	mu    sync.Mutex
+	ch    *amqp.Channel
+	tags  map[string]uint64
+	store *heldStore        // the held deliveries, on disk until published
+	at    map[string]heldAt // item id -> where store has it
+	// tables are the headers of what Load read back, as delivered, for the
+	// publish that follows (deliveredTable).
+	tables map[string]amqp.Table
 
 	// On a quorum queue the hold's consumers stay up while it holds (see
 	// keepConsuming): win are its consumers until they are cancelled, and
@@ -65,22 +70,33 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if err != nil {
 		return nil, fmt.Errorf("replay: open hold channel: %w", err)
 	}
-	r.held = &heldSources{ch: ch, tags: map[string]uint64{}, tables: map[string]amqp.Table{}}
+	store, err := newHeldStore()
+	if err != nil {
+		ch.Close()
+		return nil, err
+	}
+	r.held = &heldSources{ch: ch, tags: map[string]uint64{}, store: store, at: map[string]heldAt{}, tables: map[string]amqp.Table{}}
 	r.watchClose(ch.NotifyClose(make(chan *amqp.Error, 1)), "hold channel")
 	if depth == 0 || len(ids) == 0 {
 		return nil, nil
 	}
-	limit := r.HoldLimit
-	if limit <= 0 {
-		limit = triage.DefaultBrowseLimit
+	want := depth // no limit: the whole queue, as far as the broker's memory allows
+	if r.HoldLimit > 0 {
+		want = min(depth, r.HoldLimit)
 	}
-	want := min(depth, limit)
+	if safe, why := r.live.safeHold(ctx, q, want); safe < want {
+		r.notes = append(r.notes, fmt.Sprintf("the hold of %s reads %d of its %d messages: %s", queue, safe, depth, why))
+		want = safe
+	}
 	quorum := q.Type == triage.QueueQuorum
-	pass := newPassing(queue, ids, replayID)
+	pass := newPassing(queue, ids, replayID, store)
 	pass.cost = cost
 	w := r.holdWindow(ch, queue, q, want)
 	owed := r.live.owedRule(r.hold, q, depth)
 	short, err := r.consumeAll(ctx, w, owed, want, pass)
+	if err == nil {
+		err = pass.err
+	}
 	if err != nil {
 		w.release()
 		ch.Close()
@@ -111,6 +127,11 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	}
 	for _, d := range late {
 		pass.take(d)
+	}
+	if pass.err != nil {
+		w.release()
+		ch.Close()
+		return nil, pass.err
 	}
 	if short != nil { // what was still on its way was this hold's
 		short.n -= len(late) - seen
@@ -156,9 +177,8 @@ func (r *Replay) sortHeld(p *passing, queue string, ids []string) (out []replay.
 	var own []int // positions of what is not a copy of this replay
 	var ownBases []string
 	for i := range p.tags {
-		if d := p.whole[i]; d != nil && p.bases[i] == "" {
-			item, _ := d.Headers[triage.HeaderReplayItem].(string)
-			out = append(out, replay.HeldMessage{ID: item, Message: toMessage(*d, queue, -1), Copy: true})
+		if item, copied := p.copies[i]; copied {
+			out = append(out, replay.HeldMessage{ID: item, Copy: true})
 			continue
 		}
 		own, ownBases = append(own, i), append(ownBases, p.bases[i])
@@ -167,34 +187,75 @@ func (r *Replay) sortHeld(p *passing, queue string, ids []string) (out []replay.
 	for _, id := range ids {
 		want[id] = true
 	}
+	h := r.held
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for n, id := range triage.SuffixIDs(ownBases) {
-		if d := p.whole[own[n]]; d != nil && want[id] {
-			out = append(out, replay.HeldMessage{ID: id, Message: toMessage(*d, queue, n)})
-			r.held.tags[id] = d.DeliveryTag
-			r.held.tables[id] = d.Headers
+		i := own[n]
+		sum, stored := p.sums[i]
+		switch {
+		case !stored:
+		case want[id]:
+			out = append(out, replay.HeldMessage{ID: id, BodySHA256: hex.EncodeToString(sum[:])})
+			h.tags[id] = p.tags[i]
+			h.at[id] = heldAt{record: i, position: n}
+		default: // its base id looked wanted, its occurrence is not
+			h.store.drop(i)
 		}
 	}
 	return out
 }
 
+// heldAt is where a held message is: its record in the hold's store and its
+// position among the queue's own messages (not this replay's copies).
+type heldAt struct{ record, position int }
+
+// Load implements replay.Port: the held message read back from the hold's
+// store, its headers kept as delivered for the publish that follows.
+func (r *Replay) Load(_ context.Context, id string) (triage.Message, error) {
+	if r.held == nil {
+		return triage.Message{}, fmt.Errorf("replay %s holds no message %s", r.replayID, id)
+	}
+	h := r.held
+	h.mu.Lock()
+	at, ok := h.at[id]
+	h.mu.Unlock()
+	if !ok {
+		return triage.Message{}, fmt.Errorf("replay %s holds no message %s", r.replayID, id)
+	}
+	d, err := h.store.get(at.record)
+	if err != nil {
+		return triage.Message{}, err
+	}
+	h.mu.Lock()
+	h.tables[id] = d.Headers
+	h.mu.Unlock()
+	return toMessage(d, r.queue, at.position), nil
+}
+
 // passing keeps of each delivery a hold reads only what the replay may
-// need: the whole delivery when it is a copy of this replay or its
-// identity may be one of the selected, else its tag and base identity
-// alone, its body, headers and properties dropped as soon as it is
-// classified. A hold of a large queue so keeps the bodies of what it
-// replays, not of the whole queue.
+// need: its tag and base identity, and, when its identity may be one of
+// the selected, the whole delivery in the hold's store on disk and the
+// SHA-256 of its body in memory; a copy of this replay, its item id. Its
+// body, headers and properties are dropped as soon as it is classified, so
+// a hold keeps in memory a few dozen bytes a message, however many it
+// replays.
 type passing struct {
 	queue, replayID string
 	cost            triage.DeliveryCost
-	atLimit         int                    // read with no delivery left: a lost hold drops or dead-letters them
-	maybe           map[string]bool        // base ids a selected id may have
-	tags            []uint64               // delivery tag of each delivery, in queue order
-	bases           []string               // base id of each delivery, "" for a copy
-	whole           map[int]*amqp.Delivery // by position: the copies and what may be selected
+	atLimit         int             // read with no delivery left: a lost hold drops or dead-letters them
+	maybe           map[string]bool // base ids a selected id may have
+	tags            []uint64        // delivery tag of each delivery, in queue order
+	bases           []string        // base id of each delivery, "" for a copy
+	store           *heldStore
+	sums            map[int][32]byte // by position: the body SHA-256 of what store has
+	copies          map[int]string   // by position: the item id of each copy of this replay
+	err             error            // the store's first error: the hold fails
 }
 
-func newPassing(queue string, ids []string, replayID string) *passing {
-	p := &passing{queue: queue, replayID: replayID, maybe: make(map[string]bool, len(ids)), whole: map[int]*amqp.Delivery{}}
+func newPassing(queue string, ids []string, replayID string, store *heldStore) *passing {
+	p := &passing{queue: queue, replayID: replayID, maybe: make(map[string]bool, len(ids)), store: store,
+		sums: map[int][32]byte{}, copies: map[int]string{}}
 	for _, id := range ids {
 		p.maybe[id] = true
 		if i := strings.LastIndexByte(id, '#'); i > 0 {
@@ -215,13 +276,18 @@ func (p *passing) take(d amqp.Delivery) {
 	}
 	if id, _ := d.Headers[triage.HeaderReplayID].(string); id == p.replayID {
 		p.bases = append(p.bases, "")
-		p.whole[i] = &d
+		p.copies[i], _ = d.Headers[triage.HeaderReplayItem].(string)
 		return
 	}
 	base := baseID(d, p.queue)
 	p.bases = append(p.bases, base)
-	if p.maybe[base] {
-		p.whole[i] = &d
+	if p.maybe[base] && p.err == nil {
+		sum, err := p.store.put(i, d)
+		if err != nil {
+			p.err = err
+			return
+		}
+		p.sums[i] = sum
 	}
 }
 
@@ -271,6 +337,7 @@ func (r *Replay) deliveredTable(id string, h triage.Headers) amqp.Table {
 	if r.held != nil {
 		r.held.mu.Lock()
 		delivered = r.held.tables[id]
+		delete(r.held.tables, id) // Load reads it again for another publish
 		r.held.mu.Unlock()
 	}
 	t := headersToTable(h)
@@ -362,6 +429,8 @@ func (r *Replay) releaseHeld() {
 		_ = h.ch.Nack(0, true, true) // else the broker puts them back itself
 	}
 	clear(h.tags)
+	clear(h.at)
+	h.store.close()
 }
 
 // Ack implements replay.Port: each source on its own, never multiple.
@@ -393,6 +462,11 @@ func (r *Replay) settle(ids []string, do func(*amqp.Channel, uint64) error) erro
 			return fmt.Errorf("replay: settle %s: %w", id, err)
 		}
 		delete(h.tags, id)
+		if at, ok := h.at[id]; ok {
+			h.store.drop(at.record)
+			delete(h.at, id)
+		}
+		delete(h.tables, id)
 	}
 	return nil
 }

@@ -1,55 +1,86 @@
 package broker
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
-// A replay hold keeps whole only the deliveries it may replay (their base
-// identity is a selected id, or one before its occurrence suffix) and its
-// own copies; of every other one it keeps the tag and base id alone (no
-// body, headers or properties), and
-// the identities it numbers from those are the ones Identify gives.
-func TestReplayHoldKeepsBodiesOnlyOfWhatItMayReplay(t *testing.T) {
+// A replay hold keeps only the deliveries it may replay (their base
+// identity is a selected id, or one before its occurrence suffix), and
+// those in its store on disk; of its own copies it keeps the item id, of
+// every other delivery the tag and base id alone (no body, headers or
+// properties), and the identities it numbers from those are the ones
+// Identify gives. Load gives back a held message exactly as delivered.
+func TestReplayHoldKeepsOnDiskOnlyWhatItMayReplay(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	ds := []amqp.Delivery{
 		{DeliveryTag: 1, MessageId: "a", Body: []byte("1")},
 		{DeliveryTag: 2, MessageId: "b", Body: []byte("2")},
-		{DeliveryTag: 3, MessageId: "a", Body: []byte("3")},
+		{DeliveryTag: 3, MessageId: "a", Body: []byte("3"), Headers: amqp.Table{"n": int8(-3), "when": time.Unix(1700000000, 0)}, Priority: 4, Exchange: "ex", RoutingKey: "rk"},
 		{DeliveryTag: 4, MessageId: "c", Body: []byte("4"), Headers: amqp.Table{triage.HeaderReplayID: "r1", triage.HeaderReplayItem: "c"}},
 		{DeliveryTag: 5, MessageId: "d", Body: []byte("5")},
 	}
-	p := newPassing("q", []string{"a#2", "d"}, "r1")
+	store, err := newHeldStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.close()
+	if entries, _ := os.ReadDir(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "dlqt")); len(entries) != 0 {
+		t.Errorf("the hold store left a file name on disk: %v", entries)
+	}
+	p := newPassing("q", []string{"a#2", "d"}, "r1", store)
 	for _, d := range ds {
 		p.take(d)
 	}
-	var whole []uint64
+	var stored []uint64
 	for i, tag := range p.tags {
-		if p.whole[i] != nil {
-			whole = append(whole, tag)
+		if _, ok := p.sums[i]; ok {
+			stored = append(stored, tag)
 		}
 	}
-	if !slices.Equal(whole, []uint64{1, 3, 4, 5}) {
-		t.Errorf("kept whole: %v, want 1, 3 (base a), 4 (a copy), 5 (d)", whole)
+	if !slices.Equal(stored, []uint64{1, 3, 5}) || p.copies[3] != "c" {
+		t.Errorf("stored: %v, want 1, 3 (base a), 5 (d); copies %v, want c at 3", stored, p.copies)
 	}
 	if want := []string{"a", "b", "a", "", "d"}; !slices.Equal(p.bases, want) {
 		t.Errorf("bases %v, want %v", p.bases, want)
 	}
-	r := &Replay{held: &heldSources{tags: map[string]uint64{}, tables: map[string]amqp.Table{}}}
+	r := &Replay{queue: "q", held: &heldSources{tags: map[string]uint64{}, store: store, at: map[string]heldAt{}, tables: map[string]amqp.Table{}}}
 	out := r.sortHeld(p, "q", []string{"a#2", "d"})
 	var got []string
 	for _, m := range out {
 		got = append(got, m.ID)
 	}
-	if !slices.Equal(got, []string{"c", "a#2", "d"}) {
-		t.Errorf("held %v", got)
+	if !slices.Equal(got, []string{"c", "a#2", "d"}) || !out[0].Copy {
+		t.Errorf("held %v", out)
 	}
-	if r.held.tags["a#2"] != 3 || string(out[1].Message.Body) != "3" {
-		t.Errorf("a#2 is tag %d with body %q, want tag 3, body 3", r.held.tags["a#2"], out[1].Message.Body)
+	if r.held.tags["a#2"] != 3 || out[1].BodySHA256 != triage.BodySHA256([]byte("3")) {
+		t.Errorf("a#2 is tag %d with body sha %s, want tag 3, the sha of body 3", r.held.tags["a#2"], out[1].BodySHA256)
+	}
+	if _, ok := store.at[0]; ok {
+		t.Errorf("the first a (not selected) is still in the store")
+	}
+	m, err := r.Load(context.Background(), "a#2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := toMessage(ds[2], "q", 2); !reflect.DeepEqual(m, want) {
+		t.Errorf("loaded %+v\nwant   %+v", m, want)
+	}
+	if tb := r.deliveredTable("a#2", m.Headers); tb["n"] != int8(-3) {
+		t.Errorf("republished header n is %T %v, want int8 -3 as delivered", tb["n"], tb["n"])
+	}
+	if _, err := r.Load(context.Background(), "b"); err == nil {
+		t.Error("Load of a message the hold does not hold gave no error")
 	}
 }
 

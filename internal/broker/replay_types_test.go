@@ -65,7 +65,10 @@ func (f *fixture) replayToLedger(replayID, id string) amqp.Delivery {
 	if err != nil || len(held) != 1 {
 		f.t.Fatalf("held %d: %v", len(held), err)
 	}
-	m := held[0].Message
+	m, err := port.Load(ctx, held[0].ID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	m.Headers = replay.CopyHeaders(m, held[0].ID, replayID, 1, time.Now())
 	pc, err := port.Publish(ctx, replay.Publishing{ItemID: held[0].ID, Route: triage.Route{Exchange: "ledger", RoutingKey: "entry.posted"}, Message: m})
 	if err != nil {

@@ -122,6 +122,7 @@ type fakePort struct {
 	onPublish    []Signal         // sent on Signals with the first publish
 	onHold       []Signal         // sent on Signals while holding
 	publishErr   map[string]error // Publish fails for these: the copy is not sent
+	loadErr      map[string]error // Load fails for these: the held message cannot be read back
 	closeSignals bool             // then Signals closes, as amqp091-go closes its notify channels
 	gone         map[string]bool  // Hold does not find these
 	depthErr     error
@@ -148,9 +149,19 @@ func (p *fakePort) Hold(_ context.Context, _ string, ids []string, _ string) ([]
 		if p.gone[id] {
 			continue
 		}
-		out = append(out, HeldMessage{ID: id, Message: triage.Message{Properties: triage.Properties{MessageID: id}, Body: []byte(`{}`)}})
+		out = append(out, HeldMessage{ID: id, BodySHA256: triage.BodySHA256(fakeBody)})
 	}
 	return out, nil
+}
+
+// fakeBody is the body of every message the fake port holds.
+var fakeBody = []byte(`{}`)
+
+func (p *fakePort) Load(_ context.Context, id string) (triage.Message, error) {
+	if err := p.loadErr[id]; err != nil {
+		return triage.Message{}, err
+	}
+	return triage.Message{Properties: triage.Properties{MessageID: id}, Body: fakeBody}, nil
 }
 
 func (p *fakePort) Publish(_ context.Context, pub Publishing) (PendingConfirm, error) {

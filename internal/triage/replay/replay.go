@@ -271,11 +271,13 @@ func (r Result) PacedRate() float64 {
 
 // HeldMessage is one source message the port holds unacked for a replay,
 // or, with Copy, a copy of this replay found back in the queue (it failed
-// again before an interruption): reported, never held.
+// again before an interruption): reported, never held. The message itself
+// stays with the port (Port.Load reads it when it is published): a hold of
+// a whole group must not keep every body in memory.
 type HeldMessage struct {
-	ID      string
-	Message triage.Message
-	Copy    bool
+	ID         string
+	BodySHA256 string // of the held body, to check it is the one decided on
+	Copy       bool
 }
 
 // Publishing is one message to publish: the original message with
@@ -334,6 +336,8 @@ type Port interface {
 	// carry this replayID (failed again) are never held, only reported with
 	// Copy set and their item id.
 	Hold(ctx context.Context, queue string, ids []string, replayID string) ([]HeldMessage, error)
+	// Load is a held message (not a copy) as it was delivered, to publish.
+	Load(ctx context.Context, id string) (triage.Message, error)
 	// Publish sends one message with mandatory on a confirm channel of its
 	// own connection; it returns once sent.
 	Publish(ctx context.Context, p Publishing) (PendingConfirm, error)

@@ -61,7 +61,7 @@ func (p *Plan) NameBodies(sums map[string]string) {
 
 // Changed is changed, for a dry run over the bodies the read saw: the run
 // checks again what it holds.
-func (it Item) Changed(body []byte) string { return it.changed(body) }
+func (it Item) Changed(body []byte) string { return it.changed(triage.BodySHA256(body)) }
 
 // changed says why the body held under the item's id is not the one its
 // decisions were made on, "" when it is. An approved proposal names the
@@ -69,8 +69,7 @@ func (it Item) Changed(body []byte) string { return it.changed(body) }
 // same id on another body is another message (a producer's retry, a
 // second incident), and publishing the old edit over it, or acking it
 // for a decision about its predecessor, would lose it.
-func (it Item) changed(body []byte) string {
-	now := triage.BodySHA256(body)
+func (it Item) changed(now string) string {
 	switch {
 	case it.BodySHA256 != "" && it.BodySHA256 != now:
 		return fmt.Sprintf("changed since the proposal named it (body sha256 %s, now %s): not replayed, propose again", short(it.BodySHA256), short(now))

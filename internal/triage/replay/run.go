@@ -80,8 +80,8 @@ type run struct {
 	progress func(Progress)
 
 	items    map[string]Item
-	held     map[string]triage.Message // still held, not yet acked or requeued
-	queue    []string                  // ids still to publish, in order
+	held     map[string]bool // still held, not yet acked or requeued
+	queue    []string        // ids still to publish, in order
 	outcome  map[string]Outcome
 	why      map[string]string
 	inFlight int
@@ -144,7 +144,7 @@ func newRun(plan Plan, rn Runner) *run {
 	}
 	r := &run{
 		plan: plan, opts: plan.Options.withDefaults(), port: rn.Port, rec: rn.Journal, clock: rn.Clock, progress: rn.Progress,
-		items: map[string]Item{}, held: map[string]triage.Message{},
+		items: map[string]Item{}, held: map[string]bool{},
 		outcome: map[string]Outcome{}, why: map[string]string{}, flying: map[string]bool{}, journalled: map[string]bool{},
 		gotConfirm: map[string]bool{}, acked: map[string]bool{}, unacked: map[string]bool{}, collateral: map[string]string{},
 		phase: PhaseHolding, depth: -1, baseDepth: -1, start: rn.Clock.Now(),
@@ -223,10 +223,10 @@ func (r *run) hold(ctx context.Context, want []string) error {
 		case !ours:
 		case h.Copy: // failed again before the interruption, not yet journalled
 			r.signal(Signal{Kind: SignalFailedAgain, ID: h.ID, Reason: "found back in " + r.plan.Queue})
-		case it.changed(h.Message.Body) != "":
-			changed[h.ID] = it.changed(h.Message.Body)
+		case it.changed(h.BodySHA256) != "":
+			changed[h.ID] = it.changed(h.BodySHA256)
 		default:
-			r.held[h.ID] = h.Message
+			r.held[h.ID] = true
 		}
 	}
 	return r.leaveChanged(ctx, changed)

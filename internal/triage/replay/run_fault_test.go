@@ -440,6 +440,25 @@ func TestAPublishThatCannotBeSentLeavesItsSourceUntouched(t *testing.T) {
 	}
 }
 
+// A held message the port cannot read back (its store on disk failed) is
+// never published: it and what follows are put back untouched, and the run
+// stops saying why.
+func TestAHeldMessageThatCannotBeReadBackIsNotPublished(t *testing.T) {
+	port := newFakePort()
+	port.loadErr = map[string]error{"b": errors.New("read /home/u/.cache/dlqt/hold-1.bin: input/output error")}
+	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
+	r := drive(t, plan, port, nil, nil)
+	if r.err != nil || !strings.Contains(r.res.StoppedBecause, "the held message could not be read back: read /home/u/.cache/dlqt/hold-1.bin") {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if o := outcomes(r.res, "a", "b", "c"); !slices.Equal(o, []Outcome{OutcomeResolved, OutcomeUntouched, OutcomeUntouched}) || r.res.Published != 1 {
+		t.Errorf("outcomes %v, result %+v", o, r.res)
+	}
+	if published, _, requeued := port.snapshot(); !slices.Equal(published, []string{"a"}) || !slices.Equal(requeued, []string{"b", "c"}) {
+		t.Errorf("published %v, requeued %v", published, requeued)
+	}
+}
+
 // A lost connection ends the replay resumable even when every ack it sent
 // went out without an error: a node killed before it applied them puts
 // those sources back, and only a resume (which acks them again) can tell.

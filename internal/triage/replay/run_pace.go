@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -79,7 +80,11 @@ func (r *run) publishDue(ctx context.Context, pend chan<- pending) error {
 	}
 	for i, id := range batch {
 		delete(r.journalled, id)
-		m := r.held[id]
+		m, err := r.port.Load(ctx, id)
+		if err != nil { // nothing sent: the source stays held, and goes back
+			r.notPublished(ctx, batch[i:], fmt.Errorf("the held message could not be read back: %w", err))
+			return nil
+		}
 		out := m
 		out.Headers = CopyHeaders(m, id, r.plan.ID, triage.AttemptsOf(m), r.clock.Now())
 		out = r.items[id].Revision.apply(out)
