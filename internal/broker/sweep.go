@@ -36,7 +36,7 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 		}
 	}()
 	limit := opts.Limit
-	if limit <= 0 {
+	if limit <= 0 && opts.Each == nil { // one that keeps what it holds: the default's worth
 		limit = triage.DefaultBrowseLimit
 	}
 	q, cost, err := l.queueInfo(ctx, queue)
@@ -67,7 +67,14 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	// keeps only its delivery tag: what a discard may take, it keeps
 	// itself; choose then gets no messages, and its positions are those
 	// in the order Each saw them.
-	r := reading{queue: queue, want: min(limit, depth), progress: opts.Progress,
+	want := depth // streamed, without a limit: the whole queue, as far as the broker's memory allows
+	if limit > 0 {
+		want = min(limit, depth)
+	}
+	if safe, why := l.safeHold(ctx, q, want); safe < want {
+		want, res.Bound = safe, why
+	}
+	r := reading{queue: queue, want: want, progress: opts.Progress,
 		each: opts.Each, tags: true, owed: l.owedRule(conn, q, depth)}
 	r.window, r.ahead = windowFor(opts, q)
 	r.expected = r.want

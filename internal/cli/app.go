@@ -114,7 +114,7 @@ func (a *app) bindFlags(root *cobra.Command) {
 	f.StringVar(&a.configPath, "config", "", "YAML config file (env DLQT_CONFIG; default "+defaultConfigPath()+")")
 	f.StringVar(&a.snapshotPath, "snapshot", "", "read this snapshot file instead of a broker")
 	f.BoolVar(&a.demo, "demo", false, "open the bundled demo snapshot (no broker needed)")
-	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: the TUI, groups and messages --json read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
+	f.IntVar(&a.limit, "limit", 0, fmt.Sprintf("browse at most this many messages per queue (default: the TUI, groups, messages --json, replay and discard read the whole queue, as much of it as the broker's memory headroom allows; elsewhere %d)", triage.DefaultBrowseLimit))
 	a.memBudget = byteSize(triage.DefaultMemoryBudget)
 	f.Var(&a.memBudget, "memory-budget", "memory a read may spend on messages (e.g. 64MiB, 1GiB): what the broker may push ahead of a streamed read, and how many messages' index entries (about 1 KiB each) the TUI keeps (unset: 128MiB there); a read it cuts short says so; a replay refuses, before it holds anything, a message larger than a budget given here")
 	f.BoolVar(&a.acceptCost, "accept-delivery-cost", false, "browse quorum queues with a delivery limit even though each read counts as a delivery (from RabbitMQ 4.0 every quorum queue has one, 20 by default; on 4.3 a read no longer counts), and let a replay hold messages with no delivery left, which a lost hold would drop")

@@ -129,7 +129,8 @@ func (a *app) retryRequest(queue string, seq uint64, selected bool) (triage.Disc
 
 // printDiscardPlan browses the queue and shows what --yes would discard.
 func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.DiscardRequest, asJSON bool) error {
-	in, err := a.inspect(ctx, req.Queue)
+	in, done, err := a.inspectIndexed(ctx, req.Queue)
+	defer done()
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.Disc
 	} else if len(missing) > 0 {
 		where := "not in the queue"
 		if in.Batch.Truncated() {
-			where = fmt.Sprintf("not among the first %d messages (--limit)", len(in.Batch.Messages))
+			where = fmt.Sprintf("not among the first %d messages (%s)", in.Batch.Count(), boundWhy(in.Batch))
 		}
 		fmt.Fprintf(w, "%s: %s\n", where, strings.Join(sanitize.Lines(missing), ", "))
 	}
@@ -161,12 +162,14 @@ func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.Disc
 // for this many messages, proposes discarding exactly the chosen ones;
 // otherwise it discards as asked.
 func (a *app) proposeDiscard(ctx context.Context, w io.Writer, req triage.DiscardRequest, asJSON bool) error {
-	in, err := a.inspect(ctx, req.Queue)
+	in, done, err := a.inspectIndexed(ctx, req.Queue)
+	defer done()
 	if err != nil {
 		return err
 	}
 	chosen := req.Selection.Apply(in.Messages)
 	if !a.gated(approval.GateDiscard, len(chosen)) {
+		done() // the sweep reads the queue again
 		if asJSON {
 			return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
 		}
@@ -197,6 +200,7 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 		return err
 	}
 	req.Browse.Progress = progressTo(a.stderr, "holding "+req.Queue)
+	req.Browse.Limit = a.holdLimit() // without --limit the whole queue, as the plan read it
 	res, err := triage.Discard(ctx, live, top, rec, req)
 	if err != nil {
 		var dc *triage.DeliveryCostError
@@ -209,6 +213,9 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 		return err
 	}
 	fmt.Fprintf(w, "discarded %d message(s) from %s (held %d)\n", len(res.Discarded), sanitize.Line(req.Queue), res.Held)
+	if res.Bound != "" {
+		fmt.Fprintf(a.stderr, "dlqt: held %d messages of %s, not the whole queue: %s\n", res.Held, sanitize.Line(req.Queue), sanitize.Line(res.Bound))
+	}
 	for _, id := range res.Discarded {
 		fmt.Fprintf(w, "  %s\n", id)
 	}
@@ -226,8 +233,11 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 		fmt.Fprintf(w, "retry of journal entry #%d: %d of its message(s) still gone, nothing to do for them\n", req.RetryOf, len(res.Missing))
 	} else if len(res.Missing) > 0 {
 		where := "not in " + sanitize.Line(req.Queue)
-		if res.Held >= req.Browse.Limit {
+		switch {
+		case req.Browse.Limit > 0 && res.Held >= req.Browse.Limit:
 			where = fmt.Sprintf("not among the first %d messages of %s (--limit)", res.Held, sanitize.Line(req.Queue))
+		case res.Bound != "":
+			where = fmt.Sprintf("not among the first %d messages of %s (%s)", res.Held, sanitize.Line(req.Queue), sanitize.Line(res.Bound))
 		}
 		return fmt.Errorf("%d selected message(s) %s, nothing done for them: %s",
 			len(res.Missing), where, strings.Join(sanitize.Lines(res.Missing), ", "))

@@ -178,7 +178,8 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 		defer lease.Release()
 		ctx = broker.WithLease(ctx, lease)
 	}
-	in, err := a.inspect(ctx, queue)
+	in, closeRead, err := a.inspectIndexed(ctx, queue)
+	defer closeRead()
 	if err != nil {
 		return err
 	}
@@ -201,12 +202,15 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	if f.asJSON && f.yes && !f.dryRun {
 		return usageError{errors.New("--json prints the plan only: check it, then run without --json and with --yes")}
 	}
-	return a.showAndRun(ctx, cmd, plan, in, f)
+	return a.showAndRun(ctx, cmd, plan, in, f, closeRead)
 }
 
 // showAndRun prints plan (with --json, only that) and, with --yes and
 // without --dry-run, carries it out.
-func (a *app) showAndRun(ctx context.Context, cmd *cobra.Command, plan replay.Plan, in triage.Inspection, f replayFlags) error {
+//
+// done releases what the read kept of the messages on disk: called before
+// the replay runs, which holds and reads them again.
+func (a *app) showAndRun(ctx context.Context, cmd *cobra.Command, plan replay.Plan, in triage.Inspection, f replayFlags, done func()) error {
 	out := cmd.OutOrStdout()
 	if f.asJSON {
 		if err := writeJSON(out, replayPlanJSON(plan, in)); err != nil {
@@ -240,6 +244,7 @@ func (a *app) showAndRun(ctx context.Context, cmd *cobra.Command, plan replay.Pl
 	if err := a.changing(); err != nil {
 		return err
 	}
+	done()
 	if f.inOrder {
 		return a.runInOrder(ctx, cmd, plan, aggs)
 	}
@@ -328,6 +333,15 @@ func resumeNotice(id, queue string, items int, c map[replay.Outcome]int) string 
 		id, queue, done, confirmed, failed, returned, items-resolved-confirmed-failed-returned, twice)
 }
 
+// holdLimit is how far an action's hold may read: --limit when the user
+// set one, else the whole queue (the broker's memory headroom bounds it).
+func (a *app) holdLimit() int {
+	if a.limitSet {
+		return a.limit
+	}
+	return 0
+}
+
 // replayOnce runs a plan headless, progress on stderr and the result on
 // stdout, and returns how it ended.
 func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Plan) (replay.Result, error) {
@@ -342,7 +356,7 @@ func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Pl
 	}
 	defer port.Close()
 	port.AcceptDeliveryCost = a.acceptCost
-	port.HoldLimit = plan.HoldLimit(a.limit) // up to the last selected message: a lost hold costs no other
+	port.HoldLimit = plan.HoldLimit(a.holdLimit()) // up to the last selected message: a lost hold costs no other
 	errw := cmd.ErrOrStderr()
 	for _, n := range port.Notes() {
 		fmt.Fprintln(errw, "dlqt: note:", n)
@@ -403,8 +417,12 @@ func progressLines(w io.Writer) func(replay.Progress) {
 
 func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Redactor) {
 	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", p.ID, len(p.Items), sanitize.Line(p.Queue), p.Selection, sanitize.Line(p.Vhost))
-	if in.Batch.Truncated() {
-		fmt.Fprintf(w, "  only the first %d of %d messages were read (--limit): a group covers those\n", len(in.Batch.Messages), in.Batch.Depth)
+	switch b := in.Batch; {
+	case !b.Truncated():
+	case b.Bound != "":
+		fmt.Fprintf(w, "  only the first %d of %d messages were read (%s): a group covers those\n", b.Count(), b.Depth, sanitize.Line(b.Bound))
+	default:
+		fmt.Fprintf(w, "  only the first %d of %d messages were read (--limit): a group covers those\n", b.Count(), b.Depth)
 	}
 	for _, d := range p.Destinations {
 		how := "not allowed"

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dlqt/dlqt/internal/spill"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
@@ -234,6 +236,85 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 	return in, nil
 }
 
+// inspectIndexed is inspect for an action's plan: without --limit it reads
+// the whole queue (as far as the broker's memory headroom allows, and says
+// so when that cuts it), and it keeps each message as a TUI browse does:
+// whole on disk (spill.File, never mapped into memory), an index entry in
+// memory (no body, headers, payload or timeline), read back where the plan
+// needs more. A plan of 100,000 messages so costs their index, not their
+// bodies twice over (830 MB of RSS before). Without a cache directory it
+// keeps whole messages, as inspect does, and says so. done closes the
+// file: call it once nothing reads the inspection's messages any more.
+func (a *app) inspectIndexed(ctx context.Context, queue string) (in triage.Inspection, done func(), err error) {
+	done = func() {}
+	store, serr := spill.CreateFile("")
+	if serr != nil {
+		fmt.Fprintf(a.stderr, "dlqt: note: %v: the messages read for the plan stay in memory\n", serr)
+	}
+	r, closeReader, err := a.openReader(ctx)
+	if err != nil {
+		if store != nil {
+			store.Close()
+		}
+		return in, done, err
+	}
+	defer closeReader()
+	var index *triage.Spilled
+	if store != nil {
+		index = triage.NewSpilled(store, a.redactor())
+		done = func() { store.Close() }
+	}
+	opts := a.browseOptions()
+	if !a.limitSet {
+		opts.Limit = 0 // the whole queue, bounded by the broker's safety
+	}
+	var kept []triage.Triaged
+	var expected atomic.Int64
+	progress := progressTo(a.stderr, "reading "+queue)
+	opts.Progress = func(read, want int) {
+		expected.Store(int64(want))
+		if progress != nil {
+			progress(read, want)
+		}
+	}
+	opts.Returning = returningTo(a.stderr, queue)
+	s, err := triage.InspectEach(ctx, r, queue, opts, triage.StreamOptions{Redactor: a.redactor(), Payloads: index == nil,
+		Each: func(t *triage.Triaged) (bool, error) {
+			if kept == nil { // room for the whole read at once: grown by append, 100,000 entries are copied a dozen times
+				kept = make([]triage.Triaged, 0, max(expected.Load(), 1))
+			}
+			t.Message.Position = len(kept) // the order of the read: the store's key
+			if index == nil {
+				kept = append(kept, *t)
+				return true, nil
+			}
+			if err := store.Put(t.Message); err != nil {
+				return false, err
+			}
+			kept = append(kept, index.Index(*t))
+			return true, nil
+		}})
+	if index != nil {
+		index.UseTopology(s.Topology)
+		if ferr := store.Flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
+	in = triage.Inspection{Batch: s.Batch, Topology: s.Topology, Messages: kept, Groups: triage.GroupMessages(kept)}
+	if err != nil {
+		if dc, ok := err.(*triage.DeliveryCostError); ok {
+			err = fmt.Errorf("%v; pass --accept-delivery-cost to browse anyway", dc)
+		}
+		return in, done, err
+	}
+	if in.Batch.Unreadable != nil { // see cmd_quarantine.go
+		fmt.Fprintf(a.stderr, "dlqt: %s\n", unreadableNotice(in.Batch))
+	} else {
+		noteBound(a.stderr, in.Batch)
+	}
+	return in, done, nil
+}
+
 // progressTo reports browse progress on w when w is a terminal.
 func progressTo(w io.Writer, what string) func(read, expected int) {
 	f, ok := w.(*os.File)
@@ -337,6 +418,15 @@ func boundText(b triage.Batch) string {
 		return boundRead(b) + "; " + views.HeldElsewhere(b)
 	}
 	return boundRead(b)
+}
+
+// boundWhy is why a read stopped short of the queue: the broker's bound,
+// else --limit.
+func boundWhy(b triage.Batch) string {
+	if b.Bound != "" {
+		return sanitize.Line(b.Bound)
+	}
+	return "--limit"
 }
 
 func boundRead(b triage.Batch) string {

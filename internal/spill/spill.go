@@ -301,9 +301,15 @@ func key(pos int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(pos)
 // AMQP short string need not be UTF-8, and JSON would alter it), the
 // headers as tagged JSON (headerjson), then the body as it is.
 func Encode(m triage.Message) ([]byte, error) {
+	out, err := appendHead(nil, m, len(m.Body))
+	return append(out, m.Body...), err
+}
+
+// appendHead is Encode up to the body, with room for extra bytes more.
+func appendHead(out []byte, m triage.Message, extra int) ([]byte, error) {
 	h := headerjson.AppendTagged(nil, m.Headers)
 	p := m.Properties
-	out := make([]byte, 0, 128+len(h)+len(m.Body))
+	out = slices.Grow(out, 128+len(h)+extra)
 	for _, s := range []string{m.Queue, m.Exchange, m.RoutingKey, p.MessageID, p.CorrelationID, p.ContentType,
 		p.ContentEncoding, p.Type, p.AppID, p.UserID, p.ReplyTo, p.Expiration} {
 		out = appendBytes(out, s)
@@ -322,8 +328,7 @@ func Encode(m triage.Message) ([]byte, error) {
 	out = binary.AppendVarint(out, int64(m.Position))
 	out = binary.AppendVarint(out, p.Timestamp.Unix())
 	out = binary.AppendVarint(out, int64(p.Timestamp.Nanosecond()))
-	out = appendBytes(out, string(h))
-	return append(out, m.Body...), nil
+	return appendBytes(out, string(h)), nil
 }
 
 const (
@@ -378,6 +383,15 @@ func (r *recordReader) byte() byte {
 
 // Decode reads a record Encode wrote; the message owns its memory.
 func Decode(rec []byte) (triage.Message, error) {
+	m, err := decode(rec)
+	if m.Body != nil {
+		m.Body = append([]byte{}, m.Body...)
+	}
+	return m, err
+}
+
+// decode is Decode with the body a part of rec.
+func decode(rec []byte) (triage.Message, error) {
 	r := &recordReader{rec: rec}
 	var s [12]string
 	for i := range s {
@@ -411,7 +425,7 @@ func Decode(rec []byte) (triage.Message, error) {
 		m.Properties.Timestamp = time.Unix(sec, nsec).UTC()
 	}
 	if flags&flagNilBody == 0 {
-		m.Body = append([]byte{}, r.rec...)
+		m.Body = r.rec[:len(r.rec):len(r.rec)]
 	}
 	return m, nil
 }

@@ -29,6 +29,9 @@ type SweepResult struct {
 	Held  int
 	Taken []int
 	Depth int // ready messages when the sweep began, to verify removal by
+	// Bound says why the sweep held fewer than the queue's messages when
+	// the broker's memory headroom cut it; "" otherwise.
+	Bound string
 }
 
 // DiscardRequest is one discard as the user confirmed it.
@@ -56,6 +59,7 @@ type DiscardResult struct {
 	Discarded    []string
 	Missing      []string
 	Held         int
+	Bound        string // why the sweep held fewer than the whole queue, when the broker's headroom cut it
 	Verified     bool
 	Verification string   // VerifiedGone or NotVerified, with why
 	StillThere   []string // discarded ids the re-read still found
@@ -158,7 +162,7 @@ func recordSelected(rec Recorder, req DiscardRequest, reason string, ids []strin
 // discarded names what a sweep acked; after a failed sweep the rest is
 // still queued, not missing.
 func discarded(swept SweepResult, sweepErr error, ids, selected []string, changed map[string]string) DiscardResult {
-	res := DiscardResult{Held: swept.Held, Changed: changed}
+	res := DiscardResult{Held: swept.Held, Bound: swept.Bound, Changed: changed}
 	for _, p := range swept.Taken {
 		if p >= 0 && p < len(ids) {
 			res.Discarded = append(res.Discarded, ids[p])

@@ -152,6 +152,33 @@ func (t Triaged) WithMessage() (Triaged, error) {
 	return t, nil
 }
 
+// HeadReader is Bodies that can read a message back without its body.
+type HeadReader interface {
+	MessageHead(pos int) (Message, error)
+}
+
+// WithHeaders is WithMessage without the body when the store can leave it
+// out (HeadReader): what routing reads, at the cost of the headers alone.
+func (t Triaged) WithHeaders() (Triaged, error) {
+	hr, ok := t.spilled.bodiesOrNil().(HeadReader)
+	if !ok {
+		return t.WithMessage()
+	}
+	m, err := hr.MessageHead(t.Message.Position)
+	if err != nil {
+		return t, fmt.Errorf("reading back message %s: %w", t.ID, err)
+	}
+	t.Message = m
+	return t, nil
+}
+
+func (s *Spilled) bodiesOrNil() Bodies {
+	if s == nil {
+		return nil
+	}
+	return s.bodies
+}
+
 // IndexCost is about what an index entry holds in memory, in bytes: the
 // struct, the strings and slices it points to, and its place in a group.
 func IndexCost(t *Triaged) int64 {

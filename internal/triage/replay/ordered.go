@@ -31,6 +31,13 @@ type Aggregate struct {
 // JSON payload (order_id, data.order.id), or headers.NAME for a header.
 // ok is false when the message has none.
 func AggregateKey(t triage.Triaged, path string) (string, bool) {
+	if t.Indexed() && t.Message.Body == nil { // an index entry: the key is in the message on disk
+		w, err := t.WithMessage()
+		if err != nil {
+			return "", false
+		}
+		t = w
+	}
 	if name, ok := strings.CutPrefix(path, "headers."); ok {
 		v, found := t.Message.Headers[name]
 		if !found {

@@ -18,6 +18,11 @@ const sampleSize = 3
 // run shows it on one line.
 const samplePayload = 4 << 10
 
+// sampleRender is the largest body a plan of index entries renders again
+// for a sample's payload: a larger one would cost its whole rendering for
+// the 4 KiB shown (a 32 MiB message, twice what moving it takes).
+const sampleRender = 1 << 20
+
 // SampleOf is what a plan keeps of t for its dry run: no body, and the
 // start of its redacted payload. The plan lives as long as the run, so a
 // sample kept whole held a 128 MiB message (body and payload) twice over
@@ -46,9 +51,12 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 	if p.Vhost == "" {
 		p.Vhost = in.Topology.Vhost
 	}
-	chosen := sel.Apply(in.Messages)
+	chosen := choose(sel, in.Messages)
 	p.Missing = missingIDs(sel.IDs, chosen)
-	dests, order := p.route(chosen, in.Topology)
+	dests, order, err := p.route(chosen, in.Topology)
+	if err != nil {
+		return Plan{}, err
+	}
 	if err := p.judge(dests, order); err != nil {
 		return Plan{}, err
 	}
@@ -61,8 +69,20 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 	return p, nil
 }
 
+// choose points at the messages sel selects: a plan of a whole queue does
+// not copy every entry it routes (100,000 index entries are 55 MB).
+func choose(sel triage.Selection, msgs []triage.Triaged) []*triage.Triaged {
+	var out []*triage.Triaged
+	for i := range msgs {
+		if sel.Matches(msgs[i]) {
+			out = append(out, &msgs[i])
+		}
+	}
+	return out
+}
+
 // missingIDs are the selected ids the inspection did not find.
-func missingIDs(ids []string, chosen []triage.Triaged) []string {
+func missingIDs(ids []string, chosen []*triage.Triaged) []string {
 	found := map[string]bool{}
 	for _, t := range chosen {
 		found[t.ID] = true
@@ -78,11 +98,34 @@ func missingIDs(ids []string, chosen []triage.Triaged) []string {
 
 // route gives each chosen message its item and destination (in the order
 // first met); a message with nowhere to go is unroutable.
-func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.Route]*Destination, []triage.Route) {
+//
+// An index entry of a spilled read (triage.Spilled) has no headers to route
+// by: its message is read back from disk for that, and dropped again, so a
+// plan of a whole queue holds its index, not its messages.
+func (p *Plan) route(chosen []*triage.Triaged, top triage.Topology) (map[triage.Route]*Destination, []triage.Route, error) {
 	dests := map[triage.Route]*Destination{}
 	var order []triage.Route
 	rt := triage.NewRouter(top) // indexed once: a --to asks it of every message
-	for _, t := range chosen {
+	if len(chosen) > 0 {
+		p.Items = make([]Item, 0, len(chosen))
+	}
+	for _, ct := range chosen {
+		t := *ct
+		if t.Indexed() && t.Message.Body == nil { // an index entry, not yet read back
+			sample := len(p.Sample) < sampleSize
+			read := t.WithHeaders                         // what routing reads
+			if sample && t.PayloadBytes <= sampleRender { // shown with its payload: derived again, read once
+				read = t.Whole
+			}
+			w, err := read()
+			if err != nil {
+				return nil, nil, err
+			}
+			if sample && w.Payload == "" {
+				w.Payload = fmt.Sprintf("(a body of %d bytes: not rendered for the plan)", w.PayloadBytes)
+			}
+			t = w
+		}
 		orig, known := OriginalRoute(t)
 		item := Item{ID: t.ID}
 		fedBy := ""
@@ -115,7 +158,7 @@ func (p *Plan) route(chosen []triage.Triaged, top triage.Topology) (map[triage.R
 			p.Sample = append(p.Sample, SampleOf(t))
 		}
 	}
-	return dests, order
+	return dests, order, nil
 }
 
 // bucketHop is the retry bucket r (a message's original route) lands in

@@ -12,7 +12,7 @@ import (
 // a lost hold cannot spend its deliveries. The position is the browse's
 // (the TUI plans from the chosen messages alone), or the place in the
 // inspection where a message carries none.
-func holdBound(in triage.Inspection, chosen []triage.Triaged) int {
+func holdBound(in triage.Inspection, chosen []*triage.Triaged) int {
 	want := make(map[string]bool, len(chosen))
 	for _, t := range chosen {
 		want[t.ID] = true
