@@ -110,23 +110,17 @@ func (p *Plan) route(chosen []*triage.Triaged, top triage.Topology) (map[triage.
 		p.Items = make([]Item, 0, len(chosen))
 	}
 	for _, ct := range chosen {
-		t := *ct
-		if t.Indexed() && t.Message.Body == nil { // an index entry, not yet read back
-			sample := len(p.Sample) < sampleSize
-			read := t.WithHeaders                         // what routing reads
-			if sample && t.PayloadBytes <= sampleRender { // shown with its payload: derived again, read once
-				read = t.Whole
-			}
-			w, err := read()
-			if err != nil {
-				return nil, nil, err
-			}
-			if sample && w.Payload == "" {
-				w.Payload = fmt.Sprintf("(a body of %d bytes: not rendered for the plan)", w.PayloadBytes)
-			}
-			t = w
+		t, err := p.routable(*ct)
+		if err != nil {
+			return nil, nil, err
 		}
 		orig, known := OriginalRoute(t)
+		if !known && t.Indexed() && t.Message.Body == nil { // read without its body: an envelope may state the route
+			if t, err = t.WithMessage(); err != nil {
+				return nil, nil, err
+			}
+			orig, known = OriginalRoute(t)
+		}
 		item := Item{ID: t.ID}
 		fedBy := ""
 		switch to := p.Options.To; {
@@ -159,6 +153,29 @@ func (p *Plan) route(chosen []*triage.Triaged, top triage.Topology) (map[triage.
 		}
 	}
 	return dests, order, nil
+}
+
+// routable is t as the plan routes it: an index entry (triage.Spilled) is
+// read back, its headers alone where the store can leave the body out (the
+// route is in the headers but for an envelope that states it: route reads
+// the body then), whole for the few the dry run shows with their payload.
+func (p *Plan) routable(t triage.Triaged) (triage.Triaged, error) {
+	if !t.Indexed() || t.Message.Body != nil { // whole, or read back already
+		return t, nil
+	}
+	sample := len(p.Sample) < sampleSize
+	read := t.WithHeaders
+	if sample && t.PayloadBytes <= sampleRender { // derived again, read once
+		read = t.Whole
+	}
+	w, err := read()
+	if err != nil {
+		return t, err
+	}
+	if sample && w.Payload == "" {
+		w.Payload = fmt.Sprintf("(a body of %d bytes: not rendered for the plan)", w.PayloadBytes)
+	}
+	return w, nil
 }
 
 // bucketHop is the retry bucket r (a message's original route) lands in
