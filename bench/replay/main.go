@@ -4,15 +4,16 @@
 // It loads BENCH_N (default 100,000) parked messages of BENCH_SIZE (1,024)
 // bytes into a queue of a vhost of its own, declares a second queue, and
 // for BENCH_ROUNDS (3) rounds moves them across and back: one way with
-// `dlqt replay QUEUE --where reason=published --to :OTHER --limit N --yes`
+// `dlqt replay QUEUE --where reason=published --to :OTHER --yes`
 // (under /usr/bin/time -v: wall time, peak RSS), the other way with a
 // dynamic Shovel (ack-mode on-confirm, src-delete-after queue-length: the
 // way an operator moves a queue by hand), timed from its declaration until
 // the destination holds all N and the source none. Who goes first
 // alternates, so each always moves N from a full queue to an empty one. It
 // prints every round, the medians and the ratio, and checks at the end that
-// the N ids loaded are all there, once each. The vhost is deleted at the
-// end. It needs the rabbitmq_shovel plugin (make bench enables it).
+// the N ids loaded are all there, once each. Last, it times
+// `dlqt discard QUEUE --where reason=published --yes` of all N (wall time,
+// peak RSS). The vhost is deleted at the end. It needs the rabbitmq_shovel plugin (make bench enables it).
 package main
 
 import (
@@ -25,7 +26,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
@@ -99,7 +99,7 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 			if who == "dlqt" {
 				r, err = measure.Command([]string{"bin/dlqt", "--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost,
 					"--journal", filepath.Join(journal, "journal.db"), "--config", config,
-					"replay", from, "--where", "reason=published", "--to", ":" + to, "--limit", strconv.Itoa(n), "--yes",
+					"replay", from, "--where", "reason=published", "--to", ":" + to, "--yes", // no --limit: the whole group, as a responder runs it
 					// The canary (5 at 1 msg/s) and its watch are dlqt's
 					// and the Shovel has none: kept to the least, and the
 					// rate ceiling out of the way, so the bulk phase is
@@ -125,7 +125,29 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 	fmt.Printf("%-6s %12.2f %12.1f %12.2f\n", "median", md.Wall.Seconds(), measure.MiB(md.RSSKB), ms.Wall.Seconds())
 	fmt.Printf("dlqt replay/Shovel: time %.2fx (%.0f against %.0f msg/s); dlqt peak RSS %.1f MiB\n",
 		md.Wall.Seconds()/ms.Wall.Seconds(), float64(n)/md.Wall.Seconds(), float64(n)/ms.Wall.Seconds(), measure.MiB(md.RSSKB))
-	return q.checkIDs(from, n)
+	if err := q.checkIDs(from, n); err != nil {
+		return err
+	}
+	// The discard of the whole group, as a responder drops it: one sweep
+	// that holds every message, acks the selected one by one, and reads
+	// the depth again to verify. The check above drained the queue: the
+	// discard gets N of its own.
+	const doomed = "bench.discard"
+	if err := fill.Load(cfg, doomed, n, size); err != nil {
+		return err
+	}
+	from = doomed
+	r, err := measure.Command([]string{"bin/dlqt", "--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost,
+		"--journal", filepath.Join(journal, "journal.db"), "--config", config,
+		"discard", from, "--where", "reason=published", "--reason", "make bench", "--yes"})
+	if err != nil {
+		return fmt.Errorf("dlqt discarding %s: %w", from, err)
+	}
+	if left, err := q.depth(from); err != nil || left != 0 {
+		return fmt.Errorf("after the discard %s holds %d messages (%v), want none", from, left, err)
+	}
+	fmt.Printf("dlqt discard of %d: %.2f s (%.0f msg/s), peak RSS %.1f MiB\n", n, r.Wall.Seconds(), float64(n)/r.Wall.Seconds(), measure.MiB(r.RSSKB))
+	return nil
 }
 
 // shovel moves from's n messages to queue to with a dynamic Shovel that

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/ui"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -268,6 +271,11 @@ func (a *app) inspectIndexed(ctx context.Context, queue string) (in triage.Inspe
 	if !a.limitSet {
 		opts.Limit = 0 // the whole queue, bounded by the broker's safety
 	}
+	// The index is bounded as the TUI's is (ui.DefaultIndexBudget, or
+	// --memory-budget): about 140,000 entries; a larger queue is read up to
+	// there and the plan says so.
+	budget := cmp.Or(a.indexBudget(), ui.DefaultIndexBudget)
+	var spent int64
 	var kept []triage.Triaged
 	var expected atomic.Int64
 	progress := progressTo(a.stderr, "reading "+queue)
@@ -281,19 +289,29 @@ func (a *app) inspectIndexed(ctx context.Context, queue string) (in triage.Inspe
 	s, err := triage.InspectEach(ctx, r, queue, opts, triage.StreamOptions{Redactor: a.redactor(), Payloads: index == nil,
 		Each: func(t *triage.Triaged) (bool, error) {
 			if kept == nil { // room for the whole read at once: grown by append, 100,000 entries are copied a dozen times
-				kept = make([]triage.Triaged, 0, max(expected.Load(), 1))
+				kept = make([]triage.Triaged, 0, min(max(expected.Load(), 1), budget/512+1))
 			}
 			t.Message.Position = len(kept) // the order of the read: the store's key
 			if index == nil {
 				kept = append(kept, *t)
 				return true, nil
 			}
+			entry := index.Index(*t)
+			if cost := triage.IndexCost(&entry); spent+cost <= budget || spent == 0 {
+				spent += cost
+			} else {
+				return false, errIndexBudget
+			}
 			if err := store.Put(t.Message); err != nil {
 				return false, err
 			}
-			kept = append(kept, index.Index(*t))
+			kept = append(kept, entry)
 			return true, nil
 		}})
+	if errors.Is(err, errIndexBudget) { // a bound, not a failure: say which
+		err, s.Batch.Err, s.Batch.Read = nil, nil, len(kept)
+		s.Batch.Bound = fmt.Sprintf("dlqt memory budget (%s of index; --memory-budget)", sizeText(budget))
+	}
 	if index != nil {
 		index.UseTopology(s.Topology)
 		if ferr := store.Flush(); ferr != nil && err == nil {
@@ -314,6 +332,14 @@ func (a *app) inspectIndexed(ctx context.Context, queue string) (in triage.Inspe
 	}
 	return in, done, nil
 }
+
+// sizeText is n bytes as --memory-budget writes it.
+func sizeText(n int64) string {
+	b := byteSize(n)
+	return b.String()
+}
+
+var errIndexBudget = errors.New("the index's memory budget is spent")
 
 // progressTo reports browse progress on w when w is a terminal.
 func progressTo(w io.Writer, what string) func(read, expected int) {

@@ -48,7 +48,14 @@ func TestReplayAndDiscardTakeTheWholeGroupByDefault(t *testing.T) {
 	brokertest.WaitDepth(t, conn, "parking", group+other)
 	flags := []string{"--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost}
 
-	stdout, stderr, code := run(t, Assets{}, append(flags, "replay", "parking", "--group", "published/E1", "--yes",
+	// Past the index's memory budget the plan is cut, and says where and why.
+	stdout, stderr, code := run(t, Assets{}, append(flags, "--memory-budget", "2MiB", "replay", "parking", "--group", "published/E1")...)
+	if code != 0 || !strings.Contains(stdout, "messages were read (dlqt memory budget (2MiB of index; --memory-budget)): a group covers those") ||
+		!strings.Contains(stderr, fmt.Sprintf("of %d messages of parking: dlqt memory budget", group+other)) {
+		t.Fatalf("dry run under a 2 MiB budget: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	stdout, stderr, code = run(t, Assets{}, append(flags, "replay", "parking", "--group", "published/E1", "--yes",
 		"--canary", "1", "--observe", "100ms", "--baseline", "0s", "--rate", "100000")...)
 	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("resolved %d, failed again 0, returned 0, untouched 0", group)) {
 		t.Fatalf("replay of the group: exit %d\n%s\n%s", code, stdout, stderr)
