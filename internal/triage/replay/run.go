@@ -16,8 +16,8 @@ import (
 const (
 	progressEvery = 250 * time.Millisecond // gauge refresh and outcome flush
 	depthEvery    = time.Second            // destination depth poll
-	maxInFlight   = 500                    // publishes awaiting their confirm
-	publishBatch  = 64                     // least room in flight a full window waits for
+	maxInFlight   = 2000                   // publishes awaiting their confirm
+	publishBatch  = 500                    // least room in flight a full window waits for
 	rateWindow    = 2 * time.Second        // achieved rate is measured over this
 	historySlots  = 60                     // seconds of sparkline
 	maxTail       = 5 * time.Second        // watch after the last publish, at most
