@@ -1,11 +1,9 @@
 package broker
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -20,68 +18,42 @@ import (
 // KB a 1 KiB message: a hold of 100,000 peaked at 730 MiB, and the
 // collector, kept under the soft memory limit, took 60% of the CPU).
 //
-// The file is the user's cache directory's (mode 0600), and is unlinked as
-// soon as it is opened: what it holds are the messages as they are, secrets
-// included, and nothing of them stays on disk once dlqt exits, however it
-// exits. Records are appended through a buffer and read back by offset.
+// The records are spill.Records: an unlinked file in the user's cache
+// directory, so nothing of the messages (secrets included) stays on disk
+// once dlqt exits, however it exits. A record is kept by the hold's
+// position of its delivery.
 type heldStore struct {
-	mu   sync.Mutex
-	f    *os.File
-	w    *bufio.Writer
-	end  int64 // bytes appended, buffered ones included
-	at   map[int]span
-	buf  []byte
-	werr error
-}
-
-type span struct {
-	off int64
-	n   int
+	mu  sync.Mutex
+	rs  *spill.Records
+	at  map[int]int // position -> record
+	buf []byte
 }
 
 func newHeldStore() (*heldStore, error) {
-	dir, err := spill.Dir()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("replay: hold store: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "hold-*.bin") // 0600
+	rs, err := spill.CreateRecords("", "hold-*.bin")
 	if err != nil {
 		return nil, fmt.Errorf("replay: hold store: %w", err)
 	}
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("replay: hold store: %w", err)
-	}
-	return &heldStore{f: f, w: bufio.NewWriterSize(f, 1<<20), at: map[int]span{}}, nil
+	return &heldStore{rs: rs, at: map[int]int{}}, nil
 }
 
-// put writes delivery d under pos and returns the SHA-256 of its body.
+// put writes delivery d under pos and returns the SHA-256 of its body. The
+// body is written as it is, never copied: a hold of one 128 MiB message
+// costs no second 128 MiB.
 func (s *heldStore) put(pos int, d amqp.Delivery) ([32]byte, error) {
 	sum := sha256.Sum256(d.Body)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.werr != nil {
-		return sum, s.werr
-	}
 	head, err := appendDeliveryHead(s.buf[:0], d)
 	if err != nil {
 		return sum, err
 	}
 	s.buf = head
-	// The body is written as it is, never copied: a hold of one 128 MiB
-	// message costs no second 128 MiB.
-	for _, b := range [][]byte{head, d.Body} {
-		if _, err := s.w.Write(b); err != nil {
-			s.werr = fmt.Errorf("replay: hold store: %w", err)
-			return sum, s.werr
-		}
+	i, err := s.rs.Append(head, d.Body)
+	if err != nil {
+		return sum, fmt.Errorf("replay: hold store: %w", err)
 	}
-	n := len(head) + len(d.Body)
-	s.at[pos] = span{s.end, n}
-	s.end += int64(n)
+	s.at[pos] = i
 	return sum, nil
 }
 
@@ -89,22 +61,13 @@ func (s *heldStore) put(pos int, d amqp.Delivery) ([32]byte, error) {
 // the hold settles it by tag).
 func (s *heldStore) get(pos int) (amqp.Delivery, error) {
 	s.mu.Lock()
-	sp, ok := s.at[pos]
-	if ok && s.w.Buffered() > 0 && sp.off+int64(sp.n) > s.end-int64(s.w.Buffered()) {
-		if err := s.w.Flush(); err != nil {
-			s.werr = fmt.Errorf("replay: hold store: %w", err)
-		}
-	}
-	err := s.werr
+	i, ok := s.at[pos]
 	s.mu.Unlock()
 	if !ok {
 		return amqp.Delivery{}, fmt.Errorf("replay: no held message at %d", pos)
 	}
+	rec, err := s.rs.Read(i, false)
 	if err != nil {
-		return amqp.Delivery{}, err
-	}
-	rec := make([]byte, sp.n)
-	if _, err := s.f.ReadAt(rec, sp.off); err != nil {
 		return amqp.Delivery{}, fmt.Errorf("replay: read a held message back: %w", err)
 	}
 	return readDelivery(rec)
@@ -120,10 +83,8 @@ func (s *heldStore) drop(pos int) {
 func (s *heldStore) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f != nil {
-		s.f.Close()
-		s.f, s.at = nil, nil
-	}
+	s.rs.Close()
+	s.at = map[int]int{}
 }
 
 // appendDelivery encodes what a republish needs of d: its routing, every

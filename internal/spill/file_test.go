@@ -42,6 +42,10 @@ func TestFileGivesBackWhatWasPut(t *testing.T) {
 	if got, err := s.Message(1); err != nil || !reflect.DeepEqual(got, put[1]) {
 		t.Errorf("message 1 after the flush: %+v, %v", got, err)
 	}
+	head, err := s.MessageHead(2)
+	if want := put[2]; err != nil || head.Body != nil || !reflect.DeepEqual(head.Headers, want.Headers) || head.Properties != want.Properties {
+		t.Errorf("head of message 2: %+v, %v; want its headers and properties, no body", head, err)
+	}
 	if err := s.Put(triage.Message{Position: 7}); err == nil {
 		t.Error("a message put out of order was taken")
 	}
