@@ -80,13 +80,19 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if depth == 0 || len(ids) == 0 {
 		return nil, nil
 	}
-	want := depth // no limit: the whole queue, as far as the broker's memory allows
-	if r.HoldLimit > 0 {
-		want = min(depth, r.HoldLimit)
-	}
-	if safe, why := r.live.safeHold(ctx, q, want); safe < want {
-		r.notes = append(r.notes, fmt.Sprintf("the hold of %s reads %d of its %d messages: %s", queue, safe, depth, why))
-		want = safe
+	// A plan bounds the hold at its last chosen message (Plan.HoldLimit):
+	// its read was bounded by the broker's memory headroom already, and a
+	// hold cut short of it again would leave chosen messages behind as
+	// gone (a hold of 2 cut to 1 on a node near its watermark, in a CI run
+	// with a million messages on the node). Without a bound the hold reads
+	// the whole queue, as far as that headroom allows.
+	want := min(depth, r.HoldLimit)
+	if r.HoldLimit <= 0 {
+		want = depth
+		if safe, why := r.live.safeHold(ctx, q, want); safe < want {
+			r.notes = append(r.notes, fmt.Sprintf("the hold of %s reads %d of its %d messages: %s", queue, safe, depth, why))
+			want = safe
+		}
 	}
 	quorum := q.Type == triage.QueueQuorum
 	pass := newPassing(queue, ids, replayID, store)
