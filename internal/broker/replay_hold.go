@@ -63,6 +63,14 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if err != nil {
 		return nil, err
 	}
+	if depth < r.HoldLimit && len(ids) > 0 {
+		// The plan's own read may still be on its way back (see
+		// returning.go): a hold that took the part already back for the
+		// queue would leave chosen messages out as gone.
+		if depth, err = readyBack(ctx, depth, r.HoldLimit, func() (int, error) { return passiveDepth(r.hold, queue, r.live.cfg.Vhost) }); err != nil {
+			return nil, err
+		}
+	}
 	if cost.AsksFirst() && !r.AcceptDeliveryCost {
 		return nil, triage.NewDeliveryCostError(queue, cost, depth)
 	}
@@ -156,6 +164,40 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	// back at about a hundred a second, minutes for a large hold, while a
 	// multiple requeue puts 100,000 back in order in a second or two.
 	return r.sortHeld(pass, queue, ids), nil
+}
+
+// readyBack waits while a queue's ready count (count) grows from have
+// toward want: the messages of a read that just ended come back a
+// consumer's worth at a time (a quorum queue read 0 ready at once after a
+// browse of 100, in a loaded CI run, and the hold held nothing). It stops
+// at want, after returnBrief with nothing back, after returnQuiet with
+// nothing more, or after returnWait, and returns the last count.
+func readyBack(ctx context.Context, have, want int, count func() (int, error)) (int, error) {
+	start := time.Now()
+	last, grew := start, false
+	for have < want {
+		quiet := returnBrief
+		if grew {
+			quiet = returnQuiet
+		}
+		if time.Since(last) >= quiet || time.Since(start) >= returnWait {
+			return have, nil
+		}
+		select {
+		case <-ctx.Done():
+			return have, ctx.Err()
+		case <-time.After(returnPoll):
+		}
+		n, err := count()
+		if err != nil {
+			return have, err
+		}
+		if n > have {
+			last, grew = time.Now(), true
+		}
+		have = n
+	}
+	return have, nil
 }
 
 // holdWindow is the windowed consume of a hold of want messages of q (see
