@@ -27,6 +27,9 @@ type Replay struct {
 	// HoldLimit bounds how many messages Hold reads, like a browse's limit:
 	// the selection was made among the first that many (0: the default).
 	HoldLimit int
+	// ReadDepth is the ready count the plan's read began with (0: none):
+	// the hold waits, briefly, for that read's messages to be back.
+	ReadDepth int
 
 	lease   *Lease // the queue's: one action per queue at a time
 	hold    *amqp.Connection

@@ -63,11 +63,11 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if err != nil {
 		return nil, err
 	}
-	if depth < r.HoldLimit && len(ids) > 0 {
+	if target := max(r.HoldLimit, r.ReadDepth); depth < target && len(ids) > 0 {
 		// The plan's own read may still be on its way back (see
 		// returning.go): a hold that took the part already back for the
 		// queue would leave chosen messages out as gone.
-		if depth, err = readyBack(ctx, depth, r.HoldLimit, func() (int, error) { return passiveDepth(r.hold, queue, r.live.cfg.Vhost) }); err != nil {
+		if depth, err = readyBack(ctx, depth, target, func() (int, error) { return passiveDepth(r.hold, queue, r.live.cfg.Vhost) }); err != nil {
 			return nil, err
 		}
 	}

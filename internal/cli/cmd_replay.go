@@ -362,6 +362,7 @@ func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Pl
 	defer port.Close()
 	port.AcceptDeliveryCost = a.acceptCost
 	port.HoldLimit = plan.HoldLimit(a.holdLimit()) // up to the last selected message: a lost hold costs no other
+	port.ReadDepth = plan.ReadDepth
 	errw := cmd.ErrOrStderr()
 	for _, n := range port.Notes() {
 		fmt.Fprintln(errw, "dlqt: note:", n)

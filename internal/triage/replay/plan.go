@@ -64,6 +64,7 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 	p.Bounded = boundedQueues(p.DestinationQueues, in.Topology)
 	p.Warnings = boundedWarnings(p.Bounded, len(p.Items))
 	p.HoldUpTo = holdBound(in, chosen)
+	p.ReadDepth = in.Batch.Depth
 	atLimit, warnings := atLimitWarning(in, p.HoldUpTo)
 	p.AtLimit, p.Warnings = atLimit, append(p.Warnings, warnings...)
 	return p, nil

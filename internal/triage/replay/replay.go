@@ -111,6 +111,12 @@ type Plan struct {
 	// HoldUpTo is how many messages from the head of the queue the hold
 	// reads: up to the last selected one (HoldLimit). 0: no bound.
 	HoldUpTo int `json:"hold_up_to,omitempty"`
+	// ReadDepth is the ready count the plan's read began with: the hold
+	// waits for that read's messages to be back before it reads, so it
+	// finds them in their order (a quorum queue returns a read of several
+	// consumers one consumer at a time, and a hold that read the first
+	// two back missed a chosen one).
+	ReadDepth int `json:"read_depth,omitempty"`
 	// AtLimit counts the messages the hold takes that have no delivery left
 	// on a quorum queue with a delivery limit: a lost hold drops them.
 	AtLimit int `json:"at_limit,omitempty"`
