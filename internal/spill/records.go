@@ -30,19 +30,9 @@ type span struct {
 // CreateRecords makes an empty Records in dir ("" means Dir()), its file
 // named after pattern (os.CreateTemp) for the moment it has a name.
 func CreateRecords(dir, pattern string) (*Records, error) {
-	if dir == "" {
-		d, err := Dir()
-		if err != nil {
-			return nil, err
-		}
-		dir = d
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("spill: %w", err)
-	}
-	f, err := os.CreateTemp(dir, pattern) // 0600
+	f, err := createIn(dir, pattern) // 0600
 	if err != nil {
-		return nil, fmt.Errorf("spill: %w", err)
+		return nil, err
 	}
 	if err := os.Remove(f.Name()); err != nil {
 		f.Close()

@@ -81,9 +81,9 @@ func Dir() (string, error) {
 	return filepath.Join(base, "dlqt"), nil
 }
 
-// Create makes a new, empty store in dir ("" means Dir()), readable by its
-// owner only. keep leaves the file in place on Close.
-func Create(dir string, keep bool) (*Store, error) {
+// createIn creates a file named after pattern (os.CreateTemp) in dir, ""
+// meaning Dir(), made (owner only) if it is missing.
+func createIn(dir, pattern string) (*os.File, error) {
 	if dir == "" {
 		d, err := Dir()
 		if err != nil {
@@ -94,9 +94,19 @@ func Create(dir string, keep bool) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "browse-*.db")
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
+	}
+	return f, nil
+}
+
+// Create makes a new, empty store in dir ("" means Dir()), readable by its
+// owner only. keep leaves the file in place on Close.
+func Create(dir string, keep bool) (*Store, error) {
+	f, err := createIn(dir, "browse-*.db")
+	if err != nil {
+		return nil, err
 	}
 	path := f.Name()
 	f.Close()
