@@ -33,7 +33,8 @@ const (
 //   - classic queues, and quorum queues without a delivery limit: held with
 //     basic.consume (manual ack), then the consumer is cancelled and every
 //     message released with one Nack(multiple, requeue). Order is kept; the
-//     broker sets redelivered.
+//     broker sets redelivered. (A quorum queue's release over several
+//     consumers goes a consumer at a time: window.requeue.)
 //   - quorum queues with a delivery limit: refused with a DeliveryCostError
 //     unless opts.AcceptDeliveryCost. Verified on 3.10.8: each browse adds
 //     exactly 1 to x-delivery-count (absent = 0), and a message delivered
@@ -61,7 +62,7 @@ func (l *Live) Browse(ctx context.Context, queue string, opts triage.BrowseOptio
 	if err != nil {
 		return b, err
 	}
-	r := reading{queue: queue, progress: opts.Progress, each: opts.Each}
+	r := reading{queue: queue, progress: opts.Progress, each: opts.Each, quorum: q.Type == triage.QueueQuorum}
 	r.window, r.ahead = windowFor(opts, q)
 
 	if q.Type == triage.QueueStream {
@@ -158,6 +159,7 @@ type reading struct {
 	want     int // stop after this many
 	expected int // what progress reports as the total
 	stream   bool
+	quorum   bool  // see window.serial
 	window   int   // prefetch of the first consumer; 0 = as much as one may ask
 	ahead    int64 // bytes the window may let the broker push (window.ahead); 0 = fixed
 	progress func(read, expected int)
@@ -245,6 +247,7 @@ func (r reading) hold(ctx context.Context, conn *amqp.Connection) (*held, error)
 	if !r.stream {
 		h.win.ahead = r.ahead
 	}
+	h.win.serial = r.quorum
 	if err := h.win.grow(); err != nil {
 		ch.Close()
 		return nil, err
@@ -348,7 +351,7 @@ func (r reading) release(h *held) error {
 	// Tag 0 with multiple is every outstanding delivery, stragglers the
 	// drain gave up on included: none is left for the close to requeue,
 	// which would count on a 4.3 quorum queue.
-	if err := h.ch.Nack(0, true, true); err != nil {
+	if err := h.win.requeue(0, nil); err != nil {
 		return fmt.Errorf("requeue: %w", err)
 	}
 	return nil

@@ -28,6 +28,10 @@ type heldSources struct {
 	// tables are the headers of what Load read back, as delivered, for the
 	// publish that follows (deliveredTable).
 	tables map[string]amqp.Table
+	// order is the hold's window, for a release in the queue's order
+	// (window.requeue); settled are the tags acked or requeued before.
+	order   *window
+	settled map[uint64]bool
 
 	// On a quorum queue the hold's consumers stay up while it holds (see
 	// keepConsuming): win are its consumers until they are cancelled, and
@@ -106,6 +110,7 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	pass := newPassing(queue, ids, replayID, store)
 	pass.cost = cost
 	w := r.holdWindow(ch, queue, q, want)
+	r.held.order, r.held.settled = w, map[uint64]bool{}
 	owed := r.live.owedRule(r.hold, q, depth)
 	short, err := r.consumeAll(ctx, w, owed, want, pass)
 	if err == nil {
@@ -210,6 +215,7 @@ func (r *Replay) holdWindow(ch *amqp.Channel, queue string, q triage.Queue, want
 	size, ahead := memoryWindow(0, q)
 	w := newWindow(ch, queue, nil, size, want)
 	w.ahead = ahead
+	w.serial = q.Type == triage.QueueQuorum
 	n := 0
 	w.name = func() string {
 		n++
@@ -473,8 +479,12 @@ func (r *Replay) releaseHeld() {
 	h := r.held
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.ch.IsClosed() {
-		_ = h.ch.Nack(0, true, true) // else the broker puts them back itself
+	if !h.ch.IsClosed() { // else the broker puts them back itself
+		if h.order != nil {
+			_ = h.order.requeue(0, func(tag uint64) bool { return !h.settled[tag] })
+		} else {
+			_ = h.ch.Nack(0, true, true)
+		}
 	}
 	clear(h.tags)
 	clear(h.at)
@@ -510,6 +520,9 @@ func (r *Replay) settle(ids []string, do func(*amqp.Channel, uint64) error) erro
 			return fmt.Errorf("replay: settle %s: %w", id, err)
 		}
 		delete(h.tags, id)
+		if h.settled != nil {
+			h.settled[tag] = true
+		}
 		if at, ok := h.at[id]; ok {
 			h.store.drop(at.record)
 			delete(h.at, id)

@@ -74,7 +74,7 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	if safe, why := l.safeHold(ctx, q, want); safe < want {
 		want, res.Bound = safe, why
 	}
-	r := reading{queue: queue, want: want, progress: opts.Progress,
+	r := reading{queue: queue, want: want, progress: opts.Progress, quorum: q.Type == triage.QueueQuorum,
 		each: opts.Each, tags: true, owed: l.owedRule(conn, q, depth)}
 	r.window, r.ahead = windowFor(opts, q)
 	r.expected = r.want
@@ -116,7 +116,7 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 		res.Taken = append(res.Taken, p)
 	}
 	if last := h.lastUnacked(picks); last > 0 {
-		if err := h.ch.Nack(last, true, true); err != nil {
+		if err := h.win.requeue(last, h.unacked(res.Taken)); err != nil {
 			return res, fmt.Errorf("sweep of %q: requeue the rest: %w", queue, err)
 		}
 	}
@@ -142,6 +142,19 @@ func (h *held) lastUnacked(acked []int) uint64 {
 		}
 	}
 	return 0
+}
+
+// unacked says, for window.requeue, which delivery tags are still
+// pending once the positions acked were.
+func (h *held) unacked(acked []int) func(tag uint64) bool {
+	if len(h.win.bounds) == 0 {
+		return nil // one Nack: requeue asks nothing
+	}
+	done := make(map[uint64]bool, len(acked))
+	for _, p := range acked {
+		done[h.tags[p]] = true
+	}
+	return func(tag uint64) bool { return !done[tag] }
 }
 
 // validPicks keeps the positions that name a held message, once each, in
