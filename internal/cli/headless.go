@@ -250,15 +250,6 @@ func (a *app) inspect(ctx context.Context, queue string) (triage.Inspection, err
 // file: call it once nothing reads the inspection's messages any more.
 func (a *app) inspectIndexed(ctx context.Context, queue string) (in triage.Inspection, done func(), err error) {
 	done = func() {}
-	if quorum, err := a.isQuorum(ctx, queue); err != nil || quorum {
-		// Not streamed on a quorum queue: a streamed read there left the
-		// queue in another order than the plan saw, and the hold, which
-		// reads up to the plan's last chosen message, missed one of two
-		// chosen (TestReplayKilledMidCanaryLosesNoMessageItDidNotSelect,
-		// 2 runs of 4). Such a plan keeps whole messages, as before.
-		in, err := a.inspect(ctx, queue)
-		return in, done, err
-	}
 	store, serr := spill.CreateFile("")
 	if serr != nil {
 		fmt.Fprintf(a.stderr, "dlqt: note: %v: the messages read for the plan stay in memory\n", serr)
@@ -346,21 +337,6 @@ func (a *app) inspectIndexed(ctx context.Context, queue string) (in triage.Inspe
 func sizeText(n int64) string {
 	b := byteSize(n)
 	return b.String()
-}
-
-// isQuorum says whether queue is a quorum queue.
-func (a *app) isQuorum(ctx context.Context, queue string) (bool, error) {
-	r, done, err := a.openReader(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer done()
-	top, err := r.Topology(ctx)
-	if err != nil {
-		return false, err
-	}
-	q, _ := top.Queue(queue)
-	return q.Type == triage.QueueQuorum, nil
 }
 
 var errIndexBudget = errors.New("the index's memory budget is spent")
