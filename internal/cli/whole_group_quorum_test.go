@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker/brokertest"
+)
+
+// A quorum queue's replay and discard take the whole group too. Before
+// a0435dc its plan was read the old way, whole messages in memory and the
+// first 10,000 only: a group of 10,200 moved 10,000 (the streamed read had
+// left the queue in another order than the plan saw; window.requeue).
+func TestAQuorumQueuesReplayTakesTheWholeGroup(t *testing.T) {
+	isolate(t)
+	cfg := brokertest.NewVhost(t, "cliwholeq")
+	conn := brokertest.Dial(t, cfg)
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ch.Close() })
+	for _, q := range []string{"orders.dlq", "dest"} {
+		if _, err := ch.QueueDeclare(q, true, false, false, false, amqp.Table{"x-queue-type": "quorum"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	const group, other = 10200, 100
+	var pending []*amqp.DeferredConfirmation
+	for i := range group + other {
+		code := "E1"
+		if i%((group+other)/other) == 7 {
+			code = "E2"
+		}
+		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", "orders.dlq", false, false, amqp.Publishing{
+			MessageId: fmt.Sprintf("m-%05d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			Body:    []byte(fmt.Sprintf(`{"failure":{"reason_code":%q},"n":%d}`, code, i)),
+			Headers: amqp.Table{"x-original-exchange": "", "x-original-routingKey": "dest"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, dc)
+	}
+	for _, dc := range pending {
+		if !dc.Wait() {
+			t.Fatal("a load publish was nacked")
+		}
+	}
+	brokertest.WaitDepth(t, conn, "orders.dlq", group+other)
+	flags := []string{"--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost}
+	stdout, stderr, code := run(t, Assets{}, append(flags, "replay", "orders.dlq", "--group", "published/E1", "--yes", "--accept-delivery-cost",
+		"--canary", "1", "--observe", "100ms", "--baseline", "0s", "--rate", "100000")...)
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("resolved %d, failed again 0, returned 0, untouched 0", group)) {
+		t.Fatalf("replay of the group: exit %d\n%.3000s\n%s", code, stdout, stderr)
+	}
+	brokertest.WaitDepth(t, conn, "dest", group)
+	brokertest.WaitDepth(t, conn, "orders.dlq", other)
+}
