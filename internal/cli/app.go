@@ -68,6 +68,11 @@ type app struct {
 	red        *redact.Redactor // the defaults plus the config's redaction rules
 	tenantPath string           // filters.tenant_path
 	traceURL   triage.TraceURL  // trace_url, the context's over the top level's
+	// auditStream is the team's audit stream (DLQT_AUDIT_STREAM, config
+	// audit_stream; "" none) and trail the mirror that writes it.
+	auditStream    string
+	auditRetention broker.Retention
+	trail          *streamMirror
 	// readOnly (--read-only, DLQT_READ_ONLY, read_only) refuses every
 	// command that changes a queue; the TUI drops discard, replay and reveal.
 	readOnly bool
@@ -163,6 +168,10 @@ func (a *app) resolve(cmd *cobra.Command) error {
 		a.vhost = urlVhostOr(a.amqpURL, "/")
 	}
 	a.journalPath = pick(a.journalPath, "DLQT_JOURNAL", fc.Journal, defaultJournalPath())
+	a.auditStream = pick("", "DLQT_AUDIT_STREAM", fc.AuditStream, "")
+	if a.auditRetention, err = auditRetention(fc); err != nil {
+		return usageError{fmt.Errorf("config %s: %w", a.configPath, err)}
+	}
 	a.actor = pick(a.actor, "DLQT_ACTOR", fc.Actor, actor)
 	if err := a.resolveLimit(fc.BrowseLimit); err != nil {
 		return err
@@ -342,6 +351,7 @@ func (a *app) openJournal() (*sessionJournal, error) {
 		j.Close()
 		return nil, err
 	}
+	a.mirrorTo(j)
 	return &sessionJournal{Shared: j, details: a.connDetails(nil), checkpoint: a.checkpointSigner()}, nil
 }
 

@@ -39,11 +39,13 @@ func Main(ctx context.Context, args []string, assets Assets, stdout, stderr io.W
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args
 	}
-	root := newRootCommand(assets, stderr)
+	a := &app{assets: assets, stderr: stderr}
+	root := rootCommandOf(a)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	a.closeTrail()
 	if err != nil {
 		fmt.Fprintln(stderr, "dlqt:", err)
 	}
@@ -72,10 +74,6 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	return usageError{fmt.Errorf("unknown command %q (dlqt --help lists the commands)", args[0])}
-}
-
-func newRootCommand(assets Assets, stderr io.Writer) *cobra.Command {
-	return rootCommandOf(&app{assets: assets, stderr: stderr})
 }
 
 // rootCommandOf is dlqt's command tree acting through a.

@@ -35,6 +35,7 @@ func (a *app) journalCommand() *cobra.Command {
 
 func (a *app) journalExportCommand() *cobra.Command {
 	var format, since, out string
+	var stream bool
 	cmd := &cobra.Command{
 		Use:   "export [--format jsonl|csv] [--since DURATION] [--out FILE]",
 		Short: "Write the journal's entries as JSONL (verifiable) or CSV",
@@ -45,6 +46,9 @@ later; CSV is for spreadsheets (message ids joined with ';', details as JSON).
 itself is then recorded in the journal.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stream {
+				return a.exportTrail(cmd, out)
+			}
 			if format != journal.FormatJSONL && format != journal.FormatCSV {
 				return usageError{fmt.Errorf("--format %q: want jsonl or csv", format)}
 			}
@@ -77,6 +81,7 @@ itself is then recorded in the journal.`,
 	cmd.Flags().StringVar(&format, "format", journal.FormatJSONL, "jsonl or csv")
 	cmd.Flags().StringVar(&since, "since", "", "only entries of the last DURATION (e.g. 90m, 24h, 7d)")
 	cmd.Flags().StringVar(&out, "out", "", "write to FILE instead of stdout")
+	cmd.Flags().BoolVar(&stream, "stream", false, "export the team's audit stream (audit_stream) from its first offset instead: one JSON record a line, with writer and offset")
 	return cmd
 }
 
@@ -122,6 +127,7 @@ func parseSince(s string) (time.Duration, error) {
 
 func (a *app) journalVerifyCommand() *cobra.Command {
 	var file string
+	var stream bool
 	cmd := &cobra.Command{
 		Use:   "verify [--file EXPORT.jsonl]",
 		Short: "Recompute the hash chain of the journal or of a JSONL export",
@@ -134,6 +140,9 @@ keys, and the server key for those made in dlqt serve sessions) and names
 each entry whose signature fails.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stream {
+				return a.verifyTrail(cmd)
+			}
 			var (
 				entries []journal.Entry
 				source  string
@@ -170,10 +179,14 @@ each entry whose signature fails.`,
 			if first > 1 {
 				fmt.Fprintf(w, "note: the file starts at entry %d; entries before it are not in it and were not checked\n", first)
 			}
+			if file == "" && a.auditStream != "" {
+				return a.crossCheckTrail(cmd, entries)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "verify this JSONL export instead of the journal file")
+	cmd.Flags().BoolVar(&stream, "stream", false, "verify the team's audit stream (audit_stream) from its first offset instead: every writer's chain")
 	return cmd
 }
 

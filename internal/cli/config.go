@@ -48,6 +48,15 @@ type fileConfig struct {
 		// TenantPath is the JSON path of the tenant in a payload.
 		TenantPath string `yaml:"tenant_path"`
 	} `yaml:"filters"`
+	// AuditStream names the team's audit stream in the vhost (package
+	// trail): every journal entry is confirmed there before it is written.
+	// A context may name its own. AuditRetention applies when dlqt creates
+	// the stream.
+	AuditStream    string `yaml:"audit_stream"`
+	AuditRetention struct {
+		MaxAge   string `yaml:"max_age"`   // e.g. 400D, 12h (x-max-age)
+		MaxBytes string `yaml:"max_bytes"` // e.g. 20GiB (x-max-length-bytes)
+	} `yaml:"audit_retention"`
 	// ReadOnly refuses discard and replay (and the TUI drops them).
 	ReadOnly bool `yaml:"read_only"`
 	// Health colours the TUI's queues screen (rate_warn, rate_crit in msg/s,

@@ -23,6 +23,8 @@ type brokerContext struct {
 	Vhost    string `yaml:"vhost"`
 	ReadOnly bool   `yaml:"read_only"`
 	TraceURL string `yaml:"trace_url"` // over the top level's
+	// AuditStream is the context's audit stream, over the top level's.
+	AuditStream string `yaml:"audit_stream"`
 	// TLS, user, password and token sources, connect_timeout
 	connSettings `yaml:",inline"`
 }
@@ -50,7 +52,7 @@ func chooseContext(flag string, fc *fileConfig, configPath string) (string, erro
 		}
 		return "", fmt.Errorf("context %q is not in %s (%s)", name, configPath, known)
 	}
-	for _, v := range []struct{ from, to *string }{{&c.AMQPURL, &fc.AMQPURL}, {&c.MgmtURL, &fc.MgmtURL}, {&c.Vhost, &fc.Vhost}, {&c.TraceURL, &fc.TraceURL}} {
+	for _, v := range []struct{ from, to *string }{{&c.AMQPURL, &fc.AMQPURL}, {&c.MgmtURL, &fc.MgmtURL}, {&c.Vhost, &fc.Vhost}, {&c.TraceURL, &fc.TraceURL}, {&c.AuditStream, &fc.AuditStream}} {
 		if *v.from != "" {
 			*v.to = *v.from
 		}

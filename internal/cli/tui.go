@@ -211,6 +211,7 @@ func (a *app) openTUIJournal() (*sessionJournal, error) {
 		j.Close()
 		return nil, err
 	}
+	a.mirrorTo(j)
 	return &sessionJournal{Shared: j, details: a.connDetails(nil), checkpoint: a.checkpointSigner()}, nil
 }
 

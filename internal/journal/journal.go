@@ -62,6 +62,9 @@ type Journal struct {
 	headMu  sync.Mutex
 	headSeq uint64 // last head written to the head file
 
+	// mirror, when set, must confirm every entry before it is committed.
+	mirror Mirror
+
 	// closing stops a chain check under way: Close waits for the check's
 	// read transaction, and a TUI that quits must not wait for a million
 	// entries.
@@ -447,8 +450,13 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 	}
 	err := guard(j.path, func() error {
 		return j.db.Update(func(tx *bolt.Tx) (err error) {
-			e, err = appendTx(tx, e)
-			return err
+			if e, err = appendTx(tx, e); err != nil || j.mirror == nil {
+				return err
+			}
+			// Inside the transaction: the file stays locked, so the
+			// mirror sees this journal's entries in their order, and an
+			// entry it did not confirm is rolled back, never written.
+			return j.mirror.Mirror(e)
 		})
 	})
 	if err != nil {
@@ -456,6 +464,14 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 	}
 	j.noteHead(e)
 	return e, nil
+}
+
+// A Mirror is a second copy of the trail somewhere else (the team's
+// audit stream, package trail). Append hands it each entry as sealed,
+// before the entry is committed: an entry the mirror did not confirm is
+// not written, and the action it records does not start.
+type Mirror interface {
+	Mirror(e Entry) error
 }
 
 // appendTx chains and writes e in tx, with its tags and its index.

@@ -30,6 +30,7 @@ type Shared struct {
 	mu      sync.Mutex // flock does not serialise the opens of one process
 	trusted head       // checked whole up to here: later opens check what follows
 
+	mirror   Mirror      // see SetMirror
 	held     *Journal    // open for writing, for at most holdFor
 	released *time.Timer // closes held
 
@@ -165,6 +166,7 @@ func (s *Shared) write(fn func(*Journal) error) error {
 		if err != nil {
 			return err
 		}
+		j.mirror = s.mirror
 		s.held = j
 		s.released = time.AfterFunc(holdFor, s.release)
 	}
@@ -247,6 +249,24 @@ func (s *Shared) read(fn func(*Journal) error) error {
 
 // Path is the file the journal lives in.
 func (s *Shared) Path() string { return s.path }
+
+// SetMirror makes every later append wait for m to confirm its entry
+// (Mirror); nil stops mirroring.
+func (s *Shared) SetMirror(m Mirror) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mirror = m
+	if s.held != nil {
+		s.held.mirror = m
+	}
+}
+
+// CheckHash says whether e's hash is the one its content and prev_hash
+// give (an entry read back from elsewhere, as the audit stream).
+func CheckHash(e Entry) bool {
+	h, err := hashOf(e)
+	return err == nil && h == e.Hash
+}
 
 // Append stamps e and writes it as the next entry (see Journal.Append).
 func (s *Shared) Append(e Entry) (Entry, error) {

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/broker"
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/trail"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
+)
+
+// streamMirror writes every entry of this dlqt's journal to the team's
+// audit stream (journal.Mirror) and waits for the stream's confirm before
+// the entry is committed: what is not on the stream is not in the journal,
+// and the action it records does not start. It dials its own connection on
+// the first entry, so reading never waits for the stream, and a stream
+// that cannot be reached only refuses actions.
+type streamMirror struct {
+	a      *app
+	writer string
+
+	mu     sync.Mutex
+	live   *broker.Live
+	stream *broker.AuditStream
+}
+
+// mirrorTo makes j confirm every append on the audit stream, when one is
+// configured.
+func (a *app) mirrorTo(j *journal.Shared) {
+	if a.auditStream == "" {
+		return
+	}
+	if a.trail == nil {
+		a.trail = &streamMirror{a: a, writer: trail.Writer(a.host, a.journalPath)}
+	}
+	j.SetMirror(a.trail)
+}
+
+// Mirror implements journal.Mirror.
+func (m *streamMirror) Mirror(e journal.Entry) error {
+	body, err := trail.Encode(m.writer, e)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ctx := context.Background()
+	if m.stream == nil {
+		if m.stream, err = m.open(ctx); err != nil {
+			return fmt.Errorf("%w (the trail is offline: no action is taken while the stream cannot confirm it; reading still works)", err)
+		}
+	}
+	if err := m.stream.Write(ctx, body, fmt.Sprintf("%s#%d", m.writer, e.Seq)); err != nil {
+		return fmt.Errorf("%w (the trail is offline: nothing was done)", err)
+	}
+	return nil
+}
+
+func (m *streamMirror) open(ctx context.Context) (*broker.AuditStream, error) {
+	if m.live == nil {
+		live, err := m.a.dial(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("audit stream %q: %w", m.a.auditStream, err)
+		}
+		m.live = live
+	}
+	return m.live.OpenAuditStream(ctx, m.a.auditStream, m.a.auditRetention)
+}
+
+// closeTrail closes the mirror's connections at exit.
+func (a *app) closeTrail() {
+	m := a.trail
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stream != nil {
+		m.stream.Close()
+	}
+	if m.live != nil {
+		m.live.Close()
+	}
+}
+
+var maxAge = regexp.MustCompile(`^[0-9]+[YMDhms]$`)
+
+// auditRetention reads audit_retention: max_age as RabbitMQ takes it
+// (400D, 12h), max_bytes as a size (20GiB).
+func auditRetention(fc fileConfig) (broker.Retention, error) {
+	var r broker.Retention
+	if age := fc.AuditRetention.MaxAge; age != "" {
+		if !maxAge.MatchString(age) {
+			return r, fmt.Errorf("audit_retention.max_age %q: want a number and one of Y M D h m s, like 400D", age)
+		}
+		r.MaxAge = age
+	}
+	if b := fc.AuditRetention.MaxBytes; b != "" {
+		var n byteSize
+		if err := n.Set(b); err != nil {
+			return r, fmt.Errorf("audit_retention.max_bytes: %w", err)
+		}
+		r.MaxBytes = int64(n)
+	}
+	return r, nil
+}
+
+// readTrail reads the whole audit stream: its records in order, and a
+// problem for each message that is not a record.
+func (a *app) readTrail(ctx context.Context) (rs []trail.Record, unreadable []trail.Problem, err error) {
+	if a.auditStream == "" {
+		return nil, nil, usageError{errors.New("no audit stream is configured: set audit_stream in the config (or DLQT_AUDIT_STREAM)")}
+	}
+	live, err := a.dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer live.Close()
+	_, err = live.ReadAuditStream(ctx, a.auditStream, func(offset int64, body []byte) error {
+		r, err := trail.Decode(body, offset)
+		if err != nil {
+			unreadable = append(unreadable, trail.Problem{Offset: offset, What: err.Error()})
+			return nil
+		}
+		rs = append(rs, r)
+		return nil
+	})
+	return rs, unreadable, err
+}
+
+// verifyTrail is dlqt journal verify --stream: every writer's chain on the
+// audit stream, and each thing wrong named with its offset and writer.
+func (a *app) verifyTrail(cmd *cobra.Command) error {
+	rs, unreadable, err := a.readTrail(cmd.Context())
+	if err != nil {
+		return err
+	}
+	chains, problems := trail.Verify(rs, unreadable)
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "audit stream %s: %s of %s\n", a.auditStream, plural(len(rs)+len(unreadable), "record"), plural(len(chains), "writer"))
+	for _, c := range chains {
+		dup := ""
+		if c.Duplicates > 0 {
+			dup = fmt.Sprintf(" (%s published twice, the same entry: not a fault)", plural(c.Duplicates, "record"))
+		}
+		fmt.Fprintf(w, "  %s  entries %d-%d%s\n", sanitize.Line(c.Writer), c.First, c.Last, dup)
+	}
+	return reportTrail(w, "audit stream "+a.auditStream, problems)
+}
+
+// crossCheckTrail is the part of dlqt journal verify that compares the
+// local journal with what the audit stream holds of its writer.
+func (a *app) crossCheckTrail(cmd *cobra.Command, local []journal.Entry) error {
+	w := cmd.OutOrStdout()
+	rs, _, err := a.readTrail(cmd.Context())
+	if err != nil {
+		fmt.Fprintf(w, "note: the audit stream %s could not be read (%v): the journal was not cross-checked\n", a.auditStream, err)
+		return nil
+	}
+	writer := trail.Writer(a.host, a.journalPath)
+	problems := trail.CrossCheck(local, writer, rs)
+	if len(problems) == 0 {
+		fmt.Fprintf(w, "audit stream %s: the journal matches what the stream holds of %s\n", a.auditStream, sanitize.Line(writer))
+		return nil
+	}
+	return reportTrail(w, a.journalPath+" against audit stream "+a.auditStream, problems)
+}
+
+// reportTrail writes one line a problem and fails when there is one.
+func reportTrail(w io.Writer, what string, problems []trail.Problem) error {
+	for _, p := range problems {
+		fmt.Fprintln(w, sanitize.Line(p.String()))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: %s", what, plural(len(problems), "problem"))
+	}
+	fmt.Fprintf(w, "%s: every writer's chain intact\n", what)
+	return nil
+}
+
+// exportTrail is dlqt journal export --stream: the stream's records as
+// JSONL, in stream order, unreadable ones left out and counted.
+func (a *app) exportTrail(cmd *cobra.Command, out string) error {
+	rs, unreadable, err := a.readTrail(cmd.Context())
+	if err != nil {
+		return err
+	}
+	w, done, err := exportTarget(cmd.OutOrStdout(), out)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	for _, r := range rs {
+		if err = enc.Encode(r); err != nil {
+			break
+		}
+	}
+	if err = done(err); err != nil {
+		return err
+	}
+	if len(unreadable) > 0 {
+		fmt.Fprintf(a.stderr, "dlqt: %s of the audit stream %s are not dlqt records and were left out (dlqt journal verify --stream names them)\n", plural(len(unreadable), "message"), a.auditStream)
+	}
+	if out != "" {
+		fmt.Fprintf(a.stderr, "dlqt: exported %s of the audit stream %s to %s\n", plural(len(rs), "record"), a.auditStream, out)
+	}
+	return nil
+}
+
+// plural is "1 record", "3 records".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -1,0 +1,228 @@
+// Package trail is the team's audit trail on a RabbitMQ stream: every dlqt
+// journal (a writer: one journal file of one user on one host) mirrors its
+// hash-chained entries there before they are committed, and anyone may
+// read the whole trail back from its first offset and check each writer's
+// chain. The stream is replicated and append-only where the local journal
+// is a file its owner can rewrite; a writer's chain on the stream names
+// what a rewritten journal lost or changed.
+//
+// This package is the record format and the checks; reading and writing
+// the stream is package broker's.
+package trail
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dlqt/dlqt/internal/journal"
+)
+
+// Record is one journal entry on the stream, with its writer.
+type Record struct {
+	Writer string        `json:"writer"`
+	Entry  journal.Entry `json:"entry"`
+	// Offset is where the stream holds it; set when read, not written.
+	Offset int64 `json:"offset"`
+}
+
+// Writer names the writer of a journal: user@host:path. Two dlqt processes
+// on one journal file are one writer (the file serialises their appends
+// into one chain); two hosts or two files are two.
+func Writer(host, journalPath string) string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if abs, err := filepath.Abs(journalPath); err == nil {
+		journalPath = abs
+	}
+	return name + "@" + host + ":" + journalPath
+}
+
+// Encode is the body of the stream message for e.
+func Encode(writer string, e journal.Entry) ([]byte, error) {
+	if writer == "" {
+		return nil, errors.New("trail: an entry needs its writer")
+	}
+	return json.Marshal(Record{Writer: writer, Entry: e})
+}
+
+// Decode reads a stream message's body; offset is where it was read.
+func Decode(body []byte, offset int64) (Record, error) {
+	var r Record
+	if err := json.Unmarshal(body, &r); err != nil {
+		return Record{}, fmt.Errorf("not a dlqt trail record: %w", err)
+	}
+	if r.Writer == "" || r.Entry.Seq == 0 || r.Entry.Hash == "" {
+		return Record{}, errors.New("not a dlqt trail record: no writer, sequence or hash")
+	}
+	r.Offset = offset
+	return r, nil
+}
+
+// Problem is one thing wrong with the trail, at one offset of the stream
+// (-1: none, a record that is missing).
+type Problem struct {
+	Offset int64
+	Writer string
+	Seq    uint64
+	What   string
+}
+
+func (p Problem) String() string {
+	at := "offset " + fmt.Sprint(p.Offset)
+	if p.Offset < 0 {
+		at = "missing"
+	}
+	if p.Writer == "" {
+		return at + ": " + p.What
+	}
+	return fmt.Sprintf("%s, writer %s, entry %d: %s", at, p.Writer, p.Seq, p.What)
+}
+
+// Chain is what the stream holds of one writer.
+type Chain struct {
+	Writer      string
+	First, Last uint64 // entries First..Last, as far as they chain
+	Records     int
+	Duplicates  int // the same entry published twice (a confirm lost and sent again): not a fault
+	lastHash    string
+	seen        map[uint64]string // seq -> hash, for forks
+}
+
+// Verify checks every writer's chain in the records, in stream order: each
+// record's hash is its content's, each follows its writer's last one
+// (sequence + 1, prev_hash its hash). The first record of a writer may
+// start anywhere: its journal may have had entries before the trail was
+// set up. A record that is unreadable, forged (its hash is not its
+// content's), forked (a second, different entry for a sequence), out of
+// order or after a gap is named with its offset and writer.
+func Verify(rs []Record, unreadable []Problem) (chains []*Chain, problems []Problem) {
+	problems = append(problems, unreadable...)
+	by := map[string]*Chain{}
+	for _, r := range rs {
+		e := r.Entry
+		bad := func(what string, args ...any) {
+			problems = append(problems, Problem{Offset: r.Offset, Writer: r.Writer, Seq: e.Seq, What: fmt.Sprintf(what, args...)})
+		}
+		if !journal.CheckHash(e) {
+			bad("its hash is not its content's: forged, or changed after it was written")
+			continue
+		}
+		c, ok := by[r.Writer]
+		if !ok {
+			c = &Chain{Writer: r.Writer, First: e.Seq, Last: e.Seq, Records: 1, lastHash: e.Hash, seen: map[uint64]string{e.Seq: e.Hash}}
+			by[r.Writer] = c
+			chains = append(chains, c)
+			continue
+		}
+		c.Records++
+		if h, dup := c.seen[e.Seq]; dup {
+			if h == e.Hash {
+				c.Duplicates++
+			} else {
+				bad("a second, different entry %d of this writer (the chain forks: its journal was rewritten)", e.Seq)
+			}
+			continue
+		}
+		switch {
+		case e.Seq < c.Last:
+			bad("comes after entry %d of the same writer (out of order)", c.Last)
+		case e.Seq > c.Last+1:
+			bad("entries %d-%d of this writer are not on the stream before it", c.Last+1, e.Seq-1)
+		case e.PrevHash != c.lastHash:
+			bad("does not follow entry %d (prev_hash %.12s…, want %.12s…)", c.Last, e.PrevHash, c.lastHash)
+		}
+		c.seen[e.Seq] = e.Hash
+		if e.Seq > c.Last {
+			c.Last, c.lastHash = e.Seq, e.Hash
+		}
+	}
+	slices.SortFunc(chains, func(a, b *Chain) int { return strings.Compare(a.Writer, b.Writer) })
+	return chains, problems
+}
+
+// CrossCheck compares a local journal's entries with what the stream holds
+// of its writer: an entry the stream has and the journal lacks (a journal
+// truncated or put back from an older copy), an entry that differs, and an
+// entry written after the trail began that the stream never confirmed.
+// Entries from before the writer's first record on the stream are not on
+// it and are not compared.
+func CrossCheck(local []journal.Entry, writer string, rs []Record) []Problem {
+	onStream := map[uint64]Record{}
+	var first uint64
+	for _, r := range rs {
+		if r.Writer != writer {
+			continue
+		}
+		if _, ok := onStream[r.Entry.Seq]; !ok {
+			onStream[r.Entry.Seq] = r
+		}
+		if first == 0 || r.Entry.Seq < first {
+			first = r.Entry.Seq
+		}
+	}
+	if first == 0 {
+		if len(local) == 0 {
+			return nil
+		}
+		return []Problem{{Offset: -1, Writer: writer, Seq: local[0].Seq, What: fmt.Sprintf("the stream holds none of this journal's %d entries", len(local))}}
+	}
+	var problems []Problem
+	have := map[uint64]bool{}
+	for _, e := range local {
+		have[e.Seq] = true
+		r, ok := onStream[e.Seq]
+		switch {
+		case e.Seq < first:
+		case !ok:
+			problems = append(problems, Problem{Offset: -1, Writer: writer, Seq: e.Seq, What: "in the journal but never confirmed by the stream"})
+		case r.Entry.Hash != e.Hash:
+			problems = append(problems, Problem{Offset: r.Offset, Writer: writer, Seq: e.Seq, What: "the journal's entry differs from the stream's (the journal was rewritten)"})
+		}
+	}
+	var lacks []uint64
+	for seq := range onStream {
+		if !have[seq] {
+			lacks = append(lacks, seq)
+		}
+	}
+	slices.Sort(lacks)
+	if len(lacks) > 0 {
+		r := onStream[lacks[0]]
+		problems = append(problems, Problem{Offset: r.Offset, Writer: writer, Seq: lacks[0],
+			What: fmt.Sprintf("%d entr%s on the stream (%s) missing from the journal: it was truncated or put back from an older copy",
+				len(lacks), plural(len(lacks), "y", "ies"), runs(lacks))})
+	}
+	return problems
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// runs writes ascending numbers as ranges: 3-7, 9.
+func runs(ns []uint64) string {
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if i == j {
+			parts = append(parts, fmt.Sprint(ns[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", ns[i], ns[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,162 @@
+package trail
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/journal"
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// entries writes n entries to a fresh journal and returns them as sealed.
+func entries(t *testing.T, n int, reason string) []journal.Entry {
+	t.Helper()
+	j, err := journal.Open(filepath.Join(t.TempDir(), "j.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for i := range n {
+		if _, err := j.Append(journal.Entry{Action: triage.ActionTag, Actor: "alice", Vhost: "/", Queue: "q", MessageIDs: []string{"m"}, Reason: reason + string(rune('a'+i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := j.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+func records(writer string, es []journal.Entry) []Record {
+	out := make([]Record, len(es))
+	for i, e := range es {
+		out[i] = Record{Writer: writer, Entry: e}
+	}
+	return out
+}
+
+// onStream numbers the records' offsets in the order given.
+func onStream(rs ...Record) []Record {
+	for i := range rs {
+		rs[i].Offset = int64(i)
+	}
+	return rs
+}
+
+func TestVerify(t *testing.T) {
+	a, b := entries(t, 4, "a"), entries(t, 3, "b")
+	ra, rb := records("alice@a:/j", a), records("bob@b:/j", b)
+	forged := ra[2]
+	forged.Entry.Reason = "something else"
+	other := entries(t, 4, "x") // another chain under alice's name: a rewritten journal
+	fork := Record{Writer: "alice@a:/j", Entry: other[2]}
+	for _, c := range []struct {
+		name  string
+		rs    []Record
+		want  []string // one substring per problem, in order
+		first uint64
+	}{
+		{"two writers interleaved", onStream(ra[0], rb[0], ra[1], rb[1], rb[2], ra[2], ra[3]), nil, 1},
+		{"a writer that joined the trail late", onStream(ra[2], ra[3]), nil, 3},
+		{"a duplicate is no fault", onStream(ra[0], ra[1], ra[1], ra[2]), nil, 1},
+		{"forged", onStream(ra[0], ra[1], forged, ra[3]), []string{"offset 2, writer alice@a:/j, entry 3: its hash is not its content's", "offset 3, writer alice@a:/j, entry 4: entries 3-3 of this writer are not on the stream"}, 1},
+		{"missing", onStream(ra[0], ra[2], ra[3]), []string{"offset 1, writer alice@a:/j, entry 3: entries 2-2"}, 1},
+		{"reordered", onStream(ra[0], ra[2], ra[1], ra[3]), []string{"offset 1, writer alice@a:/j, entry 3: entries 2-2", "offset 2, writer alice@a:/j, entry 2: comes after entry 3"}, 1},
+		{"forked", onStream(ra[0], ra[1], ra[2], fork), []string{"offset 3, writer alice@a:/j, entry 3: a second, different entry 3"}, 1},
+		{"a link that does not hold", onStream(ra[0], ra[1], Record{Writer: "alice@a:/j", Entry: other[2]}), []string{"offset 2, writer alice@a:/j, entry 3: does not follow entry 2"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			chains, problems := Verify(c.rs, nil)
+			if len(problems) != len(c.want) {
+				t.Fatalf("problems %v, want %d: %v", problems, len(c.want), c.want)
+			}
+			for i, w := range c.want {
+				if !strings.Contains(problems[i].String(), w) {
+					t.Errorf("problem %d = %q, want it to say %q", i, problems[i], w)
+				}
+			}
+			var alice *Chain
+			for _, ch := range chains {
+				if ch.Writer == "alice@a:/j" {
+					alice = ch
+				}
+			}
+			if alice == nil || alice.First != c.first {
+				t.Fatalf("alice's chain = %+v, want it from entry %d", alice, c.first)
+			}
+		})
+	}
+}
+
+func TestCrossCheck(t *testing.T) {
+	es := entries(t, 5, "a")
+	w := "alice@a:/j"
+	rs := onStream(records(w, es)...)
+	for _, c := range []struct {
+		name  string
+		local []journal.Entry
+		rs    []Record
+		want  []string
+	}{
+		{"the same", es, rs, nil},
+		{"the trail began at entry 3", es, rs[2:], nil},
+		{"truncated", es[:2], rs, []string{"offset 2, writer alice@a:/j, entry 3: 3 entries on the stream (3-5) missing from the journal"}},
+		{"an entry the stream never confirmed", es, rs[:4], []string{"missing, writer alice@a:/j, entry 5: in the journal but never confirmed"}},
+		{"rewritten", append(append([]journal.Entry{}, es[:3]...), entries(t, 5, "z")[3:]...), rs,
+			[]string{"offset 3, writer alice@a:/j, entry 4: the journal's entry differs", "offset 4, writer alice@a:/j, entry 5: the journal's entry differs"}},
+		{"nothing on the stream", es, nil, []string{"the stream holds none of this journal's 5 entries"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			problems := CrossCheck(c.local, w, c.rs)
+			if len(problems) != len(c.want) {
+				t.Fatalf("problems %v, want %v", problems, c.want)
+			}
+			for i, want := range c.want {
+				if !strings.Contains(problems[i].String(), want) {
+					t.Errorf("problem %d = %q, want it to say %q", i, problems[i], want)
+				}
+			}
+		})
+	}
+}
+
+func TestEncodeDecode(t *testing.T) {
+	e := entries(t, 1, "a")[0]
+	body, err := Encode("alice@a:/j", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Decode(body, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Writer != "alice@a:/j" || r.Offset != 42 || r.Entry.Hash != e.Hash || !journal.CheckHash(r.Entry) {
+		t.Fatalf("decoded %+v", r)
+	}
+	for _, bad := range []string{``, `{}`, `{"writer":"w","entry":{"seq":0}}`, `[1]`, `{"writer":"w","entry":{"seq":1,"hash":""}}`} {
+		if _, err := Decode([]byte(bad), 0); err == nil {
+			t.Errorf("Decode(%q) took it", bad)
+		}
+	}
+	if _, err := Encode("", e); err == nil {
+		t.Error("Encode took an entry without its writer")
+	}
+}
+
+// FuzzDecode: whatever a stream holds (anyone with write access may publish
+// into it), reading and checking it never panics.
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"writer":"w","entry":{"seq":1,"hash":"ab","time":"2026-01-01T00:00:00Z","details":{"a":[1,{"b":null}]}}}`))
+	f.Add([]byte(`{"writer":"w","entry":{"seq":18446744073709551615,"hash":"x","prev_hash":"y"}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := Decode(body, 0)
+		if err != nil {
+			return
+		}
+		Verify([]Record{r, r}, nil)
+		CrossCheck([]journal.Entry{r.Entry}, r.Writer, []Record{r})
+	})
+}
