@@ -52,6 +52,8 @@ unit:
 # The move benchmark (bench/replay) moves BENCH_N messages between two
 # queues with dlqt replay one way and a Shovel (ack-mode on-confirm, the
 # rabbitmq_shovel plugin, enabled here) the other, BENCH_ROUNDS rounds.
+# The audit-stream benchmark (bench/trail) times journal appends with and
+# without the team's audit stream: p50 and p99 of the stream's part.
 bench: prepare
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/ ./internal/views/ ./internal/spill/
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count=1 ./internal/broker/
@@ -59,6 +61,7 @@ bench: prepare
 	$(GO) run ./bench/browse
 	rabbitmq-plugins enable rabbitmq_shovel >/dev/null
 	$(GO) run ./bench/replay
+	$(GO) run ./bench/trail
 
 # Each fuzz target for FUZZTIME (CI runs only their seed corpora, in `make test`).
 FUZZTIME ?= 30s
