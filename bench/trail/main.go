@@ -3,13 +3,14 @@
 // entry an action writes. In a vhost of its own it appends BENCH_TRAIL_N
 // (1,000) entries to a fresh local journal, then as many to another with
 // every entry published to a stream and confirmed before it is committed
-// (journal.Mirror, as dlqt does), and prints p50 and p99 of each append
-// and of the stream's part (publish and confirm). A discard journals two entries, a replay two plus
+// (journal.Mirror, as dlqt does, signed with an ed25519 key), and prints p50 and p99 of each append
+// and of the stream's part (sign, publish and confirm). A discard journals two entries, a replay two plus
 // one per batch of publishes. The vhost is deleted at the end.
 package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/dlqt/dlqt/bench/internal/measure"
 	"github.com/dlqt/dlqt/internal/broker"
@@ -44,12 +47,13 @@ func main() {
 type streamMirror struct {
 	stream *broker.AuditStream
 	writer string
+	signer ssh.Signer
 	took   []time.Duration // of each Mirror: encode, publish, confirm
 }
 
 func (m *streamMirror) Mirror(e journal.Entry) error {
 	start := time.Now()
-	body, err := trail.Encode(m.writer, e)
+	body, err := trail.Encode(m.writer, e, m.signer)
 	if err != nil {
 		return err
 	}
@@ -84,7 +88,15 @@ func bench(cfg broker.Config, n int) error {
 		return err
 	}
 	path := filepath.Join(dir, "mirrored.db")
-	m := &streamMirror{stream: stream, writer: trail.Writer("bench", path)}
+	_, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		return err
+	}
+	signer, err := ssh.NewSignerFromKey(key)
+	if err != nil {
+		return err
+	}
+	m := &streamMirror{stream: stream, writer: trail.Writer("bench", path), signer: signer}
 	mirrored, err := appends(path, n, m)
 	if err != nil {
 		return err

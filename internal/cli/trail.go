@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
@@ -26,6 +27,7 @@ import (
 type streamMirror struct {
 	a      *app
 	writer string
+	signer ssh.Signer // signs each record (checkpointSigner); nil: unsigned
 
 	mu     sync.Mutex
 	live   *broker.Live
@@ -39,14 +41,14 @@ func (a *app) mirrorTo(j *journal.Shared) {
 		return
 	}
 	if a.trail == nil {
-		a.trail = &streamMirror{a: a, writer: trail.Writer(a.host, a.journalPath)}
+		a.trail = &streamMirror{a: a, writer: trail.Writer(a.host, a.journalPath), signer: a.checkpointSigner()}
 	}
 	j.SetMirror(a.trail)
 }
 
 // Mirror implements journal.Mirror.
 func (m *streamMirror) Mirror(e journal.Entry) error {
-	body, err := trail.Encode(m.writer, e)
+	body, err := trail.Encode(m.writer, e, m.signer)
 	if err != nil {
 		return err
 	}
@@ -151,7 +153,11 @@ func (a *app) verifyTrail(cmd *cobra.Command) error {
 		if c.Duplicates > 0 {
 			dup = fmt.Sprintf(" (%s published twice, the same entry: not a fault)", plural(c.Duplicates, "record"))
 		}
-		fmt.Fprintf(w, "  %s  entries %d-%d%s\n", sanitize.Line(c.Writer), c.First, c.Last, dup)
+		key := "unsigned"
+		if c.Key != "" {
+			key = "signed by " + c.Key
+		}
+		fmt.Fprintf(w, "  %s  entries %d-%d, %s%s\n", sanitize.Line(c.Writer), c.First, c.Last, key, dup)
 	}
 	return reportTrail(w, "audit stream "+a.auditStream, problems)
 }

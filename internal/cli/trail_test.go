@@ -12,6 +12,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
+	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/trail"
 )
 
@@ -105,10 +106,19 @@ func TestTheTeamsTrailOnAStream(t *testing.T) {
 	if err := ch.PublishWithContext(context.Background(), "", "dlqt.audit", false, false, amqp.Publishing{Body: body}); err != nil {
 		t.Fatal(err)
 	}
+	// And one that chains: its hash recomputed, as anyone can. Only the
+	// writer's key could sign it.
+	chained := forged
+	chained.Entry.Hash, chained.Key, chained.Sig = journal.HashOf(chained.Entry), "", ""
+	body, _ = json.Marshal(chained)
+	if err := ch.PublishWithContext(context.Background(), "", "dlqt.audit", false, false, amqp.Publishing{Body: body}); err != nil {
+		t.Fatal(err)
+	}
 	out, errOut, code = as("b", "journal", "verify", "--stream")
 	t.Logf("verify --stream:\n%s", out)
-	if code == 0 || !strings.Contains(out, "writer "+last.Writer+", entry "+fmt.Sprint(forged.Entry.Seq)+": its hash is not its content's") {
-		t.Fatalf("verify --stream after a forged record: exit %d\n%s\n%s", code, out, errOut)
+	prefix := "writer " + last.Writer + ", entry " + fmt.Sprint(forged.Entry.Seq) + ": "
+	if code == 0 || !strings.Contains(out, prefix+"its hash is not its content's") || !strings.Contains(out, prefix+"unsigned, where this writer's records are signed by SHA256:") {
+		t.Fatalf("verify --stream after two forged records: exit %d\n%s\n%s", code, out, errOut)
 	}
 
 	// A user who may read but not write (the default exchange) takes no

@@ -261,6 +261,14 @@ func (s *Shared) SetMirror(m Mirror) {
 	}
 }
 
+// HashOf is the hash e's content and prev_hash give ("" when e does not
+// encode). It is no secret: anyone can chain an entry; only a signature
+// (trail, checkpoints) says who wrote it.
+func HashOf(e Entry) string {
+	h, _ := hashOf(e)
+	return h
+}
+
 // CheckHash says whether e's hash is the one its content and prev_hash
 // give (an entry read back from elsewhere, as the audit stream).
 func CheckHash(e Entry) bool {

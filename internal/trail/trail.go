@@ -19,13 +19,22 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hiddeco/sshsig"
+	"golang.org/x/crypto/ssh"
+
 	"github.com/dlqt/dlqt/internal/journal"
 )
 
-// Record is one journal entry on the stream, with its writer.
+// Record is one journal entry on the stream, with its writer and, when
+// the writer has a key (the dlqt serve host key, or this user's), the
+// writer's signature of (writer, seq, hash): anyone who may publish to the
+// stream can write a record that chains, only the writer's key signs it.
 type Record struct {
 	Writer string        `json:"writer"`
 	Entry  journal.Entry `json:"entry"`
+	Key    string        `json:"key,omitempty"` // authorized_keys line
+	Sig    string        `json:"sig,omitempty"` // armored SSH signature of signedText
+
 	// Offset is where the stream holds it; set when read, not written.
 	Offset int64 `json:"offset"`
 }
@@ -44,12 +53,51 @@ func Writer(host, journalPath string) string {
 	return name + "@" + host + ":" + journalPath
 }
 
-// Encode is the body of the stream message for e.
-func Encode(writer string, e journal.Entry) ([]byte, error) {
+const namespace = "dlqt-trail"
+
+// signedText is what a record's signature covers: the entry's hash covers
+// its content and, through prev_hash, the writer's chain before it.
+func signedText(writer string, e journal.Entry) string {
+	return fmt.Sprintf("dlqt trail v1\nwriter %s\nseq %d\nhash %s\n", writer, e.Seq, e.Hash)
+}
+
+// Encode is the body of the stream message for e, signed by signer when
+// it is not nil.
+func Encode(writer string, e journal.Entry, signer ssh.Signer) ([]byte, error) {
 	if writer == "" {
 		return nil, errors.New("trail: an entry needs its writer")
 	}
-	return json.Marshal(Record{Writer: writer, Entry: e})
+	r := Record{Writer: writer, Entry: e}
+	if signer != nil {
+		sig, err := sshsig.Sign(strings.NewReader(signedText(writer, e)), signer, sshsig.HashSHA512, namespace)
+		if err != nil {
+			return nil, fmt.Errorf("trail: sign entry %d: %w", e.Seq, err)
+		}
+		r.Key = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(signer.PublicKey())))
+		r.Sig = string(sshsig.Armor(sig))
+	}
+	return json.Marshal(r)
+}
+
+// signer checks r's signature and returns the fingerprint of the key that
+// made it ("" for an unsigned record).
+func (r Record) signer() (string, error) {
+	if r.Key == "" && r.Sig == "" {
+		return "", nil
+	}
+	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(r.Key))
+	if err != nil {
+		return "", fmt.Errorf("its key does not read: %v", err)
+	}
+	sig, err := sshsig.Unarmor([]byte(r.Sig))
+	if err != nil {
+		return "", fmt.Errorf("its signature does not read: %v", err)
+	}
+	fp := ssh.FingerprintSHA256(key)
+	if err := sshsig.Verify(strings.NewReader(signedText(r.Writer, r.Entry)), sig, key, sig.HashAlgorithm, namespace); err != nil {
+		return "", fmt.Errorf("its signature by %s does not verify", fp)
+	}
+	return fp, nil
 }
 
 // Decode reads a stream message's body; offset is where it was read.
@@ -91,8 +139,11 @@ type Chain struct {
 	First, Last uint64 // entries First..Last, as far as they chain
 	Records     int
 	Duplicates  int // the same entry published twice (a confirm lost and sent again): not a fault
-	lastHash    string
-	seen        map[uint64]string // seq -> hash, for forks
+	// Key is the fingerprint of the key that signed the writer's first
+	// record ("" unsigned): every later one must be signed by it.
+	Key      string
+	lastHash string
+	seen     map[uint64]string // seq -> hash, for forks
 }
 
 // Verify checks every writer's chain in the records, in stream order: each
@@ -114,11 +165,27 @@ func Verify(rs []Record, unreadable []Problem) (chains []*Chain, problems []Prob
 			bad("its hash is not its content's: forged, or changed after it was written")
 			continue
 		}
+		fp, err := r.signer()
+		if err != nil {
+			bad("%v: forged", err)
+			continue
+		}
 		c, ok := by[r.Writer]
 		if !ok {
-			c = &Chain{Writer: r.Writer, First: e.Seq, Last: e.Seq, Records: 1, lastHash: e.Hash, seen: map[uint64]string{e.Seq: e.Hash}}
+			c = &Chain{Writer: r.Writer, First: e.Seq, Last: e.Seq, Records: 1, Key: fp, lastHash: e.Hash, seen: map[uint64]string{e.Seq: e.Hash}}
 			by[r.Writer] = c
 			chains = append(chains, c)
+			continue
+		}
+		if fp != c.Key {
+			switch {
+			case fp == "":
+				bad("unsigned, where this writer's records are signed by %s: forged", c.Key)
+			case c.Key == "":
+				bad("signed by %s, where this writer's first record is unsigned", fp)
+			default:
+				bad("signed by %s, not by this writer's key %s: forged", fp, c.Key)
+			}
 			continue
 		}
 		c.Records++

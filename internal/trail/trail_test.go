@@ -1,10 +1,14 @@
 package trail
 
 import (
+	"crypto/ed25519"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
@@ -125,7 +129,7 @@ func TestCrossCheck(t *testing.T) {
 
 func TestEncodeDecode(t *testing.T) {
 	e := entries(t, 1, "a")[0]
-	body, err := Encode("alice@a:/j", e)
+	body, err := Encode("alice@a:/j", e, signer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +137,7 @@ func TestEncodeDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Writer != "alice@a:/j" || r.Offset != 42 || r.Entry.Hash != e.Hash || !journal.CheckHash(r.Entry) {
+	if r.Writer != "alice@a:/j" || r.Offset != 42 || r.Entry.Hash != e.Hash || !journal.CheckHash(r.Entry) || r.Key == "" || r.Sig == "" {
 		t.Fatalf("decoded %+v", r)
 	}
 	for _, bad := range []string{``, `{}`, `{"writer":"w","entry":{"seq":0}}`, `[1]`, `{"writer":"w","entry":{"seq":1,"hash":""}}`} {
@@ -141,7 +145,7 @@ func TestEncodeDecode(t *testing.T) {
 			t.Errorf("Decode(%q) took it", bad)
 		}
 	}
-	if _, err := Encode("", e); err == nil {
+	if _, err := Encode("", e, nil); err == nil {
 		t.Error("Encode took an entry without its writer")
 	}
 }
@@ -159,4 +163,77 @@ func FuzzDecode(f *testing.F) {
 		Verify([]Record{r, r}, nil)
 		CrossCheck([]journal.Entry{r.Entry}, r.Writer, []Record{r})
 	})
+}
+
+func signer(t *testing.T) ssh.Signer {
+	t.Helper()
+	_, key, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ssh.NewSignerFromKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// signed encodes es as writer's records signed by s (nil: unsigned), as
+// they are read back from the stream.
+func signed(t *testing.T, writer string, s ssh.Signer, es ...journal.Entry) []Record {
+	t.Helper()
+	out := make([]Record, len(es))
+	for i, e := range es {
+		body, err := Encode(writer, e, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(body, &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// A record that chains (its hash recomputed, its prev_hash the writer's
+// last) is still found when the writer signs and the forger cannot.
+func TestVerifySignatures(t *testing.T) {
+	es := entries(t, 3, "a")
+	alice, mallory := signer(t), signer(t)
+	w := "alice@a:/j"
+	good := signed(t, w, alice, es...)
+	// The next entry of alice's chain, made and hashed by someone else.
+	next := es[2]
+	next.Seq, next.PrevHash, next.Reason = 4, es[2].Hash, "approved by nobody"
+	next.Hash = journal.HashOf(next) // the hash is public: anyone can chain
+	if !journal.CheckHash(next) {
+		t.Fatal("HashOf did not give the entry's hash")
+	}
+	tampered := good[1]
+	tampered.Sig = good[0].Sig
+	for _, c := range []struct {
+		name string
+		rs   []Record
+		want []string
+	}{
+		{"signed chain", onStream(good...), nil},
+		{"the next entry signed by another key", onStream(append(append([]Record{}, good...), signed(t, w, mallory, next)...)...), []string{"offset 3, writer alice@a:/j, entry 4: signed by SHA256:"}},
+		{"the next entry unsigned", onStream(append(append([]Record{}, good...), signed(t, w, nil, next)...)...), []string{"offset 3, writer alice@a:/j, entry 4: unsigned, where this writer's records are signed"}},
+		{"a signature moved to another record", onStream(good[0], tampered, good[2]), []string{"offset 1, writer alice@a:/j, entry 2: its signature by SHA256:", "offset 2, writer alice@a:/j, entry 3: entries 2-2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			chains, problems := Verify(c.rs, nil)
+			if len(problems) != len(c.want) {
+				t.Fatalf("problems %v, want %v", problems, c.want)
+			}
+			for i, want := range c.want {
+				if !strings.Contains(problems[i].String(), want) {
+					t.Errorf("problem %d = %q, want it to say %q", i, problems[i], want)
+				}
+			}
+			if len(chains) != 1 || chains[0].Key != ssh.FingerprintSHA256(alice.PublicKey()) {
+				t.Errorf("chains %+v, want alice's signed by her key", chains)
+			}
+		})
+	}
 }
