@@ -236,6 +236,9 @@ func publicKeyAt(path string) (ssh.PublicKey, error) {
 // journal file, without a signature of the person or the server, decides
 // nothing.
 func (a *app) proposalStates(j approval.Journal) ([]approval.State, error) {
+	if a.auditStream != "" {
+		j = teamJournal{Journal: j, a: a}
+	}
 	states, err := approval.States(j)
 	if err != nil {
 		return nil, err

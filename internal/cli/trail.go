@@ -15,6 +15,8 @@ import (
 	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/trail"
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
@@ -227,4 +229,58 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// teamJournal is what proposals, decisions and runs are read from when an
+// audit stream is set: this journal's entries from before its writer's
+// first record on the stream, then every record on the stream that
+// verifies (trail.Verify: a forged, forked or unsigned-where-signed record
+// counts for nothing), in stream order. So alice proposes on one host,
+// carol approves on another and alice runs on the first. A stream that
+// cannot be read is an error, never the local journal alone: a rejection
+// made elsewhere must not be missed.
+type teamJournal struct {
+	approval.Journal
+	a *app
+}
+
+func (t teamJournal) Path() string {
+	return t.Journal.Path() + " or the audit stream " + t.a.auditStream
+}
+
+func (t teamJournal) Records() ([]triage.Recorded, error) {
+	local, err := t.Journal.Records()
+	if err != nil {
+		return nil, err
+	}
+	rs, unreadable, err := t.a.readTrail(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("the audit stream %s could not be read, so the proposals and decisions of other hosts cannot be seen: %w", t.a.auditStream, err)
+	}
+	_, problems := trail.Verify(rs, unreadable)
+	bad := map[int64]bool{}
+	for _, p := range problems {
+		if p.Offset >= 0 {
+			bad[p.Offset] = true
+		}
+	}
+	writer := trail.Writer(t.a.host, t.a.journalPath)
+	var first uint64
+	for _, r := range rs {
+		if r.Writer == writer && (first == 0 || r.Entry.Seq < first) {
+			first = r.Entry.Seq
+		}
+	}
+	out := make([]triage.Recorded, 0, len(local)+len(rs))
+	for _, r := range local {
+		if first == 0 || r.Seq < first {
+			out = append(out, r)
+		}
+	}
+	for _, r := range rs {
+		if !bad[r.Offset] {
+			out = append(out, journal.RecordOf(r.Entry))
+		}
+	}
+	return out, nil
 }

@@ -269,6 +269,9 @@ func HashOf(e Entry) string {
 	return h
 }
 
+// RecordOf is e as the triage layer reads the journal's records.
+func RecordOf(e Entry) triage.Recorded { return recorded(e) }
+
 // CheckHash says whether e's hash is the one its content and prev_hash
 // give (an entry read back from elsewhere, as the audit stream).
 func CheckHash(e Entry) bool {

@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The team's trail on a stream, with the real binary: alice proposes a
+// replay on bastion A, carol (her own key) sees and approves it on bastion
+// B, alice runs it on A; each host keeps its own journal, and verify
+// --stream on a third host finds both writers' chains intact. Before the
+// audit stream, B's journal held no proposal: "proposal … not found".
+func TestATeamApprovesAcrossHostsThroughTheStream(t *testing.T) {
+	b, p := approvalBed(t, "trail-team", "")
+	ids := b.park(4)
+	chosen := []string{ids[1], ids[3]}
+	host := func(name string) []string {
+		home := t.TempDir()
+		return append(slices.Clone(b.env), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
+			"XDG_STATE_HOME="+filepath.Join(home, "state"), "DLQT_JOURNAL="+filepath.Join(home, "journal.db"),
+			"DLQT_AUDIT_STREAM=dlqt.audit")
+	}
+	bastionA, bastionB, laptop := host("a"), host("b"), host("c")
+
+	args := []string{"replay", bedParking, "--canary", "1", "--observe", "300ms", "--rate", "50", "--yes", "--json"}
+	for _, id := range chosen {
+		args = append(args, "--id", id)
+	}
+	res := runDlqt(t, p.as(bastionA, "alice"), args...)
+	if res.code != 3 {
+		t.Fatalf("the proposal on A exited %d, want 3\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var prop proposalOut
+	if err := json.Unmarshal([]byte(res.stdout), &prop); err != nil {
+		t.Fatalf("stdout is not the proposal JSON: %v\n%s", err, res.stdout)
+	}
+
+	res = runDlqt(t, bastionB, "proposals", prop.Proposal)
+	if res.code != 0 || !strings.Contains(res.stdout, "proposal "+prop.Proposal+": replay 2 message(s)") || !strings.Contains(res.stdout, "may approve: carol") {
+		t.Fatalf("B does not see A's proposal: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	res = runDlqt(t, p.as(bastionB, "carol"), "approve", prop.Proposal, "--reason", "consumer fixed")
+	if res.code != 0 || !strings.Contains(res.stdout, "approved by carol") {
+		t.Fatalf("carol's approval on B exited %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+
+	stop := b.consume(bedOrders)
+	res = runDlqt(t, p.as(bastionA, "alice"), "run", prop.Proposal, "--yes")
+	if res.code != 0 {
+		t.Fatalf("alice's run on A exited %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for b.depth(bedOrders) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	var got []string
+	for _, a := range stop() {
+		got = append(got, a.d.MessageId)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, chosen) {
+		t.Errorf("the destination received %v, want exactly %v", got, chosen)
+	}
+
+	// Every host sees it run; a second run, from B this time, is refused.
+	res = runDlqt(t, laptop, "proposals", "--json")
+	var listed []proposalOut
+	if err := json.Unmarshal([]byte(res.stdout), &listed); err != nil || len(listed) != 1 {
+		t.Fatalf("proposals --json on a third host: %v\n%s\n%s", err, res.stdout, res.stderr)
+	}
+	if l := listed[0]; l.Status != "run" || l.ApprovedBy != "carol" || l.RunBy != "alice" {
+		t.Errorf("the third host lists %+v", l)
+	}
+	if res := runDlqt(t, p.as(bastionB, "alice"), "run", prop.Proposal, "--yes"); res.code == 0 || !strings.Contains(res.stderr, "already run") {
+		t.Errorf("a second run on B was not refused (exit %d): %s", res.code, res.stderr)
+	}
+	res = runDlqt(t, laptop, "journal", "verify", "--stream")
+	if res.code != 0 || !strings.Contains(res.stdout, "of 2 writers") || !strings.Contains(res.stdout, "every writer's chain intact") {
+		t.Fatalf("verify --stream on a third host: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	t.Logf("verify --stream:\n%s", res.stdout)
+	for _, h := range [][]string{bastionA, bastionB} {
+		if res := runDlqt(t, h, "journal", "verify"); res.code != 0 || !strings.Contains(res.stdout, "the journal matches what the stream holds") {
+			t.Errorf("journal verify: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+		}
+	}
+}
