@@ -24,11 +24,16 @@ var quorumParking = amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int
 // kill -9 while dlqt browses it. dlqt, given every node, goes on with a
 // surviving one; every message is still there, checked by id. The same
 // fault during a replay: it ends, a resume finishes it, nothing is lost.
+// And the audit stream's leader killed while entries are written to it:
+// no confirmed entry is lost (clusterTrail).
 func TestClusterSurvivesTheLeadersDeath(t *testing.T) {
 	brokertest.SkipShort(t)
 	c := privnode.StartCluster(t, 3)
 	t.Run("browse", func(t *testing.T) {
 		c.StartNode(clusterBrowse(t, c))
+	})
+	t.Run("audit stream", func(t *testing.T) {
+		c.StartNode(clusterTrail(t, c))
 	})
 	t.Run("replay", func(t *testing.T) {
 		clusterReplay(t, c)
