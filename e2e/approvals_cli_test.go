@@ -154,17 +154,7 @@ func TestApprovedReplayMovesExactlyTheProposedIDs(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("run exited %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for b.depth(bedOrders) > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	var got []string
-	for _, a := range stop() {
-		got = append(got, a.d.MessageId)
-	}
-	slices.Sort(got)
-	if !slices.Equal(got, chosen) {
+	if got := b.arrived(stop); !slices.Equal(got, chosen) {
 		t.Errorf("the destination received %v, want exactly %v", got, chosen)
 	}
 	if left := messageIDs(b.read(bedParking)); !slices.Equal(left, []string{ids[1], ids[3]}) {
@@ -259,4 +249,20 @@ func TestRejectedProposalNeverRuns(t *testing.T) {
 	if !strings.Contains(res.stdout, "rejected by carol: the consumer is still broken") {
 		t.Errorf("proposals: %s", res.stdout)
 	}
+}
+
+// arrived waits until queue orders is drained by stop's consumer (at most
+// 5 s), then stops it and returns the ids it received, sorted.
+func (b *replayBed) arrived(stop func() []arrival) []string {
+	deadline := time.Now().Add(5 * time.Second)
+	for b.depth(bedOrders) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	var got []string
+	for _, a := range stop() {
+		got = append(got, a.d.MessageId)
+	}
+	slices.Sort(got)
+	return got
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -68,16 +67,7 @@ func TestProposalOverServeIsTheSessionsAndApprovedBySignature(t *testing.T) {
 	if res := runDlqt(t, as("alice"), "run", prop.Proposal, "--yes"); res.code != 0 {
 		t.Fatalf("run exited %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for b.depth(bedOrders) > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	var got []string
-	for _, a := range stop() {
-		got = append(got, a.d.MessageId)
-	}
-	if !slices.Equal(got, ids[1:2]) {
+	if got := b.arrived(stop); !slices.Equal(got, ids[1:2]) {
 		t.Errorf("the destination received %v, want %v", got, ids[1:2])
 	}
 

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The team's trail on a stream, with the real binary: alice proposes a
@@ -53,17 +52,7 @@ func TestATeamApprovesAcrossHostsThroughTheStream(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("alice's run on A exited %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for b.depth(bedOrders) > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	var got []string
-	for _, a := range stop() {
-		got = append(got, a.d.MessageId)
-	}
-	slices.Sort(got)
-	if !slices.Equal(got, chosen) {
+	if got := b.arrived(stop); !slices.Equal(got, chosen) {
 		t.Errorf("the destination received %v, want exactly %v", got, chosen)
 	}
 

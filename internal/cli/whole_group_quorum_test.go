@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -29,30 +28,13 @@ func TestAQuorumQueuesReplayTakesTheWholeGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := ch.Confirm(false); err != nil {
-		t.Fatal(err)
-	}
 	const group, other = 10200, 100
-	var pending []*amqp.DeferredConfirmation
-	for i := range group + other {
-		code := "E1"
+	loadGroups(t, ch, "orders.dlq", group+other, func(i int) string {
 		if i%((group+other)/other) == 7 {
-			code = "E2"
+			return "E2"
 		}
-		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", "orders.dlq", false, false, amqp.Publishing{
-			MessageId: fmt.Sprintf("m-%05d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
-			Body:    []byte(fmt.Sprintf(`{"failure":{"reason_code":%q},"n":%d}`, code, i)),
-			Headers: amqp.Table{"x-original-exchange": "", "x-original-routingKey": "dest"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pending = append(pending, dc)
-	}
-	for _, dc := range pending {
-		if !dc.Wait() {
-			t.Fatal("a load publish was nacked")
-		}
-	}
+		return "E1"
+	})
 	brokertest.WaitDepth(t, conn, "orders.dlq", group+other)
 	flags := []string{"--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost}
 	stdout, stderr, code := run(t, Assets{}, append(flags, "replay", "orders.dlq", "--group", "published/E1", "--yes", "--accept-delivery-cost",

@@ -21,30 +21,13 @@ func TestReplayAndDiscardTakeTheWholeGroupByDefault(t *testing.T) {
 	if _, err := ch.QueueDeclare("dest", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := ch.Confirm(false); err != nil {
-		t.Fatal(err)
-	}
 	const group, other = 12000, 300
-	var pending []*amqp.DeferredConfirmation
-	for i := range group + other {
-		code := "E1"
+	loadGroups(t, ch, "parking", group+other, func(i int) string {
 		if i%((group+other)/other) == 0 && i/((group+other)/other) < other {
-			code = "E2" // spread through the queue: the sweep must pass over them
+			return "E2" // spread through the queue: the sweep must pass over them
 		}
-		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", "parking", false, false, amqp.Publishing{
-			MessageId: fmt.Sprintf("m-%05d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
-			Body:    []byte(fmt.Sprintf(`{"failure":{"reason_code":%q},"n":%d}`, code, i)),
-			Headers: amqp.Table{"x-original-exchange": "", "x-original-routingKey": "dest"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pending = append(pending, dc)
-	}
-	for _, dc := range pending {
-		if !dc.Wait() {
-			t.Fatal("a load publish was nacked")
-		}
-	}
+		return "E1"
+	})
 	brokertest.WaitDepth(t, conn, "parking", group+other)
 	flags := []string{"--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost}
 
@@ -72,4 +55,29 @@ func TestReplayAndDiscardTakeTheWholeGroupByDefault(t *testing.T) {
 	}
 	brokertest.WaitDepth(t, conn, "dest", 0)
 	brokertest.WaitDepth(t, conn, "parking", other)
+}
+
+// loadGroups publishes n messages to queue with confirms, message i with
+// the reason code code(i), each routed back to queue dest.
+func loadGroups(t *testing.T, ch *amqp.Channel, queue string, n int, code func(i int) string) {
+	t.Helper()
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	pending := make([]*amqp.DeferredConfirmation, 0, n)
+	for i := range n {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(context.Background(), "", queue, false, false, amqp.Publishing{
+			MessageId: fmt.Sprintf("m-%05d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			Body:    []byte(fmt.Sprintf(`{"failure":{"reason_code":%q},"n":%d}`, code(i), i)),
+			Headers: amqp.Table{"x-original-exchange": "", "x-original-routingKey": "dest"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, dc)
+	}
+	for _, dc := range pending {
+		if !dc.Wait() {
+			t.Fatal("a load publish was nacked")
+		}
+	}
 }
