@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The team's trail on a stream, with the real binary: alice proposes a
@@ -77,5 +78,49 @@ func TestATeamApprovesAcrossHostsThroughTheStream(t *testing.T) {
 		if res := runDlqt(t, h, "journal", "verify"); res.code != 0 || !strings.Contains(res.stdout, "the journal matches what the stream holds") {
 			t.Errorf("journal verify: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 		}
+	}
+}
+
+// In the TUI, the trail offline refuses an action in one line and moves
+// nothing, while reading goes on; with the stream writable, the same
+// discard is done and its entries are on the stream.
+func TestTUIActsOnlyWhenTheTrailConfirms(t *testing.T) {
+	b := newReplayBed(t, "tui-trail")
+	ids := b.park(3)
+	// A classic queue named as the stream: its entries could be taken
+	// out, so dlqt refuses to write its trail there.
+	if _, err := b.ch.QueueDeclare("not.a.stream", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	discard := func(s *term) {
+		s.waitFor("all 3 messages", "rejected")
+		s.keys("Enter")
+		s.waitFor(ids[0], ids[2])
+		s.keys("x")
+		s.waitFor("Discard 1 message from " + bedParking)
+		s.typeText("duplicate")
+		s.keys("Enter")
+		s.waitFor("Discard for good?")
+		s.keys("y")
+	}
+	s := startTerm(t, 120, 30, append(slices.Clone(b.env), "DLQT_AUDIT_STREAM=not.a.stream"), "--queue", bedParking)
+	discard(s)
+	s.waitFor("discard not done", "the trail is offline")
+	s.keys("Escape")
+	s.waitFor("reason_code") // reading goes on
+	s.keys("q")
+	for deadline := time.Now().Add(10 * time.Second); !s.exited() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.waitDepth(bedParking, 3)
+
+	s = startTerm(t, 120, 30, append(slices.Clone(b.env), "DLQT_AUDIT_STREAM=dlqt.audit"), "--queue", bedParking)
+	discard(s)
+	s.waitFor("done: discarded 1 from "+bedParking, "all 2 messages")
+	s.keys("q")
+	b.waitDepth(bedParking, 2)
+	res := runDlqt(t, append(slices.Clone(b.env), "DLQT_AUDIT_STREAM=dlqt.audit"), "journal", "verify")
+	if res.code != 0 || !strings.Contains(res.stdout, "the journal matches what the stream holds") {
+		t.Fatalf("journal verify after the TUI's discard: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }

@@ -388,12 +388,24 @@ func (a *app) openForChange(ctx context.Context) (rec *journal.Recorder, live *b
 // dial connects to the live broker. When nothing seemed to answer, the
 // error names which of AMQP and the management API did not; the dial
 // error stays in the chain (brokerUnreachable reads it).
-func (a *app) dial(ctx context.Context) (*broker.Live, error) {
+func (a *app) dial(ctx context.Context) (*broker.Live, error) { return a.dialShowing(ctx, true) }
+
+// dialQuietly is dial without the "connecting to …" line: for a
+// connection made while the TUI owns the terminal (the audit stream's),
+// where that line would be drawn over the screen.
+func (a *app) dialQuietly(ctx context.Context) (*broker.Live, error) {
+	return a.dialShowing(ctx, false)
+}
+
+func (a *app) dialShowing(ctx context.Context, progress bool) (*broker.Live, error) {
 	cc, err := a.brokerConfig().Connect() // asks for a password, if one must be asked, before anything is shown
 	if err != nil {
 		return nil, err
 	}
-	done := a.connecting(ctx, cc.Nodes()[0].Addr)
+	done := func() {}
+	if progress {
+		done = a.connecting(ctx, cc.Nodes()[0].Addr)
+	}
 	live, err := broker.DialConn(ctx, cc)
 	done()
 	if err == nil {

@@ -70,7 +70,7 @@ func (m *streamMirror) Mirror(e journal.Entry) error {
 
 func (m *streamMirror) open(ctx context.Context) (*broker.AuditStream, error) {
 	if m.live == nil {
-		live, err := m.a.dial(ctx)
+		live, err := m.a.dialQuietly(ctx) // the TUI may own the terminal
 		if err != nil {
 			return nil, fmt.Errorf("audit stream %q: %w", m.a.auditStream, err)
 		}
@@ -123,7 +123,7 @@ func (a *app) readTrail(ctx context.Context) (rs []trail.Record, unreadable []tr
 	if a.auditStream == "" {
 		return nil, nil, usageError{errors.New("no audit stream is configured: set audit_stream in the config (or DLQT_AUDIT_STREAM)")}
 	}
-	live, err := a.dial(ctx)
+	live, err := a.dialQuietly(ctx) // the TUI's proposals screen reads it too
 	if err != nil {
 		return nil, nil, err
 	}
