@@ -282,5 +282,33 @@ func (t teamJournal) Records() ([]triage.Recorded, error) {
 			out = append(out, journal.RecordOf(r.Entry))
 		}
 	}
-	return out, nil
+	return firstProposals(out), nil
+}
+
+// firstProposals leaves out of the team's records a proposal whose id was
+// proposed before, and a decision or run of a proposal not proposed
+// before it. Anyone who may publish to the stream can start a writer of
+// their own whose chain verifies: such a record would otherwise replace a
+// proposal (and so drop its approval) or make approval.Fold refuse every
+// proposal of the team. A decision still counts only with its approver's
+// signature (approval.Trusted).
+func firstProposals(rs []triage.Recorded) []triage.Recorded {
+	proposed := map[string]bool{}
+	out := rs[:0]
+	for _, r := range rs {
+		if r.Action.IsProposal() {
+			id, _ := r.Details["proposal_id"].(string)
+			if r.Action == triage.ActionProposal {
+				p, _ := r.Details["proposal"].(map[string]any)
+				if inner, _ := p["id"].(string); id == "" || inner != id || proposed[id] {
+					continue
+				}
+				proposed[id] = true
+			} else if !proposed[id] {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
