@@ -124,3 +124,35 @@ func TestTUIActsOnlyWhenTheTrailConfirms(t *testing.T) {
 		t.Fatalf("journal verify after the TUI's discard: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// The journal screen's T shows the team's trail: every writer's entries
+// from the audit stream, whose they are, and how the chains stand; T again
+// goes back to this host's journal.
+func TestTUIShowsTheTeamsTrail(t *testing.T) {
+	b := newReplayBed(t, "tui-team")
+	ids := b.park(3)
+	host := func(actor string) []string {
+		home := t.TempDir()
+		return append(slices.Clone(b.env), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"),
+			"DLQT_JOURNAL="+filepath.Join(home, "journal.db"), "DLQT_AUDIT_STREAM=dlqt.audit", "DLQT_ACTOR="+actor)
+	}
+	for i, actor := range []string{"ana", "bo"} {
+		if res := runDlqt(t, host(actor), "discard", bedParking, "--id", ids[i], "--reason", "dup of "+actor, "--yes"); res.code != 0 {
+			t.Fatalf("%s's discard: exit %d\n%s\n%s", actor, res.code, res.stdout, res.stderr)
+		}
+	}
+	s := startTerm(t, 120, 30, host("cy"), "--queue", bedParking)
+	s.waitFor("the only message")
+	s.keys("J")
+	s.waitFor("— 0 entries") // cy's own journal is empty
+	s.keys("T")
+	s.waitFor("team trail: audit stream dlqt.audit", "4 records of 2 writers, every writer's chain intact",
+		"ana@", "bo@", "dup of ana", "dup of bo", "discarded 1")
+	s.keys("Enter")
+	s.waitFor("writer", "stream offset")
+	s.keys("Escape")
+	s.waitFor("seq time (UTC)")
+	s.keys("T")
+	s.waitGone("team trail: audit stream")
+	s.waitFor("journal ")
+}

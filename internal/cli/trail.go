@@ -18,6 +18,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/sanitize"
+	"github.com/dlqt/dlqt/internal/ui"
 )
 
 // streamMirror writes every entry of this dlqt's journal to the team's
@@ -311,4 +312,29 @@ func firstProposals(rs []triage.Recorded) []triage.Recorded {
 		out = append(out, r)
 	}
 	return out
+}
+
+// tuiTeamTrail reads the audit stream for the TUI's journal screen; nil
+// when no stream is configured.
+func (a *app) tuiTeamTrail() func() (ui.TeamTrail, error) {
+	if a.auditStream == "" {
+		return nil
+	}
+	return func() (ui.TeamTrail, error) {
+		rs, unreadable, err := a.readTrail(context.Background())
+		if err != nil {
+			return ui.TeamTrail{}, err
+		}
+		chains, problems := trail.Verify(rs, unreadable)
+		t := ui.TeamTrail{Stream: a.auditStream, Entries: make([]ui.TeamEntry, len(rs))}
+		for i, r := range rs {
+			t.Entries[i] = ui.TeamEntry{Entry: r.Entry, Writer: r.Writer, Offset: r.Offset}
+		}
+		t.Summary = fmt.Sprintf("%s of %s, every writer's chain intact", plural(len(rs)+len(unreadable), "record"), plural(len(chains), "writer"))
+		if len(problems) > 0 {
+			t.Broken = true
+			t.Summary = fmt.Sprintf("TRAIL BROKEN: %s (dlqt journal verify --stream names all %d)", problems[0], len(problems))
+		}
+		return t, nil
+	}
 }

@@ -146,6 +146,7 @@ func (a *app) tuiOptions(ctx context.Context, keys ui.KeyMap) (opts ui.Options, 
 		Approvals:    a.tuiApprovals(),
 		Revise:       a.tuiRevise(actions != nil),
 		Revisions:    a.useRevisions,
+		TeamTrail:    a.tuiTeamTrail(),
 	}, closeReader, nil
 }
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 
 	"charm.land/bubbles/v2/key"
@@ -73,6 +74,9 @@ func (s *journalScreen) open() tea.Cmd {
 }
 
 func (s *journalScreen) reload() tea.Cmd {
+	if s.Team() {
+		return s.readTeam()
+	}
 	s.SetLoading(s.c.opts.Journal.Path())
 	s.req, s.pageErr = s.c.nextID(), nil
 	return journalCmd(s.c.opts.Journal, s.req, 0, nil)
@@ -96,6 +100,9 @@ func (s *journalScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		return s, s.readOlder()
 	case journalCheckMsg:
 		return s, s.onCheck(r)
+	case teamTrailMsg:
+		s.onTeam(r)
+		return s, nil
 	}
 	if r, ok := msg.(journalExportMsg); ok {
 		return s, s.onExport(r)
@@ -115,8 +122,20 @@ func (s *journalScreen) key(k tea.KeyPressMsg) tea.Cmd {
 		s.leave(s.c)
 	case key.Matches(k, keys.Refresh):
 		return s.reload()
+	case key.Matches(k, keys.ExportJournal) && !s.Detail() && s.Team():
+		s.c.setErr(errors.New("on the team's trail, export with dlqt journal export --stream: E exports this host's journal"))
 	case key.Matches(k, keys.ExportJournal) && !s.Detail():
 		return exportJournalCmd(s.c)
+	case key.Matches(k, keys.TeamTrail) && !s.Detail():
+		if s.Team() { // back to this journal
+			s.SetLoading(s.c.opts.Journal.Path())
+			return s.reload()
+		}
+		if s.c.opts.TeamTrail == nil {
+			s.c.setErr(errors.New("no audit stream is configured (audit_stream in the config, or DLQT_AUDIT_STREAM): there is no team trail to show"))
+			return nil
+		}
+		return s.readTeam()
 	default:
 		return tea.Batch(s.Journal.Update(k), s.readOlder())
 	}
@@ -146,9 +165,49 @@ func (s *journalScreen) onJournal(msg journalMsg) {
 	s.showVerify()
 }
 
+// teamTrailMsg answers a read of the team's audit stream.
+type teamTrailMsg struct {
+	id    int
+	trail TeamTrail
+	err   error
+}
+
+func (teamTrailMsg) owner() screenID { return screenJournal }
+
+// readTeam reads the team's trail, off Update: the stream is on the broker.
+func (s *journalScreen) readTeam() tea.Cmd {
+	s.req = s.c.nextID()
+	id, read := s.req, s.c.opts.TeamTrail
+	s.c.busy = "reading the team's trail from the audit stream…"
+	return func() tea.Msg {
+		t, err := read()
+		return teamTrailMsg{id: id, trail: t, err: err}
+	}
+}
+
+func (s *journalScreen) onTeam(msg teamTrailMsg) {
+	if msg.id != s.req {
+		return
+	}
+	s.req, s.c.busy = 0, ""
+	if msg.err != nil {
+		s.c.setErr(fmt.Errorf("the team's trail: %w", msg.err))
+		return
+	}
+	rows := make([]views.JournalEntry, len(msg.trail.Entries))
+	for i, e := range msg.trail.Entries {
+		rows[i] = journalRow(e.Entry)
+		rows[i].Writer, rows[i].Offset = e.Writer, e.Offset
+	}
+	s.SetTeam(msg.trail.Stream, rows, sanitize.Line(msg.trail.Summary), msg.trail.Broken)
+}
+
 // showVerify puts how the chain stands at the top of the screen: a page
 // that fails its own check, else the whole check (running, failed, passed).
 func (s *journalScreen) showVerify() {
+	if s.Team() {
+		return // the team's trail has its own line (onTeam)
+	}
 	if s.pageErr != nil {
 		s.SetVerify("CHAIN BROKEN: "+sanitize.Line(s.pageErr.Error()), true)
 		return
@@ -161,11 +220,15 @@ func (s *journalScreen) showVerify() {
 func journalRows(es []journal.Entry) []views.JournalEntry {
 	rows := make([]views.JournalEntry, len(es))
 	for i, e := range es {
-		rows[i] = views.JournalEntry{
-			Seq: e.Seq, Time: e.Time, Actor: e.Actor, Host: e.Host, Action: string(e.Action), Vhost: e.Vhost,
-			Queue: e.Queue, MessageIDs: e.MessageIDs, Reason: e.Reason, Details: e.Details,
-			PrevHash: e.PrevHash, Hash: e.Hash,
-		}
+		rows[i] = journalRow(e)
 	}
 	return rows
+}
+
+func journalRow(e journal.Entry) views.JournalEntry {
+	return views.JournalEntry{
+		Seq: e.Seq, Time: e.Time, Actor: e.Actor, Host: e.Host, Action: string(e.Action), Vhost: e.Vhost,
+		Queue: e.Queue, MessageIDs: e.MessageIDs, Reason: e.Reason, Details: e.Details,
+		PrevHash: e.PrevHash, Hash: e.Hash,
+	}
 }

@@ -33,6 +33,7 @@ const (
 	scopeDialog    = "dialog"
 	scopeProposals = "proposals screen"
 	scopeMessage   = "message screen"
+	scopeJournal   = "journal screen"
 )
 
 // clash says whether actions of scopes a and b may not share a key.
@@ -59,6 +60,7 @@ var actions = []action{
 	{"tag", scopeAll, func(k *KeyMap) *key.Binding { return &k.Tag }},
 	{"journal", scopeAll, func(k *KeyMap) *key.Binding { return &k.Journal }},
 	{"export_journal", scopeAll, func(k *KeyMap) *key.Binding { return &k.ExportJournal }},
+	{"team_trail", scopeJournal, func(k *KeyMap) *key.Binding { return &k.TeamTrail }},
 	{"doctor", scopeAll, func(k *KeyMap) *key.Binding { return &k.Doctor }},
 	{"help", scopeAll, func(k *KeyMap) *key.Binding { return &k.Help }},
 	{"quit", scopeAll, func(k *KeyMap) *key.Binding { return &k.Quit }},

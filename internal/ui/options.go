@@ -31,8 +31,11 @@ type Options struct {
 	Actor, Host string
 	// Journal is where tags, reveals and actions are written; nil (or a
 	// JournalErr) turns them off and says why.
-	Journal     Journal
-	JournalErr  error
+	Journal    Journal
+	JournalErr error
+	// TeamTrail reads the team's audit stream for the journal screen's
+	// toggle (keymap team_trail); nil when no stream is configured.
+	TeamTrail   func() (TeamTrail, error)
 	Patterns    []string // parking name patterns
 	Redactor    *redact.Redactor
 	BrowseLimit int
@@ -188,4 +191,20 @@ type Actions struct {
 	Allow []string
 	// AcceptDeliveryCost is --accept-delivery-cost.
 	AcceptDeliveryCost bool
+}
+
+// TeamTrail is the team's audit stream as the journal screen shows it:
+// every writer's entries, in stream order, and how their chains stand.
+type TeamTrail struct {
+	Stream  string
+	Entries []TeamEntry
+	Summary string // "14 records of 2 writers, every chain intact", or the first problem
+	Broken  bool
+}
+
+// TeamEntry is an entry of the audit stream with its writer.
+type TeamEntry struct {
+	journal.Entry
+	Writer string
+	Offset int64
 }

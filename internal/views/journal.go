@@ -29,6 +29,10 @@ type JournalEntry struct {
 	Details    map[string]any
 	PrevHash   string
 	Hash       string
+	// Writer and Offset, on the team's trail (SetTeam): whose journal the
+	// entry is of, and where the audit stream holds it.
+	Writer string
+	Offset int64
 }
 
 // Journal is the journal screen: the newest entries, newest first, older
@@ -47,6 +51,7 @@ type Journal struct {
 	detail  bool      // one entry is open
 	readAt  time.Time // when the entries shown were read
 	scroll  int       // first line of the open entry shown
+	team    bool      // the audit stream's entries of every writer (SetTeam)
 }
 
 // NewJournal returns an empty journal screen.
@@ -65,8 +70,20 @@ func NewJournal(ctx *Context) Journal {
 
 // SetLoading shows that the journal is being read.
 func (j *Journal) SetLoading(path string) {
-	j.path, j.loading, j.detail = path, true, false
+	j.path, j.loading, j.detail, j.team = path, true, false, false
 }
+
+// SetTeam shows the team's trail: the entries of every writer on the
+// audit stream (stream order), and summary, how their chains stand.
+func (j *Journal) SetTeam(stream string, entries []JournalEntry, summary string, broken bool) {
+	j.path, j.detail = stream, false
+	j.SetPage(entries, len(entries))
+	j.team = true
+	j.SetVerify(summary, broken)
+}
+
+// Team says whether the screen shows the team's trail.
+func (j *Journal) Team() bool { return j.team }
 
 // SetEntries shows every entry of the journal (in journal order) newest
 // first; verifyErr is the chain check's answer.
@@ -128,7 +145,7 @@ func (j *Journal) Oldest() uint64 {
 // row read while the journal holds older entries: time to read them.
 func (j *Journal) WantsOlder() bool {
 	i, ok := j.table.Selected()
-	return !j.loading && ok && j.Oldest() > 1 && i >= len(j.entries)-max(j.height, 1)
+	return !j.loading && !j.team && ok && j.Oldest() > 1 && i >= len(j.entries)-max(j.height, 1)
 }
 
 // SetVerify shows how the chain check stands: the line at the top, and
@@ -148,10 +165,14 @@ func verifyText(err error) string {
 // row is the cells of the i-th entry shown, newest first.
 func (j *Journal) row(i int) []string {
 	e := j.entries[i]
+	actor := e.Actor
+	if j.team { // several hosts' entries: whose
+		actor += "@" + e.Host
+	}
 	return []string{
 		strconv.FormatUint(e.Seq, 10),
 		e.Time.UTC().Format("01-02 15:04:05"),
-		orDash(sanitize.Line(e.Actor)),
+		orDash(sanitize.Line(actor)),
 		sanitize.Line(e.Action),
 		orDash(sanitize.Line(e.Queue)),
 		strconv.Itoa(entryCount(e)),
@@ -169,7 +190,7 @@ func foldOutcomes(entries []JournalEntry) ([]JournalEntry, map[int]JournalEntry)
 	outcomes := map[int]JournalEntry{}
 	pending := map[string]int{} // decision key -> row
 	for _, e := range entries {
-		k := strings.Join([]string{e.Action, e.Vhost, e.Queue, e.Actor, e.Reason}, "\x00")
+		k := strings.Join([]string{e.Writer, e.Action, e.Vhost, e.Queue, e.Actor, e.Reason}, "\x00")
 		switch e.Details["step"] {
 		case "decision":
 			pending[k] = len(rows)
@@ -270,6 +291,9 @@ func (j *Journal) Update(msg tea.Msg) tea.Cmd {
 func (j *Journal) View() string {
 	st := j.ctx.Styles
 	title := "journal " + sanitize.Line(j.path)
+	if j.team {
+		title = "team trail: audit stream " + sanitize.Line(j.path)
+	}
 	status := "reading the journal…"
 	if !j.loading {
 		// another dlqt (a headless command, a second TUI) may append meanwhile
@@ -338,6 +362,10 @@ func entryPage(p *page, e JournalEntry) {
 		}
 	}
 	p.section("chain")
+	if e.Writer != "" {
+		p.field("writer", sanitize.Line(e.Writer))
+		p.field("stream offset", strconv.FormatInt(e.Offset, 10))
+	}
 	p.field("prev hash", e.PrevHash)
 	p.field("hash", e.Hash)
 }
@@ -348,11 +376,11 @@ func (j *Journal) ShortHelp() []key.Binding {
 	if j.detail {
 		return []key.Binding{k.Down, k.Back, k.Help, k.Quit}
 	}
-	return []key.Binding{k.Open, k.Back, k.Filter, k.ExportJournal, k.Refresh, k.Help, k.Quit}
+	return []key.Binding{k.Open, k.Back, k.Filter, k.ExportJournal, k.TeamTrail, k.Refresh, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (j *Journal) FullHelp() [][]key.Binding {
 	k := j.ctx.Keys
-	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter, k.ExportJournal}, k.general()}
+	return [][]key.Binding{k.navigation(), {k.Open, k.Back, k.Filter, k.ExportJournal, k.TeamTrail}, k.general()}
 }

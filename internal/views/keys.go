@@ -21,9 +21,12 @@ type KeyMap struct {
 	Journal  key.Binding
 	// ExportJournal writes the journal as JSONL to a file (journal screen).
 	ExportJournal key.Binding
-	Doctor        key.Binding // the topology doctor's findings
-	Help          key.Binding
-	Quit          key.Binding
+	// TeamTrail switches the journal screen between this journal and the
+	// team's audit stream.
+	TeamTrail key.Binding
+	Doctor    key.Binding // the topology doctor's findings
+	Help      key.Binding
+	Quit      key.Binding
 	// SwitchContext opens the picker of the config file's broker contexts.
 	SwitchContext key.Binding
 	// Proposals lists the approval workflow's proposals; RunProposal (on
