@@ -20,8 +20,9 @@ import (
 )
 
 // clusterReplay replays 3,000 messages of a quorum parking queue into a
-// quorum queue and kills the parking queue's leader with kill -9 once 500
-// are published. The replay must end on its own; what its hold had taken
+// quorum queue and kills the parking queue's leader, which also leads the
+// audit stream the journal is mirrored to, with kill -9 once 500 are
+// published. Every entry the journal took is then on the stream. The replay must end on its own; what its hold had taken
 // must be ready again on the survivors; a resume through the same node list
 // finishes it; nothing is lost by id, and every duplicate is one the
 // journal reported.
@@ -42,6 +43,10 @@ func clusterReplay(t *testing.T, c *privnode.Cluster) {
 		t.Fatal(err)
 	}
 	defer j.Close()
+	// The journal is mirrored to an audit stream declared through the
+	// leader's node, so it leads the stream too: the kill takes both.
+	stream, writer := mirrorTo(t, cfg, j)
+	defer stream.Close()
 	plan := clusterReplayPlan(t, cfg)
 
 	res, err := replayKillingLeader(t, c, cfg, plan, j, leader)
@@ -55,6 +60,11 @@ func clusterReplay(t *testing.T, c *privnode.Cluster) {
 	confirmed := resumeOnCluster(t, cfg, j, plan.ID)
 	src, dst := checkNothingLost(t, check, all, "parked", "ledger.entries")
 	checkDuplicatesReported(t, j, plan.ID, src, dst, confirmed)
+	entries, err := j.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOnTheStream(t, nodeConfig(c, survivor, cfg.Vhost), entries, writer)
 	eventually(t, "every dlqt replay connection closed on the survivors", func() string {
 		names, err := c.ConnectionNames(survivor)
 		if err != nil {

@@ -107,7 +107,36 @@ func clusterTrail(t *testing.T, c *privnode.Cluster) int {
 	if int64(len(local)) != written.Load() {
 		t.Fatalf("the journal holds %d entries, %d appends succeeded", len(local), written.Load())
 	}
-	reader, err := broker.Dial(ctx, nodeConfig(c, (leader+1)%3, cfg.Vhost))
+	checkOnTheStream(t, nodeConfig(c, (leader+1)%3, cfg.Vhost), local, writer)
+	return leader
+}
+
+// mirrorTo mirrors j to the audit stream dlqt.audit of cfg's vhost,
+// declared through cfg's first node; it returns the stream and j's writer.
+func mirrorTo(t *testing.T, cfg broker.Config, j *journal.Journal) (*broker.AuditStream, string) {
+	t.Helper()
+	ctx := context.Background()
+	live, err := broker.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Close() })
+	s, err := live.OpenAuditStream(ctx, "dlqt.audit", broker.Retention{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer := trail.Writer("test", j.Path())
+	j.SetMirror(streamMirror{s: s, writer: writer})
+	return s, writer
+}
+
+// checkOnTheStream reads the audit stream through cfg and checks that
+// every entry of local (writer's journal) is there and that the chain is
+// whole.
+func checkOnTheStream(t *testing.T, cfg broker.Config, local []journal.Entry, writer string) {
+	t.Helper()
+	ctx := context.Background()
+	reader, err := broker.Dial(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +155,7 @@ func clusterTrail(t *testing.T, c *privnode.Cluster) int {
 	_, problems := trail.Verify(rs, nil)
 	problems = append(problems, trail.CrossCheck(local, writer, rs)...)
 	for _, p := range problems {
-		t.Errorf("after the kill: %s", p)
+		t.Errorf("the audit stream after the kill: %s", p)
 	}
-	return leader
+	t.Logf("the audit stream holds %d records; the journal %d entries", len(rs), len(local))
 }

@@ -250,6 +250,10 @@ func (s *Shared) read(fn func(*Journal) error) error {
 // Path is the file the journal lives in.
 func (s *Shared) Path() string { return s.path }
 
+// SetMirror makes every later append of j wait for m to confirm its
+// entry; set it before j is shared.
+func (j *Journal) SetMirror(m Mirror) { j.mirror = m }
+
 // SetMirror makes every later append wait for m to confirm its entry
 // (Mirror); nil stops mirroring.
 func (s *Shared) SetMirror(m Mirror) {
