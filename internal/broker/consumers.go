@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/url"
 	"slices"
@@ -45,11 +47,7 @@ func (l *Live) consumerConnections(ctx context.Context, queue string, conn *amqp
 func (l *Live) listConsumerConnections(ctx context.Context, queue string, conn *amqp.Connection) []string {
 	var q struct {
 		ConsumerDetails []struct {
-			Channel struct {
-				Connection string `json:"connection_name"`
-				PeerHost   string `json:"peer_host"`
-				PeerPort   any    `json:"peer_port"`
-			} `json:"channel_details"`
+			Channel channelDetails `json:"channel_details"`
 		} `json:"consumer_details"`
 	}
 	path := "queues/" + url.PathEscape(l.cfg.Vhost) + "/" + url.PathEscape(queue) + "?columns=consumer_details"
@@ -78,6 +76,24 @@ func (l *Live) listConsumerConnections(ctx context.Context, queue string, conn *
 		names[i] = l.givenName(ctx, name)
 	}
 	return names
+}
+
+// channelDetails is a consumer's channel as the management API lists it:
+// an object, or an empty list while its statistics are not in yet, which
+// made the whole list fail to decode (a read then named no holder at all).
+type channelDetails struct {
+	Connection string `json:"connection_name"`
+	PeerHost   string `json:"peer_host"`
+	PeerPort   any    `json:"peer_port"`
+}
+
+func (c *channelDetails) UnmarshalJSON(b []byte) error {
+	if len(bytes.TrimSpace(b)) > 0 && bytes.TrimSpace(b)[0] != '{' {
+		*c = channelDetails{}
+		return nil
+	}
+	type plain channelDetails
+	return json.Unmarshal(b, (*plain)(c))
 }
 
 // givenName is the name the client gave connection name, or name when it
