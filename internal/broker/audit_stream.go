@@ -95,6 +95,17 @@ func readable(err error) error {
 	return err
 }
 
+// ErrNotSent is wrapped by Write's error when the record never left this
+// process (no channel to the stream could be opened): no copy of it can be
+// on the stream. Any other error of Write may leave one there unconfirmed.
+var ErrNotSent = errors.New("the record was not sent")
+
+// notSent is an error that is also ErrNotSent, with the text of the error
+// alone.
+type notSent struct{ error }
+
+func (e notSent) Unwrap() []error { return []error{e.error, ErrNotSent} }
+
 // open (re)opens the writing channel; s.mu is held.
 func (s *AuditStream) open(ctx context.Context) error {
 	if s.conn == nil || s.conn.IsClosed() {
@@ -127,7 +138,7 @@ func (s *AuditStream) Write(ctx context.Context, body []byte, id string) error {
 	defer s.mu.Unlock()
 	if s.ch == nil || s.ch.IsClosed() {
 		if err := s.open(ctx); err != nil {
-			return err
+			return notSent{err}
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, confirmWait)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -60,11 +62,16 @@ func (m *streamMirror) Mirror(e journal.Entry) error {
 	ctx := context.Background()
 	if m.stream == nil {
 		if m.stream, err = m.open(ctx); err != nil {
-			return fmt.Errorf("%w (the trail is offline: no action is taken while the stream cannot confirm it; reading still works)", err)
+			// never sent: no copy of it can be on the stream
+			return notSent{fmt.Errorf("%w (the trail is offline: no action is taken while the stream cannot confirm it; reading still works)", err)}
 		}
 	}
 	if err := m.stream.Write(ctx, body, fmt.Sprintf("%s#%d", m.writer, e.Seq)); err != nil {
-		return fmt.Errorf("%w (the trail is offline: nothing was done)", err)
+		err = fmt.Errorf("%w (the trail is offline: nothing was done)", err)
+		if errors.Is(err, broker.ErrNotSent) {
+			return notSent{err}
+		}
+		return err // it may be on the stream unconfirmed: the next entry names it
 	}
 	return nil
 }
@@ -155,6 +162,9 @@ func (a *app) verifyTrail(cmd *cobra.Command) error {
 		dup := ""
 		if c.Duplicates > 0 {
 			dup = fmt.Sprintf(" (%s published twice, the same entry: not a fault)", plural(c.Duplicates, "record"))
+		}
+		if len(c.Replaced) > 0 {
+			dup += fmt.Sprintf(" (%s the stream never confirmed, replaced by the writer: not counted, at offset %s)", plural(len(c.Replaced), "attempt"), offsets(c.Replaced))
 		}
 		key := "unsigned"
 		if c.Key != "" {
@@ -258,13 +268,8 @@ func (t teamJournal) Records() ([]triage.Recorded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the audit stream %s could not be read, so the proposals and decisions of other hosts cannot be seen: %w", t.a.auditStream, err)
 	}
-	_, problems := trail.Verify(rs, unreadable)
-	bad := map[int64]bool{}
-	for _, p := range problems {
-		if p.Offset >= 0 {
-			bad[p.Offset] = true
-		}
-	}
+	chains, problems := trail.Verify(rs, unreadable)
+	rs = trail.Standing(rs, chains, problems)
 	writer := trail.Writer(t.a.host, t.a.journalPath)
 	var first uint64
 	for _, r := range rs {
@@ -279,9 +284,7 @@ func (t teamJournal) Records() ([]triage.Recorded, error) {
 		}
 	}
 	for _, r := range rs {
-		if !bad[r.Offset] {
-			out = append(out, journal.RecordOf(r.Entry))
-		}
+		out = append(out, journal.RecordOf(r.Entry))
 	}
 	return firstProposals(out), nil
 }
@@ -326,11 +329,25 @@ func (a *app) tuiTeamTrail() func() (ui.TeamTrail, error) {
 			return ui.TeamTrail{}, err
 		}
 		chains, problems := trail.Verify(rs, unreadable)
+		void := map[int64]string{}
+		for _, p := range problems {
+			if _, ok := void[p.Offset]; !ok && p.Offset >= 0 {
+				void[p.Offset] = p.What
+			}
+		}
+		for _, c := range chains {
+			for _, at := range c.Replaced {
+				void[at] = "an attempt the stream never confirmed; its writer rolled it back and wrote another in its place"
+			}
+		}
 		t := ui.TeamTrail{Stream: a.auditStream, Entries: make([]ui.TeamEntry, len(rs))}
 		for i, r := range rs {
-			t.Entries[i] = ui.TeamEntry{Entry: r.Entry, Writer: r.Writer, Offset: r.Offset}
+			t.Entries[i] = ui.TeamEntry{Entry: r.Entry, Writer: r.Writer, Offset: r.Offset, Void: void[r.Offset]}
 		}
 		t.Summary = fmt.Sprintf("%s of %s, every writer's chain intact", plural(len(rs)+len(unreadable), "record"), plural(len(chains), "writer"))
+		if n := len(rs) - len(trail.Standing(rs, chains, nil)); n > 0 {
+			t.Summary += fmt.Sprintf(" (%s the stream never confirmed, replaced: not counted)", plural(n, "attempt"))
+		}
 		if len(problems) > 0 {
 			t.Broken = true
 			t.Summary = fmt.Sprintf("TRAIL BROKEN: %s (dlqt journal verify --stream names all %d)", problems[0], len(problems))
@@ -338,3 +355,23 @@ func (a *app) tuiTeamTrail() func() (ui.TeamTrail, error) {
 		return t, nil
 	}
 }
+
+// offsets lists stream offsets, the first few: 213, 540.
+func offsets(at []int64) string {
+	const show = 5
+	parts := make([]string, 0, show+1)
+	for i, o := range at {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more", len(at)-show))
+			break
+		}
+		parts = append(parts, strconv.FormatInt(o, 10))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// notSent is a mirror's error that is also journal.ErrNotSent, with the
+// text of the error alone.
+type notSent struct{ error }
+
+func (e notSent) Unwrap() []error { return []error{e.error, journal.ErrNotSent} }

@@ -37,10 +37,18 @@ type Entry struct {
 	// broker context it acted on. Entries written before they existed lack
 	// them; omitempty keeps those entries' canonical form, and so their
 	// hashes, as they were.
-	Version  string `json:"version,omitempty"`
-	Context  string `json:"context,omitempty"`
-	PrevHash string `json:"prev_hash"`
-	Hash     string `json:"hash"`
+	Version string `json:"version,omitempty"`
+	Context string `json:"context,omitempty"`
+	// Supersedes names, by hash, earlier attempts at this entry's
+	// sequence number that the mirror did not confirm. Each was rolled
+	// back here, and its action never started, but it may be on the
+	// mirror all the same: a stream's leader can die after writing an
+	// entry and before confirming it. The entry that took its place
+	// names it, so that a reader of the mirror sees a replaced attempt,
+	// not a rewritten journal (package trail).
+	Supersedes []string `json:"supersedes,omitempty"`
+	PrevHash   string   `json:"prev_hash"`
+	Hash       string   `json:"hash"`
 }
 
 // ErrLocked means another process holds the journal file.
@@ -49,6 +57,9 @@ var ErrLocked = errors.New("journal is in use by another dlqt")
 var (
 	bucketEntries = []byte("entries")
 	bucketTags    = []byte("tags")
+	// bucketUnsure holds, by sequence number, the hashes of attempts at
+	// the next entry that the mirror did not confirm (Entry.Supersedes).
+	bucketUnsure = []byte("unconfirmed-attempts")
 )
 
 // Journal is an open journal file. Safe for concurrent use (bbolt
@@ -448,6 +459,7 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
+	var unsure Entry // an attempt the mirror may hold without having confirmed it
 	err := guard(j.path, func() error {
 		return j.db.Update(func(tx *bolt.Tx) (err error) {
 			if e, err = appendTx(tx, e); err != nil || j.mirror == nil {
@@ -456,10 +468,18 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 			// Inside the transaction: the file stays locked, so the
 			// mirror sees this journal's entries in their order, and an
 			// entry it did not confirm is rolled back, never written.
-			return j.mirror.Mirror(e)
+			if err = j.mirror.Mirror(e); err != nil && !errors.Is(err, ErrNotSent) {
+				unsure = e
+			}
+			return err
 		})
 	})
 	if err != nil {
+		if unsure.Hash != "" {
+			if uerr := j.noteUnsure(unsure); uerr != nil {
+				err = fmt.Errorf("%w; and the attempt could not be noted for the next entry to name (%v): if the mirror holds it, its chain will show a fork", err, uerr)
+			}
+		}
 		return Entry{}, fmt.Errorf("journal %s: append %s: %w", j.path, e.Action, err)
 	}
 	j.noteHead(e)
@@ -469,9 +489,51 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 // A Mirror is a second copy of the trail somewhere else (the team's
 // audit stream, package trail). Append hands it each entry as sealed,
 // before the entry is committed: an entry the mirror did not confirm is
-// not written, and the action it records does not start.
+// not written, and the action it records does not start. An error that
+// wraps ErrNotSent says the entry never left this process; any other may
+// have reached the mirror unconfirmed, and the next entry names it
+// (Entry.Supersedes).
 type Mirror interface {
 	Mirror(e Entry) error
+}
+
+// ErrNotSent is wrapped by a Mirror's error when the entry was never sent
+// (the mirror could not be reached at all).
+var ErrNotSent = errors.New("the entry was not sent")
+
+// maxUnsure bounds the attempts one entry names: the first is kept (the
+// one a dying leader most likely wrote), then the latest.
+const maxUnsure = 64
+
+// noteUnsure keeps the hash of an attempt the mirror did not confirm for
+// the entry that will take its sequence number.
+func (j *Journal) noteUnsure(e Entry) error {
+	return guard(j.path, func() error {
+		return j.db.Update(func(tx *bolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists(bucketUnsure)
+			if err != nil {
+				return err
+			}
+			var hashes []string
+			if v := b.Get(seqKey(e.Seq)); v != nil {
+				if err := json.Unmarshal(v, &hashes); err != nil {
+					hashes = nil // unreadable: start again, this attempt at least
+				}
+			}
+			if slices.Contains(hashes, e.Hash) {
+				return nil
+			}
+			hashes = append(hashes, e.Hash)
+			if len(hashes) > maxUnsure {
+				hashes = append(hashes[:1], hashes[len(hashes)-maxUnsure+1:]...)
+			}
+			v, err := json.Marshal(hashes)
+			if err != nil {
+				return err
+			}
+			return b.Put(seqKey(e.Seq), v)
+		})
+	})
 }
 
 // appendTx chains and writes e in tx, with its tags and its index.
@@ -485,6 +547,14 @@ func appendTx(tx *bolt.Tx, e Entry) (Entry, error) {
 		}
 		e.Seq, e.PrevHash = last.Seq+1, last.Hash
 	}
+	unsure := tx.Bucket(bucketUnsure)
+	if unsure != nil {
+		if v := unsure.Get(seqKey(e.Seq)); v != nil {
+			// unreadable (noteUnsure writes none such): the entry names
+			// nothing, and a reader of the mirror sees the fork
+			_ = json.Unmarshal(v, &e.Supersedes)
+		}
+	}
 	sealed, data, err := seal(e)
 	if err != nil {
 		return e, err
@@ -492,6 +562,11 @@ func appendTx(tx *bolt.Tx, e Entry) (Entry, error) {
 	e = sealed
 	if err := b.Put(seqKey(e.Seq), data); err != nil {
 		return e, err
+	}
+	if unsure != nil {
+		if err := unsure.Delete(seqKey(e.Seq)); err != nil {
+			return e, err
+		}
 	}
 	if err := catchUpIndex(tx); err != nil { // indexes e too, in this transaction
 		return e, err

@@ -2,7 +2,9 @@ package journal
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,9 +14,13 @@ import (
 type recordingMirror struct {
 	got  []Entry
 	fail error
+	seen func(Entry) // every entry handed over, confirmed or not
 }
 
 func (m *recordingMirror) Mirror(e Entry) error {
+	if m.seen != nil {
+		m.seen(e)
+	}
 	if m.fail != nil {
 		return m.fail
 	}
@@ -57,5 +63,71 @@ func TestAnEntryTheMirrorRefusesIsNotWritten(t *testing.T) {
 	}
 	if err := VerifyChain(es); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An attempt the mirror may hold without having confirmed it (its confirm
+// lost with a stream's leader) is named by the entry that takes its
+// sequence number, even when that entry is written by the next process;
+// an attempt that was never sent is not.
+func TestTheEntryAfterAnUnconfirmedAttemptNamesIt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	s, err := OpenShared(path, time.Second, Stamp{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &recordingMirror{}
+	s.SetMirror(m)
+	if _, err := s.Append(Entry{Action: triage.ActionTag, Queue: "q", Reason: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	// Two attempts at entry 2 whose confirms were lost, one never sent.
+	var lost []string
+	for _, fail := range []error{errors.New("no confirm in 15s"), errors.New("channel closed"), fmt.Errorf("dial: %w", ErrNotSent)} {
+		m.fail = fail
+		var seen Entry
+		m.seen = func(e Entry) { seen = e }
+		if _, err := s.Append(Entry{Action: triage.ActionTag, Queue: "q", Reason: "two " + fail.Error()}); !errors.Is(err, fail) {
+			t.Fatalf("append with the mirror failing: %v, want %v", err, fail)
+		}
+		if seen.Seq != 2 {
+			t.Fatalf("the mirror saw entry %d, want 2", seen.Seq)
+		}
+		if !errors.Is(fail, ErrNotSent) {
+			lost = append(lost, seen.Hash)
+		}
+	}
+	s.Close()
+
+	s, err = OpenShared(path, time.Second, Stamp{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m = &recordingMirror{}
+	s.SetMirror(m)
+	two, err := s.Append(Entry{Action: triage.ActionTag, Queue: "q", Reason: "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := s.Append(Entry{Action: triage.ActionTag, Queue: "q", Reason: "three"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if two.Seq != 2 || !slices.Equal(two.Supersedes, lost) {
+		t.Fatalf("entry %d supersedes %v, want 2 superseding the unconfirmed attempts %v", two.Seq, two.Supersedes, lost)
+	}
+	if len(three.Supersedes) != 0 {
+		t.Fatalf("entry 3 supersedes %v, want nothing", three.Supersedes)
+	}
+	es, err := s.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyChain(es); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(es[1].Supersedes, lost) || !CheckHash(es[1]) {
+		t.Fatalf("stored entry 2 = %+v, want it to name %v under its hash", es[1], lost)
 	}
 }

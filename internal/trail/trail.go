@@ -139,11 +139,26 @@ type Chain struct {
 	First, Last uint64 // entries First..Last, as far as they chain
 	Records     int
 	Duplicates  int // the same entry published twice (a confirm lost and sent again): not a fault
+	// Replaced are the offsets of attempts the writer rolled back because
+	// the stream did not confirm them, though it holds them, each named by
+	// the entry that took its sequence number (journal.Entry.Supersedes).
+	// Not a fault; their actions never started.
+	Replaced []int64
 	// Key is the fingerprint of the key that signed the writer's first
 	// record ("" unsigned): every later one must be signed by it.
 	Key      string
 	lastHash string
+	lastPrev string            // the tip's prev_hash
+	lastAt   int64             // the tip's offset
 	seen     map[uint64]string // seq -> hash, for forks
+}
+
+// replaces says whether e takes the place of the writer's last record: an
+// attempt at the same sequence number, after the same entry, that e names
+// as unconfirmed. Only the last can be replaced: an entry that another
+// chains to was confirmed, and a rewritten journal cannot name it away.
+func (c *Chain) replaces(e journal.Entry) bool {
+	return e.Seq == c.Last && e.PrevHash == c.lastPrev && slices.Contains(e.Supersedes, c.lastHash)
 }
 
 // Verify checks every writer's chain in the records, in stream order: each
@@ -172,7 +187,7 @@ func Verify(rs []Record, unreadable []Problem) (chains []*Chain, problems []Prob
 		}
 		c, ok := by[r.Writer]
 		if !ok {
-			c = &Chain{Writer: r.Writer, First: e.Seq, Last: e.Seq, Records: 1, Key: fp, lastHash: e.Hash, seen: map[uint64]string{e.Seq: e.Hash}}
+			c = &Chain{Writer: r.Writer, First: e.Seq, Last: e.Seq, Records: 1, Key: fp, lastHash: e.Hash, lastPrev: e.PrevHash, lastAt: r.Offset, seen: map[uint64]string{e.Seq: e.Hash}}
 			by[r.Writer] = c
 			chains = append(chains, c)
 			continue
@@ -190,9 +205,13 @@ func Verify(rs []Record, unreadable []Problem) (chains []*Chain, problems []Prob
 		}
 		c.Records++
 		if h, dup := c.seen[e.Seq]; dup {
-			if h == e.Hash {
+			switch {
+			case h == e.Hash:
 				c.Duplicates++
-			} else {
+			case c.replaces(e):
+				c.Replaced = append(c.Replaced, c.lastAt)
+				c.seen[e.Seq], c.lastHash, c.lastAt = e.Hash, e.Hash, r.Offset
+			default:
 				bad("a second, different entry %d of this writer (the chain forks: its journal was rewritten)", e.Seq)
 			}
 			continue
@@ -207,11 +226,34 @@ func Verify(rs []Record, unreadable []Problem) (chains []*Chain, problems []Prob
 		}
 		c.seen[e.Seq] = e.Hash
 		if e.Seq > c.Last {
-			c.Last, c.lastHash = e.Seq, e.Hash
+			c.Last, c.lastHash, c.lastPrev, c.lastAt = e.Seq, e.Hash, e.PrevHash, r.Offset
 		}
 	}
 	slices.SortFunc(chains, func(a, b *Chain) int { return strings.Compare(a.Writer, b.Writer) })
 	return chains, problems
+}
+
+// Standing is what counts of rs: the records Verify found nothing wrong
+// with (problems) and that no later attempt replaced (chains).
+func Standing(rs []Record, chains []*Chain, problems []Problem) []Record {
+	out := make(map[int64]bool)
+	for _, p := range problems {
+		if p.Offset >= 0 {
+			out[p.Offset] = true
+		}
+	}
+	for _, c := range chains {
+		for _, at := range c.Replaced {
+			out[at] = true
+		}
+	}
+	standing := make([]Record, 0, len(rs))
+	for _, r := range rs {
+		if !out[r.Offset] {
+			standing = append(standing, r)
+		}
+	}
+	return standing
 }
 
 // CrossCheck compares a local journal's entries with what the stream holds
@@ -227,7 +269,9 @@ func CrossCheck(local []journal.Entry, writer string, rs []Record) []Problem {
 		if r.Writer != writer {
 			continue
 		}
-		if _, ok := onStream[r.Entry.Seq]; !ok {
+		// the first record of a sequence number stands, unless a later
+		// one names it as an unconfirmed attempt it replaces
+		if had, ok := onStream[r.Entry.Seq]; !ok || slices.Contains(r.Entry.Supersedes, had.Entry.Hash) {
 			onStream[r.Entry.Seq] = r
 		}
 		if first == 0 || r.Entry.Seq < first {

@@ -3,7 +3,9 @@ package trail
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +237,111 @@ func TestVerifySignatures(t *testing.T) {
 				t.Errorf("chains %+v, want alice's signed by her key", chains)
 			}
 		})
+	}
+}
+
+// lostConfirms writes entries one to four to a fresh journal whose mirror
+// (the stream) holds every attempt it was handed, and does not confirm
+// the first unconfirmed attempts at entry 2: its leader died between
+// writing and confirming. It returns the stream's records and the journal.
+func lostConfirms(t *testing.T, unconfirmed int) (stream []Record, local []journal.Entry) {
+	t.Helper()
+	j, err := journal.Open(filepath.Join(t.TempDir(), "j.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	m := &lossyStream{w: "alice@a:/j", fail: map[int]bool{}}
+	for i := range unconfirmed {
+		m.fail[1+i] = true
+	}
+	j.SetMirror(m)
+	for i := 0; len(m.confirmed) < 4; i++ {
+		j.Append(journal.Entry{Action: triage.ActionTag, Actor: "alice", Queue: "q", MessageIDs: []string{"m"}, Reason: string(rune('a' + i))})
+	}
+	local, err = j.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return onStream(m.held...), local
+}
+
+// lossyStream holds every entry handed to it; the attempts numbered in
+// fail (from 0) are held but not confirmed.
+type lossyStream struct {
+	w         string
+	fail      map[int]bool
+	held      []Record
+	confirmed []journal.Entry
+}
+
+func (s *lossyStream) Mirror(e journal.Entry) error {
+	n := len(s.held)
+	s.held = append(s.held, Record{Writer: s.w, Entry: e})
+	if s.fail[n] {
+		return errors.New("no confirm")
+	}
+	s.confirmed = append(s.confirmed, e)
+	return nil
+}
+
+// An attempt the stream holds but never confirmed, named by the entry that
+// took its place, is a replaced attempt: not a fork, and not counted. A
+// journal rewritten after the stream confirmed cannot pass for one.
+func TestAnUnconfirmedAttemptIsReplacedNotForked(t *testing.T) {
+	for _, unconfirmed := range []int{1, 2} {
+		rs, local := lostConfirms(t, unconfirmed)
+		if len(rs) != 4+unconfirmed {
+			t.Fatalf("the stream holds %d records, want %d", len(rs), 4+unconfirmed)
+		}
+		chains, problems := Verify(rs, nil)
+		if len(problems) != 0 || len(chains) != 1 {
+			t.Fatalf("%d unconfirmed: chains %v, problems %v, want one chain and none", unconfirmed, chains, problems)
+		}
+		var want []int64
+		for i := range unconfirmed {
+			want = append(want, int64(1+i))
+		}
+		if c := chains[0]; c.First != 1 || c.Last != 4 || !slices.Equal(c.Replaced, want) {
+			t.Fatalf("chain %+v, want entries 1-4 with offsets %v replaced", c, want)
+		}
+		standing := Standing(rs, chains, problems)
+		if len(standing) != 4 {
+			t.Fatalf("%d records stand, want 4", len(standing))
+		}
+		for i, r := range standing {
+			if r.Entry.Hash != local[i].Hash {
+				t.Fatalf("standing record %d is %s, want the journal's entry %d", i, r.Entry.Reason, local[i].Seq)
+			}
+		}
+		if p := CrossCheck(local, "alice@a:/j", rs); len(p) != 0 {
+			t.Fatalf("cross-check: %v, want nothing", p)
+		}
+	}
+
+	// The writer rewrites entry 2 after the stream confirmed it and 3
+	// chained to it: naming the confirmed 2 as an attempt does not help.
+	rs, local := lostConfirms(t, 0)
+	rewritten := local[1]
+	rewritten.Reason = "not what was done"
+	rewritten.Supersedes = []string{local[1].Hash}
+	rewritten.Hash = journal.HashOf(rewritten)
+	rs = onStream(append(rs, Record{Writer: "alice@a:/j", Entry: rewritten})...)
+	chains, problems := Verify(rs, nil)
+	if len(problems) != 1 || !strings.Contains(problems[0].String(), "offset 4, writer alice@a:/j, entry 2: a second, different entry 2") {
+		t.Fatalf("problems %v, want the rewritten entry 2 named as a fork", problems)
+	}
+	if len(chains[0].Replaced) != 0 {
+		t.Fatalf("replaced %v, want nothing", chains[0].Replaced)
+	}
+	// Nor the last entry's replacement naming one that is not its own.
+	rs, _ = lostConfirms(t, 0)
+	other := rs[3].Entry
+	other.Reason = "another"
+	other.Supersedes = []string{rs[2].Entry.Hash}
+	other.Hash = journal.HashOf(other)
+	chains, problems = Verify(onStream(append(rs, Record{Writer: "alice@a:/j", Entry: other})...), nil)
+	if len(problems) != 1 || len(chains[0].Replaced) != 0 {
+		t.Fatalf("problems %v, replaced %v: want the fork named", problems, chains[0].Replaced)
 	}
 }
