@@ -197,7 +197,7 @@ func (s *journalScreen) onTeam(msg teamTrailMsg) {
 	rows := make([]views.JournalEntry, len(msg.trail.Entries))
 	for i, e := range msg.trail.Entries {
 		rows[i] = journalRow(e.Entry)
-		rows[i].Writer, rows[i].Offset = e.Writer, e.Offset
+		rows[i].Writer, rows[i].Offset, rows[i].Void = e.Writer, e.Offset, e.Void
 	}
 	s.SetTeam(msg.trail.Stream, rows, sanitize.Line(msg.trail.Summary), msg.trail.Broken)
 }

@@ -207,4 +207,8 @@ type TeamEntry struct {
 	journal.Entry
 	Writer string
 	Offset int64
+	// Void says why the record counts for nothing ("" when it counts):
+	// forged, out of its writer's chain, or an attempt its writer
+	// replaced.
+	Void string
 }

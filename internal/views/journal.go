@@ -33,6 +33,7 @@ type JournalEntry struct {
 	// entry is of, and where the audit stream holds it.
 	Writer string
 	Offset int64
+	Void   string // why it counts for nothing ("" when it counts)
 }
 
 // Journal is the journal screen: the newest entries, newest first, older
@@ -195,7 +196,7 @@ func foldOutcomes(entries []JournalEntry) ([]JournalEntry, map[int]JournalEntry)
 		case "decision":
 			pending[k] = len(rows)
 		case "outcome":
-			if r, ok := pending[k]; ok {
+			if r, ok := pending[k]; ok && e.Void == "" {
 				outcomes[r] = e
 				delete(pending, k)
 				continue
@@ -211,6 +212,9 @@ func foldOutcomes(entries []JournalEntry) ([]JournalEntry, map[int]JournalEntry)
 // without steps.
 func (j *Journal) outcomeText(i int) string {
 	e := j.entries[i]
+	if e.Void != "" {
+		return "NOT COUNTED"
+	}
 	if e.Details["step"] != "decision" {
 		return "—"
 	}
@@ -335,6 +339,9 @@ func (j *Journal) entryView() string {
 // entryPage adds one entry, whole, to p.
 func entryPage(p *page, e JournalEntry) {
 	p.section(fmt.Sprintf("entry %d", e.Seq))
+	if e.Void != "" { // first: the one thing that matters about it
+		p.field("counts", "NO: "+sanitize.Line(e.Void))
+	}
 	p.field("time", stamp(e.Time))
 	p.field("actor", sanitize.Line(e.Actor))
 	p.field("host", sanitize.Line(e.Host))
