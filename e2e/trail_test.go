@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dlqt/dlqt/internal/trail"
 )
 
 // The team's trail on a stream, with the real binary: alice proposes a
@@ -141,7 +144,8 @@ func TestTUIShowsTheTeamsTrail(t *testing.T) {
 			t.Fatalf("%s's discard: exit %d\n%s\n%s", actor, res.code, res.stdout, res.stderr)
 		}
 	}
-	s := startTerm(t, 120, 30, host("cy"), "--queue", bedParking)
+	dir := t.TempDir()
+	s := startTermIn(t, dir, 120, 30, host("cy"), "--queue", bedParking)
 	s.waitFor("the only message")
 	s.keys("J")
 	s.waitFor("— 0 entries") // cy's own journal is empty
@@ -152,7 +156,35 @@ func TestTUIShowsTheTeamsTrail(t *testing.T) {
 	s.waitFor("writer", "stream offset")
 	s.keys("Escape")
 	s.waitFor("seq time (UTC)")
+
+	// E exports the team's trail as dlqt journal export --stream does,
+	// and the export, journalled by cy, is on the stream too.
+	s.keys("E")
+	scr := s.waitFor("exported 4 records of the audit stream dlqt.audit to "+dir, "5 records of 3 writers")
+	files, _ := filepath.Glob(filepath.Join(dir, "dlqt-trail-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("trail exports in the working directory: %v\n%s", files, scr)
+	}
+	body, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []trail.Record
+	for i, line := range strings.Split(strings.TrimSpace(string(body)), "\n") {
+		r, err := trail.Decode([]byte(line), int64(i))
+		if err != nil {
+			t.Fatalf("line %d of the export: %v", i+1, err)
+		}
+		rs = append(rs, r)
+	}
+	if chains, problems := trail.Verify(rs, nil); len(rs) != 4 || len(chains) != 2 || len(problems) != 0 {
+		t.Fatalf("the export: %d records of %d writers, problems %v; want 4 of 2, none", len(rs), len(chains), problems)
+	}
+	if info, err := os.Stat(files[0]); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("export file mode: %v %v", info, err)
+	}
+
 	s.keys("T")
 	s.waitGone("team trail: audit stream")
-	s.waitFor("journal ")
+	s.waitFor("journal ", "export")
 }

@@ -216,13 +216,7 @@ func (a *app) exportTrail(cmd *cobra.Command, out string) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(w)
-	for _, r := range rs {
-		if err = enc.Encode(r); err != nil {
-			break
-		}
-	}
-	if err = done(err); err != nil {
+	if err = done(writeRecords(w, rs)); err != nil {
 		return err
 	}
 	if len(unreadable) > 0 {
@@ -232,6 +226,32 @@ func (a *app) exportTrail(cmd *cobra.Command, out string) error {
 		fmt.Fprintf(a.stderr, "dlqt: exported %s of the audit stream %s to %s\n", plural(len(rs), "record"), a.auditStream, out)
 	}
 	return nil
+}
+
+// writeRecords writes the stream's records as JSONL, in stream order.
+func writeRecords(w io.Writer, rs []trail.Record) error {
+	enc := json.NewEncoder(w)
+	for _, r := range rs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tuiExportTrail is E on the TUI's team trail: what dlqt journal export
+// --stream writes; nil when no stream is configured.
+func (a *app) tuiExportTrail() func(w io.Writer) (int, error) {
+	if a.auditStream == "" {
+		return nil
+	}
+	return func(w io.Writer) (int, error) {
+		rs, _, err := a.readTrail(context.Background())
+		if err != nil {
+			return 0, err
+		}
+		return len(rs), writeRecords(w, rs)
+	}
 }
 
 // plural is "1 record", "3 records".

@@ -25,6 +25,7 @@ type journalScreen struct {
 	// pageErr is what the pages read so far failed of their own check
 	// (each page within itself, and linked to the one after it).
 	pageErr error
+	stream  string // the audit stream shown, on the team's trail
 }
 
 // journalPage is how many entries one read of the journal screen takes:
@@ -123,7 +124,7 @@ func (s *journalScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, keys.Refresh):
 		return s.reload()
 	case key.Matches(k, keys.ExportJournal) && !s.Detail() && s.Team():
-		s.c.setErr(errors.New("on the team's trail, export with dlqt journal export --stream: E exports this host's journal"))
+		return exportTeamTrailCmd(s.c, s.stream)
 	case key.Matches(k, keys.ExportJournal) && !s.Detail():
 		return exportJournalCmd(s.c)
 	case key.Matches(k, keys.TeamTrail) && !s.Detail():
@@ -199,6 +200,7 @@ func (s *journalScreen) onTeam(msg teamTrailMsg) {
 		rows[i] = journalRow(e.Entry)
 		rows[i].Writer, rows[i].Offset, rows[i].Void = e.Writer, e.Offset, e.Void
 	}
+	s.stream = msg.trail.Stream
 	s.SetTeam(msg.trail.Stream, rows, sanitize.Line(msg.trail.Summary), msg.trail.Broken)
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/journal"
@@ -35,10 +36,13 @@ type Options struct {
 	JournalErr error
 	// TeamTrail reads the team's audit stream for the journal screen's
 	// toggle (keymap team_trail); nil when no stream is configured.
-	TeamTrail   func() (TeamTrail, error)
-	Patterns    []string // parking name patterns
-	Redactor    *redact.Redactor
-	BrowseLimit int
+	TeamTrail func() (TeamTrail, error)
+	// ExportTeamTrail writes the team's audit stream as JSONL records, as
+	// dlqt journal export --stream does, for E on the team's trail.
+	ExportTeamTrail func(w io.Writer) (int, error)
+	Patterns        []string // parking name patterns
+	Redactor        *redact.Redactor
+	BrowseLimit     int
 	// MemoryBudget bounds the bytes of messages a browse keeps (0: the
 	// default); a read it cuts short says so on the status line.
 	MemoryBudget int64
