@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker/brokertest"
 	"github.com/dlqt/dlqt/internal/trail"
 )
 
@@ -107,6 +110,7 @@ func TestTUIActsOnlyWhenTheTrailConfirms(t *testing.T) {
 		s.keys("y")
 	}
 	s := startTerm(t, 120, 30, append(slices.Clone(b.env), "DLQT_AUDIT_STREAM=not.a.stream"), "--queue", bedParking)
+	s.waitFor("the trail is offline (audit stream") // said as it starts, before any action
 	discard(s)
 	s.waitFor("discard not done", "the trail is offline")
 	s.keys("Escape")
@@ -187,4 +191,30 @@ func TestTUIShowsTheTeamsTrail(t *testing.T) {
 	s.keys("T")
 	s.waitGone("team trail: audit stream")
 	s.waitFor("journal ", "export")
+}
+
+// A responder who may read and discard but not write the team's trail
+// (no write on amq.default) is told so as the TUI starts, before choosing
+// an action, and the action is then refused with nothing moved.
+func TestTUISaysAsItStartsThatTheTrailCannotBeWritten(t *testing.T) {
+	b := newReplayBed(t, "tui-trail-ro")
+	ids := b.park(2)
+	if _, err := b.ch.QueueDeclare("dlqt.audit", true, false, false, false, amqp.Table{"x-queue-type": "stream"}); err != nil {
+		t.Fatal(err)
+	}
+	as, _ := brokertest.User(t, b.cfg, &brokertest.Perms{Configure: ".*", Write: `^dlqt\.lease\.|^amq\.gen-`, Read: ".*"}, "management")
+	env := append(brokerEnv(t, as), "DLQT_JOURNAL="+filepath.Join(t.TempDir(), "journal.db"), "DLQT_AUDIT_STREAM=dlqt.audit")
+	s := startTerm(t, 120, 30, env, "--queue", bedParking)
+	s.waitFor("all 2 messages", "the trail is offline (audit stream \"dlqt.audit\" cannot be written: ACCESS_REFUSED")
+	s.keys("Enter")
+	s.waitFor(ids[0], ids[1])
+	s.keys("x")
+	s.waitFor("Discard 1 message from " + bedParking)
+	s.typeText("duplicate")
+	s.keys("Enter")
+	s.waitFor("Discard for good?")
+	s.keys("y")
+	s.waitFor("discard not done", "(the trail is offline: nothing was done)")
+	s.keys("q")
+	b.waitDepth(bedParking, 2)
 }

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -169,6 +171,47 @@ func (s *AuditStream) Write(ctx context.Context, body []byte, id string) error {
 	}
 	if !dc.Acked() {
 		return fmt.Errorf("audit stream %q refused the entry (nack)", s.name)
+	}
+	return nil
+}
+
+// Probe says whether records could be written now, without writing one: it
+// publishes an empty message through the default exchange, as Write does,
+// to a routing key no queue can have (a client cannot declare a queue
+// named amq.*), and waits for its confirm. The broker checks write on
+// amq.default before it routes, so a user who may not write the trail is
+// refused here, and the unroutable message is dropped, never stored.
+func (s *AuditStream) Probe(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil || s.ch.IsClosed() {
+		if err := s.open(ctx); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, confirmWait)
+	defer cancel()
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	dc, err := s.ch.PublishWithDeferredConfirmWithContext(ctx, "", "amq.dlqt-trail-probe."+hex.EncodeToString(nonce[:]), false, false, amqp.Publishing{})
+	if err != nil {
+		return fmt.Errorf("audit stream %q: %w", s.name, readable(err))
+	}
+	select {
+	case <-dc.Done():
+	case e := <-s.closed:
+		s.ch = nil
+		if e == nil {
+			return fmt.Errorf("audit stream %q: the channel closed before the probe was confirmed", s.name)
+		}
+		return fmt.Errorf("audit stream %q cannot be written: %s", s.name, e.Reason)
+	case <-ctx.Done():
+		s.ch.Close()
+		s.ch = nil
+		return fmt.Errorf("audit stream %q: the broker did not confirm a probe in %s", s.name, confirmWait)
+	}
+	if !dc.Acked() {
+		return fmt.Errorf("audit stream %q: the broker refused a probe (nack)", s.name)
 	}
 	return nil
 }

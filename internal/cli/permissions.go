@@ -118,12 +118,19 @@ func joinStops(stops []string) string {
 // discard and replay the user's permissions rule out, and why.
 func (a *app) tuiAccess(live *broker.Live) func(ctx context.Context) ui.Access {
 	return func(ctx context.Context) ui.Access {
+		var acc ui.Access
+		if a.trail != nil {
+			if err := a.trail.probe(ctx); err != nil {
+				acc.Trail = err.Error()
+			}
+		}
 		top, err := live.Topology(ctx)
 		if err != nil {
-			return ui.Access{Note: "could not check permissions: " + err.Error()}
+			acc.Note = "could not check permissions: " + err.Error()
+			return acc
 		}
 		p := live.Permissions(ctx, top, a.patterns)
-		acc := ui.Access{Discard: p.Denied(broker.FeatureDiscard), Replay: p.Denied(broker.FeatureReplay)}
+		acc.Discard, acc.Replay = p.Denied(broker.FeatureDiscard), p.Denied(broker.FeatureReplay)
 		if acc.Discard != "" || acc.Replay != "" {
 			acc.Fix = p.Fix()
 			if p.FixCaveat() != "" {

@@ -76,6 +76,21 @@ func (m *streamMirror) Mirror(e journal.Entry) error {
 	return nil
 }
 
+// probe says whether the stream could take an entry now, without writing
+// one (AuditStream.Probe), connecting as the first entry would.
+func (m *streamMirror) probe(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stream == nil {
+		s, err := m.open(ctx)
+		if err != nil {
+			return err
+		}
+		m.stream = s
+	}
+	return m.stream.Probe(ctx)
+}
+
 func (m *streamMirror) open(ctx context.Context) (*broker.AuditStream, error) {
 	if m.live == nil {
 		live, err := m.a.dialQuietly(ctx) // the TUI may own the terminal

@@ -8,6 +8,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Access is what the user's broker permissions leave of the actions,
@@ -20,6 +22,11 @@ type Access struct {
 	// Note says what could not be checked ("could not check permissions:
 	// …"); nothing is assumed of it.
 	Note string
+	// Trail says why the team's audit stream could not take an entry
+	// as the TUI started ("" when it could, or none is configured).
+	// Nothing is turned off (it may be back by the first action, which
+	// is refused if it is not); the responder knows before choosing one.
+	Trail string
 }
 
 // accessMsg is the answer of Options.CheckAccess.
@@ -86,6 +93,9 @@ func (m *Model) useAccess(acc Access) {
 	}
 	if acc.Note != "" {
 		say = append(say, acc.Note)
+	}
+	if acc.Trail != "" { // first: it stops every action, not one
+		say = append([]string{"the trail is offline (" + sanitize.Line(acc.Trail) + "): every action is refused while it is; reading works"}, say...)
 	}
 	if len(say) > 0 {
 		c.opts.Notice = strings.TrimPrefix(c.opts.Notice+"; "+strings.Join(say, "; "), "; ")
