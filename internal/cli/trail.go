@@ -200,7 +200,10 @@ func (a *app) crossCheckTrail(cmd *cobra.Command, local []journal.Entry) error {
 		return nil
 	}
 	writer := trail.Writer(a.host, a.journalPath)
-	problems := trail.CrossCheck(local, writer, rs)
+	problems, unsent := trail.CrossCheck(local, writer, rs)
+	if n := len(unsent); n > 0 { // the journal's last entries, in a run
+		fmt.Fprintf(w, "note: entries %d-%d (sessions' starts and ends) were written while the trail was offline; they go to the stream before this journal's next entry\n", unsent[0], unsent[n-1])
+	}
 	if len(problems) == 0 {
 		fmt.Fprintf(w, "audit stream %s: the journal matches what the stream holds of %s\n", a.auditStream, sanitize.Line(writer))
 		return nil

@@ -60,6 +60,11 @@ var (
 	// bucketUnsure holds, by sequence number, the hashes of attempts at
 	// the next entry that the mirror did not confirm (Entry.Supersedes).
 	bucketUnsure = []byte("unconfirmed-attempts")
+	// bucketUnmirrored holds, under keyUnmirroredFrom, the first entry
+	// written while the mirror could not take it (Deferrable), not sent
+	// since.
+	bucketUnmirrored  = []byte("unmirrored")
+	keyUnmirroredFrom = []byte("from")
 )
 
 // Journal is an open journal file. Safe for concurrent use (bbolt
@@ -468,7 +473,8 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 			// Inside the transaction: the file stays locked, so the
 			// mirror sees this journal's entries in their order, and an
 			// entry it did not confirm is rolled back, never written.
-			if err = j.mirror.Mirror(e); err != nil && !errors.Is(err, ErrNotSent) {
+			var sent bool
+			if sent, err = j.mirrorTx(tx, e); err != nil && sent && !errors.Is(err, ErrNotSent) {
 				unsure = e
 			}
 			return err
@@ -495,6 +501,72 @@ func (j *Journal) Append(e Entry) (Entry, error) {
 // (Entry.Supersedes).
 type Mirror interface {
 	Mirror(e Entry) error
+}
+
+// mirrorTx hands the mirror the entries written while it could not take
+// them, in order, then e, and says whether e was sent. When the mirror
+// fails, e is rolled back (the error) unless it is Deferrable: then it is
+// written, and sent, with any before it, ahead of the next entry.
+func (j *Journal) mirrorTx(tx *bolt.Tx, e Entry) (sent bool, err error) {
+	b, err := tx.CreateBucketIfNotExists(bucketUnmirrored)
+	if err != nil {
+		return false, err
+	}
+	from := uint64(0)
+	if v := b.Get(keyUnmirroredFrom); len(v) == 8 {
+		from = binary.BigEndian.Uint64(v)
+	}
+	err = func() error {
+		if from != 0 {
+			entries := tx.Bucket(bucketEntries)
+			for seq := from; seq < e.Seq; seq++ {
+				var earlier Entry
+				if err := json.Unmarshal(entries.Get(seqKey(seq)), &earlier); err != nil {
+					return fmt.Errorf("entry %d, written while the trail was offline, is unreadable: %w", seq, err)
+				}
+				if err := j.mirror.Mirror(earlier); err != nil {
+					return fmt.Errorf("entry %d, written while the trail was offline, is still not on it: %w", seq, err)
+				}
+			}
+		}
+		sent = true
+		return j.mirror.Mirror(e)
+	}()
+	switch {
+	case err == nil:
+		return true, b.Delete(keyUnmirroredFrom)
+	case !Deferrable(e):
+		return sent, err
+	case from == 0:
+		return sent, b.Put(keyUnmirroredFrom, seqKey(e.Seq))
+	}
+	return sent, nil
+}
+
+// Deferrable says whether e may be written while the mirror cannot take
+// it, to be sent before the next entry: a session's start or end records
+// who connected, and decides nothing, so that a responder may still read
+// (under dlqt serve) while the team's trail is offline. Every other entry
+// is a decision or an action, and waits for the mirror.
+func Deferrable(e Entry) bool {
+	return e.Action == triage.ActionSessionStart || e.Action == triage.ActionSessionEnd
+}
+
+// Unmirrored is the first entry written while the mirror could not take
+// it and not sent to it since (0: none).
+func (j *Journal) Unmirrored() (uint64, error) {
+	var from uint64
+	err := guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			if b := tx.Bucket(bucketUnmirrored); b != nil {
+				if v := b.Get(keyUnmirroredFrom); len(v) == 8 {
+					from = binary.BigEndian.Uint64(v)
+				}
+			}
+			return nil
+		})
+	})
+	return from, err
 }
 
 // ErrNotSent is wrapped by a Mirror's error when the entry was never sent

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +130,68 @@ func TestTheEntryAfterAnUnconfirmedAttemptNamesIt(t *testing.T) {
 	}
 	if !slices.Equal(es[1].Supersedes, lost) || !CheckHash(es[1]) {
 		t.Fatalf("stored entry 2 = %+v, want it to name %v under its hash", es[1], lost)
+	}
+}
+
+// While the mirror cannot take entries, a session's start or end is
+// written all the same (a responder may still read), a decision is not;
+// once the mirror is back, the entries it missed go to it first, in order.
+func TestASessionEntryWaitsForTheMirrorAndGoesFirstWhenItIsBack(t *testing.T) {
+	s, err := OpenShared(filepath.Join(t.TempDir(), "j.db"), time.Second, Stamp{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := &recordingMirror{fail: fmt.Errorf("dial: %w", ErrNotSent)}
+	s.SetMirror(m)
+	start := Entry{Action: triage.ActionSessionStart, Actor: "bob", Reason: "connected"}
+	if _, err := s.Append(start); err != nil {
+		t.Fatalf("a session's start with the mirror offline: %v", err)
+	}
+	if _, err := s.Append(Entry{Action: triage.ActionDiscard, Queue: "q", Reason: "dup"}); !errors.Is(err, m.fail) {
+		t.Fatalf("a discard with the mirror offline: %v, want refused", err)
+	}
+	if _, err := s.Append(Entry{Action: triage.ActionSessionEnd, Actor: "bob", Reason: "disconnected"}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := s.Unmirrored()
+	if err != nil || held != 1 {
+		t.Fatalf("unmirrored from %d (%v), want 1", held, err)
+	}
+
+	// Back, but the first of the missed entries is refused: the discard
+	// waits with them.
+	m.fail = nil
+	refuse := errors.New("no confirm")
+	m.seen = func(e Entry) {
+		if e.Seq == 1 {
+			m.fail = refuse
+		}
+	}
+	if _, err := s.Append(Entry{Action: triage.ActionDiscard, Queue: "q", Reason: "dup"}); !errors.Is(err, refuse) || !strings.Contains(err.Error(), "entry 1, written while the trail was offline, is still not on it") {
+		t.Fatalf("a discard while the missed entries are refused: %v", err)
+	}
+
+	m.fail, m.seen = nil, nil
+	d, err := s.Append(Entry{Action: triage.ActionDiscard, Queue: "q", Reason: "dup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for _, e := range m.got {
+		seqs = append(seqs, e.Seq)
+	}
+	if d.Seq != 3 || !slices.Equal(seqs, []uint64{1, 2, 3}) {
+		t.Fatalf("the mirror took entries %v, the discard is %d; want 1, 2, 3 in order", seqs, d.Seq)
+	}
+	if held, err := s.Unmirrored(); err != nil || held != 0 {
+		t.Fatalf("unmirrored from %d (%v) after the catch-up, want 0", held, err)
+	}
+	es, err := s.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyChain(es); err != nil || len(es) != 3 {
+		t.Fatalf("%d entries, %v", len(es), err)
 	}
 }

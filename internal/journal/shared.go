@@ -311,6 +311,16 @@ func (s *Shared) Entries() (es []Entry, err error) {
 	return es, err
 }
 
+// Unmirrored is the first entry written while the mirror could not take
+// it and not sent since (0: none; see Journal.Unmirrored).
+func (s *Shared) Unmirrored() (from uint64, err error) {
+	err = s.read(func(j *Journal) error {
+		from, err = j.Unmirrored()
+		return err
+	})
+	return from, err
+}
+
 // Page reads at most n entries before seq before (0: the newest) and the
 // newest seq (see Journal.Page).
 func (s *Shared) Page(before uint64, n int) (es []Entry, last uint64, err error) {

@@ -262,9 +262,14 @@ func Standing(rs []Record, chains []*Chain, problems []Problem) []Record {
 // entry written after the trail began that the stream never confirmed.
 // Entries from before the writer's first record on the stream are not on
 // it and are not compared.
-func CrossCheck(local []journal.Entry, writer string, rs []Record) []Problem {
+//
+// Unsent are the journal's last entries, after the last the stream holds,
+// when each is journal.Deferrable (a session's start or end written while
+// the trail was offline): they go to the stream before the writer's next
+// entry, and are not a problem.
+func CrossCheck(local []journal.Entry, writer string, rs []Record) (problems []Problem, unsent []uint64) {
 	onStream := map[uint64]Record{}
-	var first uint64
+	var first, last uint64
 	for _, r := range rs {
 		if r.Writer != writer {
 			continue
@@ -277,14 +282,22 @@ func CrossCheck(local []journal.Entry, writer string, rs []Record) []Problem {
 		if first == 0 || r.Entry.Seq < first {
 			first = r.Entry.Seq
 		}
+		last = max(last, r.Entry.Seq)
 	}
+	tail := len(local)
+	for tail > 0 && local[tail-1].Seq > last && journal.Deferrable(local[tail-1]) {
+		tail--
+	}
+	for _, e := range local[tail:] {
+		unsent = append(unsent, e.Seq)
+	}
+	local = local[:tail]
 	if first == 0 {
 		if len(local) == 0 {
-			return nil
+			return nil, unsent
 		}
-		return []Problem{{Offset: -1, Writer: writer, Seq: local[0].Seq, What: fmt.Sprintf("the stream holds none of this journal's %d entries", len(local))}}
+		return []Problem{{Offset: -1, Writer: writer, Seq: local[0].Seq, What: fmt.Sprintf("the stream holds none of this journal's %d entries", len(local))}}, unsent
 	}
-	var problems []Problem
 	have := map[uint64]bool{}
 	for _, e := range local {
 		have[e.Seq] = true
@@ -310,7 +323,7 @@ func CrossCheck(local []journal.Entry, writer string, rs []Record) []Problem {
 			What: fmt.Sprintf("%d entr%s on the stream (%s) missing from the journal: it was truncated or put back from an older copy",
 				len(lacks), plural(len(lacks), "y", "ies"), runs(lacks))})
 	}
-	return problems
+	return problems, unsent
 }
 
 func plural(n int, one, many string) string {

@@ -116,7 +116,10 @@ func TestCrossCheck(t *testing.T) {
 		{"nothing on the stream", es, nil, []string{"the stream holds none of this journal's 5 entries"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			problems := CrossCheck(c.local, w, c.rs)
+			problems, unsent := CrossCheck(c.local, w, c.rs)
+			if len(unsent) != 0 {
+				t.Errorf("unsent %v, want none: no entry is a session's", unsent)
+			}
 			if len(problems) != len(c.want) {
 				t.Fatalf("problems %v, want %v", problems, c.want)
 			}
@@ -314,7 +317,7 @@ func TestAnUnconfirmedAttemptIsReplacedNotForked(t *testing.T) {
 				t.Fatalf("standing record %d is %s, want the journal's entry %d", i, r.Entry.Reason, local[i].Seq)
 			}
 		}
-		if p := CrossCheck(local, "alice@a:/j", rs); len(p) != 0 {
+		if p, _ := CrossCheck(local, "alice@a:/j", rs); len(p) != 0 {
 			t.Fatalf("cross-check: %v, want nothing", p)
 		}
 	}
@@ -343,5 +346,77 @@ func TestAnUnconfirmedAttemptIsReplacedNotForked(t *testing.T) {
 	chains, problems = Verify(onStream(append(rs, Record{Writer: "alice@a:/j", Entry: other})...), nil)
 	if len(problems) != 1 || len(chains[0].Replaced) != 0 {
 		t.Fatalf("problems %v, replaced %v: want the fork named", problems, chains[0].Replaced)
+	}
+}
+
+// offline is a stream that holds what it confirms, and confirms nothing
+// while down.
+type offline struct {
+	w    string
+	down bool
+	held []Record
+}
+
+func (s *offline) Mirror(e journal.Entry) error {
+	if s.down {
+		return journal.ErrNotSent
+	}
+	s.held = append(s.held, Record{Writer: s.w, Entry: e})
+	return nil
+}
+
+// Sessions' starts and ends written while the trail was offline are the
+// journal's unsent tail, not a problem; once the trail is back they are on
+// it, in order, before the next entry.
+func TestCrossCheckTellsUnsentSessionsFromMissingEntries(t *testing.T) {
+	j, err := journal.Open(filepath.Join(t.TempDir(), "j.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	s := &offline{w: "serve@a:/j"}
+	j.SetMirror(s)
+	add := func(a triage.Action) error {
+		_, err := j.Append(journal.Entry{Action: a, Actor: "bob", Queue: "q", Reason: string(a)})
+		return err
+	}
+	for _, a := range []triage.Action{triage.ActionSessionStart, triage.ActionTag} {
+		if err := add(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.down = true
+	for _, a := range []triage.Action{triage.ActionSessionStart, triage.ActionSessionEnd} {
+		if err := add(a); err != nil {
+			t.Fatalf("%s with the trail offline: %v", a, err)
+		}
+	}
+	local, err := j.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, unsent := CrossCheck(local, s.w, onStream(s.held...))
+	if len(problems) != 0 || !slices.Equal(unsent, []uint64{3, 4}) {
+		t.Fatalf("problems %v, unsent %v; want none and 3-4", problems, unsent)
+	}
+	// A tag is not a session's: missing from the stream, it is a problem.
+	problems, unsent = CrossCheck(local[:2], s.w, onStream(s.held[:1]...))
+	if len(problems) != 1 || !strings.Contains(problems[0].String(), "entry 2: in the journal but never confirmed") || len(unsent) != 0 {
+		t.Fatalf("problems %v, unsent %v; want entry 2 named", problems, unsent)
+	}
+
+	s.down = false
+	if err := add(triage.ActionTag); err != nil {
+		t.Fatal(err)
+	}
+	if local, err = j.Entries(); err != nil {
+		t.Fatal(err)
+	}
+	rs := onStream(s.held...)
+	if chains, problems := Verify(rs, nil); len(problems) != 0 || chains[0].Last != 5 {
+		t.Fatalf("the stream once back: %v, %+v", problems, chains[0])
+	}
+	if problems, unsent := CrossCheck(local, s.w, rs); len(problems) != 0 || len(unsent) != 0 {
+		t.Fatalf("problems %v, unsent %v once back", problems, unsent)
 	}
 }
