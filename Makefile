@@ -53,9 +53,10 @@ unit:
 # queues with dlqt replay one way and a Shovel (ack-mode on-confirm, the
 # rabbitmq_shovel plugin, enabled here) the other, BENCH_ROUNDS rounds.
 # The audit-stream benchmark (bench/trail) times journal appends with and
-# without the team's audit stream: p50 and p99 of the stream's part.
+# without the team's audit stream: p50 and p99 of the stream's part;
+# BenchmarkVerifier (./internal/trail/) what checking the stream keeps a record.
 bench: prepare
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/ ./internal/views/ ./internal/spill/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./internal/triage/... ./internal/journal/ ./internal/trail/ ./internal/views/ ./internal/spill/
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count=1 ./internal/broker/
 	$(GO) build -o $(BIN) . && $(GO) build -o bin/rawread ./bench/rawread
 	$(GO) run ./bench/browse

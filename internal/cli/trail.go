@@ -140,39 +140,46 @@ func auditRetention(fc fileConfig) (broker.Retention, error) {
 	return r, nil
 }
 
-// readTrail reads the whole audit stream: its records in order, and a
-// problem for each message that is not a record.
-func (a *app) readTrail(ctx context.Context) (rs []trail.Record, unreadable []trail.Problem, err error) {
+// readTrail reads the whole audit stream, in order, and hands each record
+// to each and each message that is not a record, as a problem, to bad;
+// it keeps none of them, so a trail of a million records costs what its
+// callers keep.
+func (a *app) readTrail(ctx context.Context, each func(trail.Record) error, bad func(trail.Problem)) error {
 	if a.auditStream == "" {
-		return nil, nil, usageError{errors.New("no audit stream is configured: set audit_stream in the config (or DLQT_AUDIT_STREAM)")}
+		return usageError{errors.New("no audit stream is configured: set audit_stream in the config (or DLQT_AUDIT_STREAM)")}
 	}
 	live, err := a.dialQuietly(ctx) // the TUI's proposals screen reads it too
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	defer live.Close()
 	_, err = live.ReadAuditStream(ctx, a.auditStream, func(offset int64, body []byte) error {
 		r, err := trail.Decode(body, offset)
 		if err != nil {
-			unreadable = append(unreadable, trail.Problem{Offset: offset, What: err.Error()})
+			bad(trail.Problem{Offset: offset, What: err.Error()})
 			return nil
 		}
-		rs = append(rs, r)
-		return nil
+		return each(r)
 	})
-	return rs, unreadable, err
+	return err
 }
 
 // verifyTrail is dlqt journal verify --stream: every writer's chain on the
 // audit stream, and each thing wrong named with its offset and writer.
 func (a *app) verifyTrail(cmd *cobra.Command) error {
-	rs, unreadable, err := a.readTrail(cmd.Context())
+	var v trail.Verifier
+	n := 0
+	err := a.readTrail(cmd.Context(), func(r trail.Record) error {
+		n++
+		v.Add(r)
+		return nil
+	}, func(p trail.Problem) { n++; v.Unreadable(p) })
 	if err != nil {
 		return err
 	}
-	chains, problems := trail.Verify(rs, unreadable)
+	chains, problems := v.Result()
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "audit stream %s: %s of %s\n", a.auditStream, plural(len(rs)+len(unreadable), "record"), plural(len(chains), "writer"))
+	fmt.Fprintf(w, "audit stream %s: %s of %s\n", a.auditStream, plural(n, "record"), plural(len(chains), "writer"))
 	for _, c := range chains {
 		dup := ""
 		if c.Duplicates > 0 {
@@ -194,12 +201,18 @@ func (a *app) verifyTrail(cmd *cobra.Command) error {
 // local journal with what the audit stream holds of its writer.
 func (a *app) crossCheckTrail(cmd *cobra.Command, local []journal.Entry) error {
 	w := cmd.OutOrStdout()
-	rs, _, err := a.readTrail(cmd.Context())
+	writer := trail.Writer(a.host, a.journalPath)
+	var rs []trail.Record // this writer's: as many as the journal's entries
+	err := a.readTrail(cmd.Context(), func(r trail.Record) error {
+		if r.Writer == writer {
+			rs = append(rs, r)
+		}
+		return nil
+	}, func(trail.Problem) {})
 	if err != nil {
 		fmt.Fprintf(w, "note: the audit stream %s could not be read (%v): the journal was not cross-checked\n", a.auditStream, err)
 		return nil
 	}
-	writer := trail.Writer(a.host, a.journalPath)
 	problems, unsent := trail.CrossCheck(local, writer, rs)
 	if n := len(unsent); n > 0 { // the journal's last entries, in a run
 		fmt.Fprintf(w, "note: entries %d-%d (sessions' starts and ends) were written while the trail was offline; they go to the stream before this journal's next entry\n", unsent[0], unsent[n-1])
@@ -226,35 +239,32 @@ func reportTrail(w io.Writer, what string, problems []trail.Problem) error {
 // exportTrail is dlqt journal export --stream: the stream's records as
 // JSONL, in stream order, unreadable ones left out and counted.
 func (a *app) exportTrail(cmd *cobra.Command, out string) error {
-	rs, unreadable, err := a.readTrail(cmd.Context())
-	if err != nil {
-		return err
-	}
 	w, done, err := exportTarget(cmd.OutOrStdout(), out)
 	if err != nil {
 		return err
 	}
-	if err = done(writeRecords(w, rs)); err != nil {
+	n, unreadable, err := a.writeTrail(cmd.Context(), w)
+	if err = done(err); err != nil {
 		return err
 	}
-	if len(unreadable) > 0 {
-		fmt.Fprintf(a.stderr, "dlqt: %s of the audit stream %s are not dlqt records and were left out (dlqt journal verify --stream names them)\n", plural(len(unreadable), "message"), a.auditStream)
+	if unreadable > 0 {
+		fmt.Fprintf(a.stderr, "dlqt: %s of the audit stream %s are not dlqt records and were left out (dlqt journal verify --stream names them)\n", plural(unreadable, "message"), a.auditStream)
 	}
 	if out != "" {
-		fmt.Fprintf(a.stderr, "dlqt: exported %s of the audit stream %s to %s\n", plural(len(rs), "record"), a.auditStream, out)
+		fmt.Fprintf(a.stderr, "dlqt: exported %s of the audit stream %s to %s\n", plural(n, "record"), a.auditStream, out)
 	}
 	return nil
 }
 
-// writeRecords writes the stream's records as JSONL, in stream order.
-func writeRecords(w io.Writer, rs []trail.Record) error {
+// writeTrail writes the stream's records to w as JSONL, in stream order,
+// as they are read; it counts them and the messages that are not records.
+func (a *app) writeTrail(ctx context.Context, w io.Writer) (n, unreadable int, err error) {
 	enc := json.NewEncoder(w)
-	for _, r := range rs {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
-	return nil
+	err = a.readTrail(ctx, func(r trail.Record) error {
+		n++
+		return enc.Encode(r)
+	}, func(trail.Problem) { unreadable++ })
+	return n, unreadable, err
 }
 
 // tuiExportTrail is E on the TUI's team trail: what dlqt journal export
@@ -264,11 +274,8 @@ func (a *app) tuiExportTrail() func(w io.Writer) (int, error) {
 		return nil
 	}
 	return func(w io.Writer) (int, error) {
-		rs, _, err := a.readTrail(context.Background())
-		if err != nil {
-			return 0, err
-		}
-		return len(rs), writeRecords(w, rs)
+		n, _, err := a.writeTrail(context.Background(), w)
+		return n, err
 	}
 }
 
@@ -302,19 +309,29 @@ func (t teamJournal) Records() ([]triage.Recorded, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs, unreadable, err := t.a.readTrail(context.Background())
-	if err != nil {
-		return nil, fmt.Errorf("the audit stream %s could not be read, so the proposals and decisions of other hosts cannot be seen: %w", t.a.auditStream, err)
-	}
-	chains, problems := trail.Verify(rs, unreadable)
-	rs = trail.Standing(rs, chains, problems)
+	// Every record is verified; only the workflow's are kept (approval.Fold
+	// reads nothing else).
 	writer := trail.Writer(t.a.host, t.a.journalPath)
-	var first uint64
-	for _, r := range rs {
+	var (
+		v     trail.Verifier
+		rs    []trail.Record
+		first uint64
+	)
+	err = t.a.readTrail(context.Background(), func(r trail.Record) error {
+		v.Add(r)
 		if r.Writer == writer && (first == 0 || r.Entry.Seq < first) {
 			first = r.Entry.Seq
 		}
+		if r.Entry.Action.IsProposal() {
+			rs = append(rs, r)
+		}
+		return nil
+	}, v.Unreadable)
+	if err != nil {
+		return nil, fmt.Errorf("the audit stream %s could not be read, so the proposals and decisions of other hosts cannot be seen: %w", t.a.auditStream, err)
 	}
+	chains, problems := v.Result()
+	rs = trail.Standing(rs, chains, problems)
 	out := make([]triage.Recorded, 0, len(local)+len(rs))
 	for _, r := range local {
 		if first == 0 || r.Seq < first {
@@ -355,6 +372,10 @@ func firstProposals(rs []triage.Recorded) []triage.Recorded {
 	return out
 }
 
+// teamTrailRows bounds the records the TUI's team trail keeps: the
+// newest, a few MiB, however long the stream's retention.
+const teamTrailRows = 20000
+
 // tuiTeamTrail reads the audit stream for the TUI's journal screen; nil
 // when no stream is configured.
 func (a *app) tuiTeamTrail() func() (ui.TeamTrail, error) {
@@ -362,11 +383,29 @@ func (a *app) tuiTeamTrail() func() (ui.TeamTrail, error) {
 		return nil
 	}
 	return func() (ui.TeamTrail, error) {
-		rs, unreadable, err := a.readTrail(context.Background())
+		// Every record is verified; the screen keeps the newest
+		// teamTrailRows of them.
+		var (
+			v     trail.Verifier
+			ring  = make([]trail.Record, 0, 256)
+			n, at int
+		)
+		err := a.readTrail(context.Background(), func(r trail.Record) error {
+			v.Add(r)
+			n++
+			if len(ring) < teamTrailRows {
+				ring = append(ring, r)
+			} else {
+				ring[at] = r
+				at = (at + 1) % teamTrailRows
+			}
+			return nil
+		}, func(p trail.Problem) { n++; v.Unreadable(p) })
 		if err != nil {
 			return ui.TeamTrail{}, err
 		}
-		chains, problems := trail.Verify(rs, unreadable)
+		rs := append(ring[at:], ring[:at]...)
+		chains, problems := v.Result()
 		void := map[int64]string{}
 		for _, p := range problems {
 			if _, ok := void[p.Offset]; !ok && p.Offset >= 0 {
@@ -382,9 +421,16 @@ func (a *app) tuiTeamTrail() func() (ui.TeamTrail, error) {
 		for i, r := range rs {
 			t.Entries[i] = ui.TeamEntry{Entry: r.Entry, Writer: r.Writer, Offset: r.Offset, Void: void[r.Offset]}
 		}
-		t.Summary = fmt.Sprintf("%s of %s, every writer's chain intact", plural(len(rs)+len(unreadable), "record"), plural(len(chains), "writer"))
-		if n := len(rs) - len(trail.Standing(rs, chains, nil)); n > 0 {
-			t.Summary += fmt.Sprintf(" (%s the stream never confirmed, replaced: not counted)", plural(n, "attempt"))
+		t.Summary = fmt.Sprintf("%s of %s, every writer's chain intact", plural(n, "record"), plural(len(chains), "writer"))
+		if len(rs) < n {
+			t.Summary += fmt.Sprintf("; the newest %d shown (dlqt journal export --stream writes all)", len(rs))
+		}
+		replaced := 0
+		for _, c := range chains {
+			replaced += len(c.Replaced)
+		}
+		if replaced > 0 {
+			t.Summary += fmt.Sprintf(" (%s the stream never confirmed, replaced: not counted)", plural(replaced, "attempt"))
 		}
 		if len(problems) > 0 {
 			t.Broken = true

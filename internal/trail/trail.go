@@ -11,6 +11,7 @@
 package trail
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,9 +149,9 @@ type Chain struct {
 	// record ("" unsigned): every later one must be signed by it.
 	Key      string
 	lastHash string
-	lastPrev string            // the tip's prev_hash
-	lastAt   int64             // the tip's offset
-	seen     map[uint64]string // seq -> hash, for forks
+	lastPrev string                // the tip's prev_hash
+	lastAt   int64                 // the tip's offset
+	seen     map[uint64]hashPrefix // seq -> hash, for forks
 }
 
 // replaces says whether e takes the place of the writer's last record: an
@@ -169,68 +170,114 @@ func (c *Chain) replaces(e journal.Entry) bool {
 // content's), forked (a second, different entry for a sequence), out of
 // order or after a gap is named with its offset and writer.
 func Verify(rs []Record, unreadable []Problem) (chains []*Chain, problems []Problem) {
-	problems = append(problems, unreadable...)
-	by := map[string]*Chain{}
-	for _, r := range rs {
-		e := r.Entry
-		bad := func(what string, args ...any) {
-			problems = append(problems, Problem{Offset: r.Offset, Writer: r.Writer, Seq: e.Seq, What: fmt.Sprintf(what, args...)})
-		}
-		if !journal.CheckHash(e) {
-			bad("its hash is not its content's: forged, or changed after it was written")
-			continue
-		}
-		fp, err := r.signer()
-		if err != nil {
-			bad("%v: forged", err)
-			continue
-		}
-		c, ok := by[r.Writer]
-		if !ok {
-			c = &Chain{Writer: r.Writer, First: e.Seq, Last: e.Seq, Records: 1, Key: fp, lastHash: e.Hash, lastPrev: e.PrevHash, lastAt: r.Offset, seen: map[uint64]string{e.Seq: e.Hash}}
-			by[r.Writer] = c
-			chains = append(chains, c)
-			continue
-		}
-		if fp != c.Key {
-			switch {
-			case fp == "":
-				bad("unsigned, where this writer's records are signed by %s: forged", c.Key)
-			case c.Key == "":
-				bad("signed by %s, where this writer's first record is unsigned", fp)
-			default:
-				bad("signed by %s, not by this writer's key %s: forged", fp, c.Key)
-			}
-			continue
-		}
-		c.Records++
-		if h, dup := c.seen[e.Seq]; dup {
-			switch {
-			case h == e.Hash:
-				c.Duplicates++
-			case c.replaces(e):
-				c.Replaced = append(c.Replaced, c.lastAt)
-				c.seen[e.Seq], c.lastHash, c.lastAt = e.Hash, e.Hash, r.Offset
-			default:
-				bad("a second, different entry %d of this writer (the chain forks: its journal was rewritten)", e.Seq)
-			}
-			continue
-		}
-		switch {
-		case e.Seq < c.Last:
-			bad("comes after entry %d of the same writer (out of order)", c.Last)
-		case e.Seq > c.Last+1:
-			bad("entries %d-%d of this writer are not on the stream before it", c.Last+1, e.Seq-1)
-		case e.PrevHash != c.lastHash:
-			bad("does not follow entry %d (prev_hash %.12s…, want %.12s…)", c.Last, e.PrevHash, c.lastHash)
-		}
-		c.seen[e.Seq] = e.Hash
-		if e.Seq > c.Last {
-			c.Last, c.lastHash, c.lastPrev, c.lastAt = e.Seq, e.Hash, e.PrevHash, r.Offset
-		}
+	var v Verifier
+	for _, p := range unreadable {
+		v.Unreadable(p)
 	}
+	for _, r := range rs {
+		v.Add(r)
+	}
+	return v.Result()
+}
+
+// Verifier is Verify one record at a time, as the stream is read: it keeps
+// a few bytes a record (each writer's sequence numbers and hash prefixes,
+// for forks), never the records.
+type Verifier struct {
+	by       map[string]*Chain
+	chains   []*Chain
+	problems []Problem
+}
+
+// Unreadable counts a message of the stream that is not a record.
+func (v *Verifier) Unreadable(p Problem) { v.problems = append(v.problems, p) }
+
+// Add checks the next record of the stream.
+func (v *Verifier) Add(r Record) {
+	if v.by == nil {
+		v.by = map[string]*Chain{}
+	}
+	e := r.Entry
+	bad := func(what string, args ...any) {
+		v.problems = append(v.problems, Problem{Offset: r.Offset, Writer: r.Writer, Seq: e.Seq, What: fmt.Sprintf(what, args...)})
+	}
+	if !journal.CheckHash(e) {
+		bad("its hash is not its content's: forged, or changed after it was written")
+		return
+	}
+	fp, err := r.signer()
+	if err != nil {
+		bad("%v: forged", err)
+		return
+	}
+	c, ok := v.by[r.Writer]
+	if !ok {
+		c = &Chain{Writer: r.Writer, First: e.Seq, Last: e.Seq, Records: 1, Key: fp, lastHash: e.Hash, lastPrev: e.PrevHash, lastAt: r.Offset,
+			seen: map[uint64]hashPrefix{e.Seq: prefixOf(e.Hash)}}
+		v.by[r.Writer] = c
+		v.chains = append(v.chains, c)
+		return
+	}
+	if fp != c.Key {
+		switch {
+		case fp == "":
+			bad("unsigned, where this writer's records are signed by %s: forged", c.Key)
+		case c.Key == "":
+			bad("signed by %s, where this writer's first record is unsigned", fp)
+		default:
+			bad("signed by %s, not by this writer's key %s: forged", fp, c.Key)
+		}
+		return
+	}
+	c.Records++
+	if h, dup := c.seen[e.Seq]; dup {
+		switch {
+		case h == prefixOf(e.Hash):
+			c.Duplicates++
+		case c.replaces(e):
+			c.Replaced = append(c.Replaced, c.lastAt)
+			c.seen[e.Seq], c.lastHash, c.lastAt = prefixOf(e.Hash), e.Hash, r.Offset
+		default:
+			bad("a second, different entry %d of this writer (the chain forks: its journal was rewritten)", e.Seq)
+		}
+		return
+	}
+	switch {
+	case e.Seq < c.Last:
+		bad("comes after entry %d of the same writer (out of order)", c.Last)
+	case e.Seq > c.Last+1:
+		bad("entries %d-%d of this writer are not on the stream before it", c.Last+1, e.Seq-1)
+	case e.PrevHash != c.lastHash:
+		bad("does not follow entry %d (prev_hash %.12s…, want %.12s…)", c.Last, e.PrevHash, c.lastHash)
+	}
+	c.seen[e.Seq] = prefixOf(e.Hash)
+	if e.Seq > c.Last {
+		c.Last, c.lastHash, c.lastPrev, c.lastAt = e.Seq, e.Hash, e.PrevHash, r.Offset
+	}
+}
+
+// Result is every writer's chain, by writer, and every problem found, in
+// stream order.
+func (v *Verifier) Result() (chains []*Chain, problems []Problem) {
+	chains = slices.Clone(v.chains)
 	slices.SortFunc(chains, func(a, b *Chain) int { return strings.Compare(a.Writer, b.Writer) })
-	return chains, problems
+	return chains, v.problems
+}
+
+// hashPrefix is what a chain keeps of each of its entries' hashes to tell
+// a duplicate from a fork: 128 bits of SHA-256, so that a record made to
+// pass for a duplicate costs 2^128 hashes, in 24 bytes a record rather
+// than a whole hash string's 80.
+type hashPrefix [16]byte
+
+func prefixOf(hash string) hashPrefix {
+	var p hashPrefix
+	if b, err := hex.DecodeString(hash); err == nil && len(b) >= len(p) {
+		copy(p[:], b)
+		return p
+	}
+	copy(p[:], hash) // not hex (CheckHash refused such a record already)
+	return p
 }
 
 // Standing is what counts of rs: the records Verify found nothing wrong
