@@ -209,9 +209,9 @@ func ledgerRoute(t *testing.T, f *fixture) {
 	}
 }
 
-// takeBehind starts, 200 ms from now (the large message at the head is
-// then on its way to the read), another consumer of parked that takes and
-// holds the 4 messages behind it.
+// takeBehind starts, once the read consumes parked (the large message at
+// the head is then on its way to it), another consumer of parked that
+// takes and holds the 4 messages behind it.
 func takeBehind(t *testing.T, f *fixture) {
 	t.Helper()
 	other, err := f.conn.Channel()
@@ -223,7 +223,19 @@ func takeBehind(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		// Once the read consumes (it is on its way to the large message):
+		// on a loaded machine the read's start can take longer than any
+		// fixed wait, and another consumer there first is another case.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			q, err := other.QueueDeclarePassive("parked", true, false, false, false, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if q.Consumers > 0 {
+				break
+			}
+		}
 		if _, err := other.Consume("parked", "other-reader", false, false, false, false, nil); err != nil {
 			t.Error(err)
 		}
