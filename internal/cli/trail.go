@@ -179,6 +179,10 @@ func (a *app) verifyTrail(cmd *cobra.Command) error {
 	}
 	chains, problems := v.Result()
 	w := cmd.OutOrStdout()
+	known, kerr := a.knownKeys()
+	if kerr != nil {
+		fmt.Fprintf(w, "note: the keys known here could not be read (%v): no writer's key is named\n", kerr)
+	}
 	fmt.Fprintf(w, "audit stream %s: %s of %s\n", a.auditStream, plural(n, "record"), plural(len(chains), "writer"))
 	for _, c := range chains {
 		dup := ""
@@ -190,7 +194,7 @@ func (a *app) verifyTrail(cmd *cobra.Command) error {
 		}
 		key := "unsigned"
 		if c.Key != "" {
-			key = "signed by " + c.Key
+			key = "signed by " + c.Key + " (" + known.whose(c.Key) + ")"
 		}
 		fmt.Fprintf(w, "  %s  entries %d-%d, %s%s\n", sanitize.Line(c.Writer), c.First, c.Last, key, dup)
 	}
@@ -459,3 +463,44 @@ func offsets(at []int64) string {
 type notSent struct{ error }
 
 func (e notSent) Unwrap() []error { return []error{e.error, journal.ErrNotSent} }
+
+// keyNames names the keys known here by fingerprint: the users file's
+// people and the dlqt serve key (the one serverKey finds).
+type keyNames map[string]string
+
+// knownKeys are the keys verify --stream names each writer's key by:
+// a chain's key is the one its first record names, and only a key known
+// here says whose the chain is.
+func (a *app) knownKeys() (keyNames, error) {
+	names := keyNames{}
+	us, err := a.knownUsers()
+	if err != nil {
+		return names, err
+	}
+	if us != nil {
+		for _, pk := range personKeys(us) {
+			names[ssh.FingerprintSHA256(pk.Key)] = sanitize.Line(pk.Person) + "'s key in the users file"
+		}
+	}
+	server, err := a.serverKey()
+	if err != nil {
+		return names, err
+	}
+	switch {
+	case server == nil:
+	case a.hostSigner != nil:
+		names[ssh.FingerprintSHA256(server)] = "this dlqt serve's host key"
+	case a.serverKeyFile != "":
+		names[ssh.FingerprintSHA256(server)] = "the dlqt serve key of server_key"
+	default: // the key this user's own dlqt signs with on this host
+		names[ssh.FingerprintSHA256(server)] = "this user's dlqt key on this host"
+	}
+	return names, nil
+}
+
+func (k keyNames) whose(fingerprint string) string {
+	if name, ok := k[fingerprint]; ok {
+		return name
+	}
+	return "a key not known here: compare it with the keys you know"
+}
