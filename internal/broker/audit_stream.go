@@ -138,31 +138,11 @@ func (s *AuditStream) open(ctx context.Context) error {
 func (s *AuditStream) Write(ctx context.Context, body []byte, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ch == nil || s.ch.IsClosed() {
-		if err := s.open(ctx); err != nil {
-			return notSent{err}
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, confirmWait)
-	defer cancel()
-	dc, err := s.ch.PublishWithDeferredConfirmWithContext(ctx, "", s.name, true, false, amqp.Publishing{
+	dc, err := s.publishConfirmed(ctx, s.name, true, "the entry", amqp.Publishing{
 		MessageId: id, ContentType: "application/json", DeliveryMode: amqp.Persistent, Timestamp: time.Now().UTC(), Body: body,
 	})
 	if err != nil {
-		return fmt.Errorf("audit stream %q: %w", s.name, readable(err))
-	}
-	select {
-	case <-dc.Done():
-	case e := <-s.closed:
-		s.ch = nil
-		if e == nil {
-			return fmt.Errorf("audit stream %q: the channel closed before the entry was confirmed", s.name)
-		}
-		return fmt.Errorf("audit stream %q cannot be written: %s", s.name, e.Reason)
-	case <-ctx.Done():
-		s.ch.Close()
-		s.ch = nil
-		return fmt.Errorf("audit stream %q did not confirm the entry in %s", s.name, confirmWait)
+		return err
 	}
 	select {
 	case r := <-s.returned: // a return comes before its ack
@@ -184,36 +164,48 @@ func (s *AuditStream) Write(ctx context.Context, body []byte, id string) error {
 func (s *AuditStream) Probe(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ch == nil || s.ch.IsClosed() {
-		if err := s.open(ctx); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, confirmWait)
-	defer cancel()
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
-	dc, err := s.ch.PublishWithDeferredConfirmWithContext(ctx, "", "amq.dlqt-trail-probe."+hex.EncodeToString(nonce[:]), false, false, amqp.Publishing{})
+	dc, err := s.publishConfirmed(ctx, "amq.dlqt-trail-probe."+hex.EncodeToString(nonce[:]), false, "a probe", amqp.Publishing{})
 	if err != nil {
-		return fmt.Errorf("audit stream %q: %w", s.name, readable(err))
-	}
-	select {
-	case <-dc.Done():
-	case e := <-s.closed:
-		s.ch = nil
-		if e == nil {
-			return fmt.Errorf("audit stream %q: the channel closed before the probe was confirmed", s.name)
-		}
-		return fmt.Errorf("audit stream %q cannot be written: %s", s.name, e.Reason)
-	case <-ctx.Done():
-		s.ch.Close()
-		s.ch = nil
-		return fmt.Errorf("audit stream %q: the broker did not confirm a probe in %s", s.name, confirmWait)
+		return err
 	}
 	if !dc.Acked() {
 		return fmt.Errorf("audit stream %q: the broker refused a probe (nack)", s.name)
 	}
 	return nil
+}
+
+// publishConfirmed publishes p through the default exchange to key,
+// (re)opening the channel first, and waits up to confirmWait for the
+// broker's answer; what names p in errors. An error wraps ErrNotSent when
+// no channel could be opened. s.mu is held.
+func (s *AuditStream) publishConfirmed(ctx context.Context, key string, mandatory bool, what string, p amqp.Publishing) (*amqp.DeferredConfirmation, error) {
+	if s.ch == nil || s.ch.IsClosed() {
+		if err := s.open(ctx); err != nil {
+			return nil, notSent{err}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, confirmWait)
+	defer cancel()
+	dc, err := s.ch.PublishWithDeferredConfirmWithContext(ctx, "", key, mandatory, false, p)
+	if err != nil {
+		return nil, fmt.Errorf("audit stream %q: %w", s.name, readable(err))
+	}
+	select {
+	case <-dc.Done():
+		return dc, nil
+	case e := <-s.closed:
+		s.ch = nil
+		if e == nil {
+			return nil, fmt.Errorf("audit stream %q: the channel closed before %s was confirmed", s.name, what)
+		}
+		return nil, fmt.Errorf("audit stream %q cannot be written: %s", s.name, e.Reason)
+	case <-ctx.Done():
+		s.ch.Close()
+		s.ch = nil
+		return nil, fmt.Errorf("audit stream %q did not confirm %s in %s", s.name, what, confirmWait)
+	}
 }
 
 // Close closes the stream's connection.
