@@ -139,7 +139,7 @@ func (a *app) useRevisions(plan *replay.Plan) error {
 	if err != nil {
 		return err
 	}
-	rs, err := j.Records()
+	rs, err := j.RecordsOf(approval.RevisionRecord)
 	if err != nil {
 		return err
 	}

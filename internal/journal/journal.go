@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tidwall/gjson"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
@@ -673,14 +674,37 @@ func (j *Journal) Entries() ([]Entry, error) {
 
 // Records reads every entry back as the record it was written from, in
 // order: what the use cases rebuild their state from (a replay's resume).
-func (j *Journal) Records() ([]triage.Recorded, error) {
-	es, err := j.Entries()
+func (j *Journal) Records() ([]triage.Recorded, error) { return j.RecordsOf(nil) }
+
+// RecordsOf is Records of the entries whose action keep takes (nil: all).
+// The others are passed over without being decoded: a replay's plan of
+// 100,000 messages is megabytes of JSON, and decoded it is a map per
+// message. A replay that read every record to find the approved edits of
+// its queue peaked at 468 MiB of RSS with four such plans in the journal
+// (against about 250 MiB with none).
+func (j *Journal) RecordsOf(keep func(triage.Action) bool) ([]triage.Recorded, error) {
+	var out []triage.Recorded
+	err := guard(j.path, func() error {
+		return j.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketEntries)
+			if b == nil { // a read-only open of a journal never written
+				return nil
+			}
+			return b.ForEach(func(k, v []byte) error {
+				if keep != nil && !keep(triage.Action(gjson.GetBytes(v, "action").String())) {
+					return nil
+				}
+				var e Entry
+				if err := json.Unmarshal(v, &e); err != nil {
+					return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
+				}
+				out = append(out, recorded(e))
+				return nil
+			})
+		})
+	})
 	if err != nil {
-		return nil, err
-	}
-	out := make([]triage.Recorded, len(es))
-	for i, e := range es {
-		out[i] = recorded(e)
+		return nil, fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	return out, nil
 }

@@ -332,9 +332,13 @@ func (s *Shared) Page(before uint64, n int) (es []Entry, last uint64, err error)
 }
 
 // Records reads every entry back as the record it was written from.
-func (s *Shared) Records() (rs []triage.Recorded, err error) {
+func (s *Shared) Records() ([]triage.Recorded, error) { return s.RecordsOf(nil) }
+
+// RecordsOf is Records of the entries whose action keep takes (see
+// Journal.RecordsOf).
+func (s *Shared) RecordsOf(keep func(triage.Action) bool) (rs []triage.Recorded, err error) {
 	err = s.read(func(j *Journal) error {
-		rs, err = j.Records()
+		rs, err = j.RecordsOf(keep)
 		return err
 	})
 	return rs, err

@@ -183,9 +183,14 @@ func BodyOf(rev Revision, store BodyStore) ([]byte, error) {
 // SHA256 is the hex SHA-256 of b.
 func SHA256(b []byte) string { return triage.BodySHA256(b) }
 
+// RevisionRecord is whether ApprovedRevisions reads a record of action a:
+// edits and the proposals' records, which say whether an edit counts.
+func RevisionRecord(a triage.Action) bool { return a == triage.ActionEdit || a.IsProposal() }
+
 // ApprovedRevisions are, per message id of vhost and queue, the latest
 // revision that counts: one made without a proposal, or whose proposal
-// was approved and never rejected.
+// was approved and never rejected. rs may hold only the records
+// RevisionRecord takes.
 func ApprovedRevisions(rs []triage.Recorded, vhost, queue string) (map[string]Revision, error) {
 	states, err := Fold(rs)
 	if err != nil {

@@ -103,11 +103,37 @@ func Find(j Journal, id string) (State, error) {
 
 // States folds the journal's proposal records, oldest proposal first.
 func States(j Journal) ([]State, error) {
-	rs, err := j.Records()
+	rs, err := RecordsOf(j, triage.Action.IsProposal)
 	if err != nil {
 		return nil, err
 	}
 	return Fold(rs)
+}
+
+// Filtering is a Journal that can pass over, undecoded, the records a
+// reader has no use for (journal.Journal.RecordsOf): a replay's plan of
+// 100,000 messages is megabytes of JSON.
+type Filtering interface {
+	RecordsOf(keep func(triage.Action) bool) ([]triage.Recorded, error)
+}
+
+// RecordsOf is j's records whose action keep takes, read through
+// Filtering when j has it.
+func RecordsOf(j Journal, keep func(triage.Action) bool) ([]triage.Recorded, error) {
+	if f, ok := j.(Filtering); ok {
+		return f.RecordsOf(keep)
+	}
+	rs, err := j.Records()
+	if err != nil {
+		return nil, err
+	}
+	kept := rs[:0]
+	for _, r := range rs {
+		if keep(r.Action) {
+			kept = append(kept, r)
+		}
+	}
+	return kept, nil
 }
 
 // Fold is States over records already read.
