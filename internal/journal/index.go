@@ -79,7 +79,45 @@ func catchUpIndex(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	return eachEntryAfter(tx, indexedTo(tx), func(e Entry) error { return indexEntry(tx, e) })
+	b := tx.Bucket(bucketEntries)
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	for k, v := c.Seek(seqKey(indexedTo(tx) + 1)); k != nil; k, v = c.Next() {
+		e, err := indexedOf(v)
+		if err != nil {
+			return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
+		}
+		if err := indexEntry(tx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexedOf reads from a stored entry what indexEntry reads and no more:
+// every append indexes the entry it wrote, and a replay's plan of 100,000
+// messages decoded whole is a map per message.
+func indexedOf(v []byte) (Entry, error) {
+	var e struct {
+		Seq    uint64        `json:"seq"`
+		Action triage.Action `json:"action"`
+		Vhost  string        `json:"vhost"`
+		Queue  string        `json:"queue"`
+		// raw, not decoded: a key is matched exactly, and the last of
+		// two alike wins, as in Entry.Details
+		Details map[string]json.RawMessage `json:"details"`
+	}
+	if err := json.Unmarshal(v, &e); err != nil {
+		return Entry{}, err
+	}
+	out := Entry{Seq: e.Seq, Action: e.Action, Vhost: e.Vhost, Queue: e.Queue}
+	var id string // not a string: no replay's, as replayID reads it
+	if raw, ok := e.Details["replay_id"]; ok && json.Unmarshal(raw, &id) == nil {
+		out.Details = map[string]any{"replay_id": id}
+	}
+	return out, nil
 }
 
 // indexedTo is the last seq the index holds (0: none, or no index).

@@ -210,11 +210,10 @@ func (j *Journal) last() (head, error) {
 			if k == nil {
 				return nil
 			}
-			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
+			var err error
+			if h, err = chainOf(v); err != nil {
 				return fmt.Errorf("entry %d is unreadable: %w", binary.BigEndian.Uint64(k), err)
 			}
-			h = head{Entries: e.Seq, Hash: e.Hash}
 			return nil
 		})
 	})
@@ -614,11 +613,11 @@ func appendTx(tx *bolt.Tx, e Entry) (Entry, error) {
 	b := tx.Bucket(bucketEntries)
 	e.Seq, e.PrevHash = 1, ""
 	if k, v := b.Cursor().Last(); k != nil {
-		var last Entry
-		if err := json.Unmarshal(v, &last); err != nil {
+		last, err := chainOf(v)
+		if err != nil {
 			return e, fmt.Errorf("last entry is unreadable: %w", err)
 		}
-		e.Seq, e.PrevHash = last.Seq+1, last.Hash
+		e.Seq, e.PrevHash = last.Entries+1, last.Hash
 	}
 	unsure := tx.Bucket(bucketUnsure)
 	if unsure != nil {
@@ -645,6 +644,18 @@ func appendTx(tx *bolt.Tx, e Entry) (Entry, error) {
 		return e, err
 	}
 	return e, applyTags(tx.Bucket(bucketTags), e)
+}
+
+// chainOf reads a stored entry's sequence number and hash and nothing
+// else: the entry before an append may be a replay's plan of 100,000
+// messages, megabytes of JSON that decoded whole is a map per message.
+func chainOf(v []byte) (head, error) {
+	var e struct {
+		Seq  uint64 `json:"seq"`
+		Hash string `json:"hash"`
+	}
+	err := json.Unmarshal(v, &e)
+	return head{Entries: e.Seq, Hash: e.Hash}, err
 }
 
 // Entries returns every entry in order.

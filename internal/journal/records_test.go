@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -69,4 +70,71 @@ func allocated(t *testing.T, read func() ([]triage.Recorded, error)) ([]triage.R
 		t.Fatal(err)
 	}
 	return rs, after.TotalAlloc - before.TotalAlloc
+}
+
+// TestSealStoresWhatItHashed: the stored bytes of a sealed entry are the
+// entry as JSON, hash included, whatever its details hold: seal builds
+// them from the hashed body rather than encoding the entry twice.
+func TestSealStoresWhatItHashed(t *testing.T) {
+	for _, e := range []Entry{
+		{Seq: 1, Action: triage.ActionTag, Reason: "poison"},
+		{Seq: 2, PrevHash: "ab", Action: triage.ActionReplayPlan, MessageIDs: []string{"m-1", "<m&2>"}, Version: "v1", Context: "prod",
+			Details: map[string]any{"replay_id": "rp-1", "n": uint64(12345678901234567890), "f": 0.1, "s": "caf\u00e9 \xff", "nested": []any{map[string]any{"b": 1, "a": nil}}}},
+		{Seq: 3, Action: triage.ActionDiscard, Supersedes: []string{"cd", "ef"}, Details: map[string]any{}},
+	} {
+		sealed, data, err := seal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(sealed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(data) != string(want) {
+			t.Errorf("entry %d stored as\n%s\nwant\n%s", e.Seq, data, want)
+		}
+		if err := verifyFrom([]Entry{sealed}, e.Seq, e.PrevHash); err != nil {
+			t.Errorf("entry %d: %v", e.Seq, err)
+		}
+		var back Entry
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		if err := verifyFrom([]Entry{back}, e.Seq, e.PrevHash); err != nil {
+			t.Errorf("entry %d read back: %v", e.Seq, err)
+		}
+	}
+}
+
+// FuzzLightReadsAgreeWithTheWholeEntry: what an append reads of the entry
+// before it (chainOf) and of the entry it indexes (indexedOf) is what the
+// whole entry says, for any stored bytes the whole decode accepts.
+func FuzzLightReadsAgreeWithTheWholeEntry(f *testing.F) {
+	for _, s := range []string{
+		`{"seq":7,"action":"replay-plan","vhost":"v","queue":"q","details":{"replay_id":"rp-1","plan":{"items":[{"id":"a"}]}},"hash":"h"}`,
+		`{"seq":8,"action":"replay-start","details":{"replay_id":5},"hash":"h"}`,
+		`{"seq":9,"action":"replay-start","details":{"Replay_ID":"rp-2","replay_id":null},"hash":"h"}`,
+		`{"seq":10,"action":"replay-finish","details":{"replay_id":"a","replay_id":"b"},"hash":"h","Hash":"x"}`,
+		`{"seq":11,"action":"tag","reason":"t","details":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		var whole Entry
+		if json.Unmarshal(v, &whole) != nil {
+			return
+		}
+		c, err := chainOf(v)
+		if err != nil || c.Entries != whole.Seq || c.Hash != whole.Hash {
+			t.Fatalf("chainOf read %d %q (%v), the entry is %d %q", c.Entries, c.Hash, err, whole.Seq, whole.Hash)
+		}
+		ix, err := indexedOf(v)
+		if err != nil {
+			t.Fatalf("indexedOf: %v", err)
+		}
+		if ix.Seq != whole.Seq || ix.Action != whole.Action || ix.Vhost != whole.Vhost || ix.Queue != whole.Queue || replayID(ix) != replayID(whole) {
+			t.Fatalf("indexedOf read %d %s %q %q replay %q, the entry is %d %s %q %q replay %q",
+				ix.Seq, ix.Action, ix.Vhost, ix.Queue, replayID(ix), whole.Seq, whole.Action, whole.Vhost, whole.Queue, replayID(whole))
+		}
+	})
 }
