@@ -274,14 +274,39 @@ func TestReplayDeliversExactlyTheParkedIDsAtThePacedRate(t *testing.T) {
 	}
 	n, _ := strconv.Atoi(m[1])
 	reported, _ := strconv.ParseFloat(m[2], 64)
-	// ...and the rate the destination saw: the canary's 5 arrive first,
-	// a second apart; the other 995 are the paced phase.
-	paced := arrived[5:]
-	seen := float64(len(paced)-1) / paced[len(paced)-1].at.Sub(paced[0].at).Seconds()
-	if n != 995 || reported < 180 || reported > 220 || seen < 180 || seen > 220 {
-		t.Errorf("paced phase: %d published at %.1f msg/s, destination saw %.1f msg/s; want 995 at 200 msg/s ±10%%", n, reported, seen)
+	// ...what each copy says of when it was sent (dlqt-replayed-at, the
+	// publish's second): no whole second of the paced phase sent more than
+	// the rate allows...
+	paced := arrived[5:] // the canary's 5 arrive first, a second apart
+	perSecond := map[int64]int{}
+	var first, last int64
+	for i, a := range paced {
+		at, ok := a.d.Headers["dlqt-replayed-at"].(time.Time)
+		if !ok {
+			t.Fatalf("copy %s has no dlqt-replayed-at time: %v", a.d.MessageId, a.d.Headers["dlqt-replayed-at"])
+		}
+		sec := at.Unix()
+		perSecond[sec]++
+		if i == 0 || sec < first {
+			first = sec
+		}
+		last = max(last, sec)
 	}
-	t.Logf("paced phase: %d messages, %.1f msg/s reported, %.1f msg/s seen at the destination", n, reported, seen)
+	for sec := first + 1; sec < last; sec++ { // the first and last seconds are partial
+		if perSecond[sec] > 220 {
+			t.Errorf("second %d of the paced phase sent %d copies, want at most 200 (+10%%): %v", sec-first, perSecond[sec], perSecond)
+		}
+	}
+	// ...and the rate the destination saw. The broker's delivery adds its
+	// own jitter to that one: on 4.3 in a loaded CI run the first paced
+	// copies came late and in a burst, and the destination saw 295 msg/s
+	// of a phase published at 210. So it is held to a looser band, which
+	// still tells a paced phase from an unpaced one (thousands a second).
+	seen := float64(len(paced)-1) / paced[len(paced)-1].at.Sub(paced[0].at).Seconds()
+	if n != 995 || reported < 180 || reported > 220 || seen < 100 || seen > 400 {
+		t.Errorf("paced phase: %d published at %.1f msg/s, destination saw %.1f msg/s; want 995 at 200 msg/s ±10%% (seen: 100-400)", n, reported, seen)
+	}
+	t.Logf("paced phase: %d messages, %.1f msg/s reported, %.1f msg/s seen at the destination, sent per second %v", n, reported, seen, perSecond)
 
 	j := b.verifyJournal()
 	if open, err := replay.Interrupted(j); err != nil || len(open) != 0 {
