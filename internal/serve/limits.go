@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"charm.land/ssh"
 	gossh "golang.org/x/crypto/ssh"
@@ -14,40 +15,112 @@ import (
 
 // handshakes bounds the connections that have not authenticated yet. Each
 // has HandshakeTimeout to do so; when MaxUnauthenticated of them are open,
-// a new one closes the oldest, so idle connections cannot keep a person
-// with a key out (140 idle TCP connections did, with neither bound).
+// one more closes one of them, so idle connections cannot keep a person
+// with a key out (140 idle TCP connections did, with neither bound). The
+// one closed is the oldest that never sent a byte (an ssh client sends its
+// version line at once, so its line is usually there, unread, when it is
+// tracked; an idle connection sends nothing), else the oldest.
+// Oldest is by accept order: the ssh server tracks each connection in a
+// goroutine of its own, so a connection accepted after 140 idle ones could
+// be tracked before some of them and closed as the oldest (the e2e test
+// beside 140 idle connections failed on it in CI, ssh exit 255 in 0.1 s).
 type handshakes struct {
 	mu      sync.Mutex
 	max     int
-	pending []*pendingConn // oldest first
+	pending []*pendingConn
 }
 
 // pendingConn is a connection counted by handshakes until it authenticated
 // or closed.
 type pendingConn struct {
 	net.Conn
-	h    *handshakes
-	once sync.Once
+	h     *handshakes
+	seq   uint64      // accept order, from acceptOrder
+	spoke atomic.Bool // it sent data: seen waiting when tracked, or read
+	once  sync.Once
 }
 
 type pendingKey struct{}
 
-// track is the server's ConnCallback: it counts conn, closing the oldest
+// track is the server's ConnCallback: it counts conn, closing one
 // unauthenticated connection when there are already max of them.
 func (h *handshakes) track(ctx ssh.Context, conn net.Conn) net.Conn {
-	pc := &pendingConn{Conn: conn, h: h}
+	pc := h.add(conn)
 	ctx.SetValue(pendingKey{}, pc)
-	h.mu.Lock()
-	var oldest *pendingConn
-	if h.max > 0 && len(h.pending) >= h.max {
-		oldest, h.pending = h.pending[0], h.pending[1:]
+	return pc
+}
+
+// add counts conn and closes the connection it displaces, if any (which
+// is conn itself when it is the oldest and every other one spoke).
+func (h *handshakes) add(conn net.Conn) *pendingConn {
+	pc := &pendingConn{Conn: conn, h: h}
+	raw := conn
+	if a, ok := conn.(*acceptedConn); ok {
+		pc.seq, raw = a.seq, a.Conn
 	}
-	h.pending = append(h.pending, pc)
+	pc.spoke.Store(hasSpoken(raw))
+	h.mu.Lock()
+	var victim *pendingConn
+	if h.max > 0 && len(h.pending) >= h.max {
+		victim = h.displacedBy(pc)
+		h.pending = slices.DeleteFunc(h.pending, func(p *pendingConn) bool { return p == victim })
+	}
+	if victim != pc {
+		h.pending = append(h.pending, pc)
+	}
 	h.mu.Unlock()
-	if oldest != nil {
-		oldest.Conn.Close()
+	if victim != nil {
+		victim.Conn.Close()
 	}
 	return pc
+}
+
+// displacedBy is the connection to close for pc: the oldest pending one
+// that never spoke, else the oldest of them and pc (pc has not had the
+// time to speak, so its silence says nothing yet). h.mu is held.
+func (h *handshakes) displacedBy(pc *pendingConn) *pendingConn {
+	var oldestSilent *pendingConn
+	oldest := pc
+	for _, p := range h.pending {
+		if p.seq < oldest.seq {
+			oldest = p
+		}
+		if !p.spoke.Load() && (oldestSilent == nil || p.seq < oldestSilent.seq) {
+			oldestSilent = p
+		}
+	}
+	if oldestSilent != nil {
+		return oldestSilent
+	}
+	return oldest
+}
+
+func (pc *pendingConn) Read(b []byte) (int, error) {
+	n, err := pc.Conn.Read(b)
+	if n > 0 && !pc.spoke.Load() {
+		pc.spoke.Store(true)
+	}
+	return n, err
+}
+
+// acceptOrder numbers the connections ln accepts, in the order it accepts
+// them.
+type acceptOrder struct {
+	net.Listener
+	next atomic.Uint64
+}
+
+type acceptedConn struct {
+	net.Conn
+	seq uint64
+}
+
+func (l *acceptOrder) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &acceptedConn{Conn: c, seq: l.next.Add(1)}, nil
 }
 
 // config is the server's ServerConfigCallback: a connection stops counting

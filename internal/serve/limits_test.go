@@ -1,8 +1,11 @@
 package serve
 
 import (
+	"errors"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,4 +119,98 @@ func TestAHeadlessSessionThatReadsNothingIsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the flooding session closed", func() bool { return len(b.run.journaled()) == 2 && b.srv.count() == 0 })
+}
+
+// The connection displaced is the oldest by accept order, whatever order
+// the ssh server's goroutines track them in, and one that never sent a
+// byte goes before one that did (CI: an ssh accepted after 140 idle
+// connections was tracked before some of them and closed as the oldest).
+func TestTheConnectionDisplacedIsTheOldestSilentOneByAcceptOrder(t *testing.T) {
+	type conn struct {
+		pc   *pendingConn
+		peer net.Conn
+	}
+	open := func(h *handshakes, seq uint64, speaks bool) conn {
+		server, peer := net.Pipe()
+		pc := h.add(&acceptedConn{Conn: server, seq: seq})
+		if speaks {
+			go peer.Write([]byte("SSH-2.0-OpenSSH_9.2\r\n"))
+			if _, err := pc.Read(make([]byte, 64)); err != nil {
+				t.Fatalf("connection %d: %v", seq, err)
+			}
+		}
+		return conn{pc, peer}
+	}
+	closed := func(c conn) bool {
+		c.peer.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+		_, err := c.peer.Write([]byte{0})
+		return errors.Is(err, io.ErrClosedPipe)
+	}
+	tests := []struct {
+		name   string
+		max    int
+		order  []uint64 // accept numbers, in the order they are tracked
+		speaks map[uint64]bool
+		closed []uint64
+	}{
+		{"tracked in accept order", 3, []uint64{1, 2, 3, 4, 5}, nil, []uint64{1, 2}},
+		{"the newest tracked early survives", 3, []uint64{1, 6, 2, 3, 4, 5}, nil, []uint64{1, 2, 3}},
+		{"the newest tracked first survives", 2, []uint64{9, 1, 2, 3}, nil, []uint64{1, 2}},
+		{"one that spoke outlives older silent ones", 2, []uint64{1, 2, 3, 4}, map[uint64]bool{1: true}, []uint64{2, 3}},
+		{"when all spoke, the oldest goes", 2, []uint64{1, 2, 3}, map[uint64]bool{1: true, 2: true, 3: true}, []uint64{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &handshakes{max: tt.max}
+			conns := map[uint64]conn{}
+			for _, seq := range tt.order {
+				conns[seq] = open(h, seq, tt.speaks[seq])
+			}
+			var got []uint64
+			for _, seq := range slices.Sorted(maps.Keys(conns)) {
+				if closed(conns[seq]) {
+					got = append(got, seq)
+				}
+			}
+			if !slices.Equal(got, tt.closed) {
+				t.Fatalf("closed %v, want %v", got, tt.closed)
+			}
+			if n := h.count(); n != tt.max {
+				t.Fatalf("%d counted, want %d", n, tt.max)
+			}
+		})
+	}
+}
+
+// hasSpoken sees the bytes a peer sent without taking them from the
+// connection, and does not wait when there are none.
+func TestHasSpokenPeeksWithoutReading(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	if hasSpoken(server) {
+		t.Fatal("a connection that sent nothing has spoken")
+	}
+	line := "SSH-2.0-OpenSSH_9.2\r\n"
+	if _, err := client.Write([]byte(line)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the version line to arrive", func() bool { return hasSpoken(server) })
+	got := make([]byte, len(line))
+	server.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(server, got); err != nil || string(got) != line {
+		t.Fatalf("read after the peek: %q, %v; want the whole line", got, err)
+	}
 }

@@ -157,7 +157,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel(nil)
 	s.ssh.Handler = func(sess ssh.Session) { s.handleIn(sctx, sess) }
 	errc := make(chan error, 1)
-	go func() { errc <- s.ssh.Serve(ln) }()
+	go func() { errc <- s.ssh.Serve(&acceptOrder{Listener: ln}) }()
 	select {
 	case err := <-errc:
 		return err
