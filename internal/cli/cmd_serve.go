@@ -95,6 +95,7 @@ func (a *app) runServe(cmd *cobra.Command, cfg serve.Config) error {
 func (a *app) reloadOnHangup(ctx context.Context, srv *serve.Server) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	hangupReloads.Store(true) // not an interrupt (Interrupts)
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		for {
@@ -110,7 +111,7 @@ func (a *app) reloadOnHangup(ctx context.Context, srv *serve.Server) (stop func(
 			fmt.Fprintf(a.stderr, "dlqt serve: SIGHUP: %d users from %s\n", len(srv.Users().List()), srv.Users().Path)
 		}
 	}()
-	return func() { signal.Stop(hup); cancel() }
+	return func() { signal.Stop(hup); hangupReloads.Store(false); cancel() }
 }
 
 // checkServeLimits refuses limits that leave nobody a session, or that
