@@ -10,6 +10,9 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/sanitize"
 )
 
 // Assets are the files the binary embeds: the default key bindings and the
@@ -20,13 +23,19 @@ type Assets struct {
 }
 
 // Exit codes: 0 done, 1 the work failed, 2 dlqt could not understand the
-// command line, 3 the action became a proposal that waits for approval.
+// command line, 3 the action became a proposal that waits for approval, 4
+// the action did what it read, but a bound it did not choose cut its read
+// of a group short.
 const (
 	exitFailure = 1
 	exitUsage   = 2
 	// exitProposal: the action needs a second person; a proposal was
 	// journaled and nothing moved (approval.go).
 	exitProposal = 3
+	// exitPartial: a group's replay or discard read only part of the
+	// queue (the memory budget, the broker's headroom): done for what it
+	// read, the rest untouched (partialRead).
+	exitPartial = 4
 )
 
 // usageError marks errors in how dlqt was called (exit 2), as opposed to
@@ -63,6 +72,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &pm):
 		return exitProposal
+	case errors.As(err, new(partialRead)):
+		return exitPartial
 	}
 	return exitFailure
 }
@@ -121,4 +132,28 @@ delivery count, which dlqt asks about first).`,
 		a.serveCommand(),
 	)
 	return root
+}
+
+// partialRead says that an action on a group or a filter read only the
+// first read of depth messages of queue, cut by bound (not by --limit):
+// what it did covers those, and the rest of the queue was not looked at.
+type partialRead struct {
+	action, queue string
+	read, depth   int
+	bound         string
+}
+
+func (p partialRead) Error() string {
+	return fmt.Sprintf("%s read only the first %d of the %d messages of %s (%s): the selection may go on past them, and the other %d were not looked at; run it again for them",
+		p.action, p.read, p.depth, sanitize.Line(p.queue), sanitize.Line(p.bound), p.depth-p.read)
+}
+
+// cutShort is the partialRead of action over what read b, when sel is a
+// group or a filter and a bound dlqt did not choose (the memory budget,
+// the broker's headroom; not --limit) cut the read; nil otherwise.
+func cutShort(action, queue string, sel triage.Selection, b triage.Batch) error {
+	if len(sel.IDs) > 0 || !b.Truncated() || b.Bound == "" {
+		return nil
+	}
+	return partialRead{action: action, queue: queue, read: b.Count(), depth: b.Depth, bound: b.Bound}
 }

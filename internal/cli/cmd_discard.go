@@ -229,6 +229,11 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 		return fmt.Errorf("%d acked message(s) are still in %s (the broker did not apply the acks): %s",
 			len(res.StillThere), sanitize.Line(req.Queue), strings.Join(sanitize.Lines(res.StillThere), ", "))
 	}
+	if res.Bound != "" && len(req.Selection.IDs) == 0 { // ids missing past the bound are named below
+		cut := partialRead{action: "discard", queue: req.Queue, read: res.Held, depth: max(res.Depth, res.Held), bound: res.Bound}
+		fmt.Fprintln(w, "not read:", cut)
+		return cut
+	}
 	if len(res.Missing) > 0 && req.RetryOf != 0 {
 		fmt.Fprintf(w, "retry of journal entry #%d: %d of its message(s) still gone, nothing to do for them\n", req.RetryOf, len(res.Missing))
 	} else if len(res.Missing) > 0 {

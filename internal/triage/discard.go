@@ -59,6 +59,7 @@ type DiscardResult struct {
 	Discarded    []string
 	Missing      []string
 	Held         int
+	Depth        int    // ready messages when the sweep began
 	Bound        string // why the sweep held fewer than the whole queue, when the broker's headroom cut it
 	Verified     bool
 	Verification string   // VerifiedGone or NotVerified, with why
@@ -144,7 +145,7 @@ func Discard(ctx context.Context, s Sweeper, top Topology, rec Recorder, req Dis
 	}
 	res := discarded(swept, sweepErr, ids, sel.IDs, pass.changed)
 	if sweepErr == nil {
-		res = verifyDiscard(ctx, s, q, req, res, expectLeft(bases, ids, swept))
+		res = verifyDiscard(ctx, s, q, req, res, swept.Depth, func() leftAfter { return expectLeft(bases, ids, swept) })
 	}
 	return res, recordOutcome(rec, req, reason, res, sweepErr)
 }
@@ -162,13 +163,16 @@ func recordSelected(rec Recorder, req DiscardRequest, reason string, ids []strin
 // discarded names what a sweep acked; after a failed sweep the rest is
 // still queued, not missing.
 func discarded(swept SweepResult, sweepErr error, ids, selected []string, changed map[string]string) DiscardResult {
-	res := DiscardResult{Held: swept.Held, Bound: swept.Bound, Changed: changed}
+	res := DiscardResult{Held: swept.Held, Depth: swept.Depth, Bound: swept.Bound, Changed: changed}
 	for _, p := range swept.Taken {
 		if p >= 0 && p < len(ids) {
 			res.Discarded = append(res.Discarded, ids[p])
 		}
 	}
 	if sweepErr != nil {
+		return res
+	}
+	if len(selected) == 0 { // a group or a filter: every id found is one taken
 		return res
 	}
 	gone := make(map[string]bool, len(res.Discarded))

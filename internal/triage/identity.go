@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,28 +62,38 @@ func Identify(ms []Message, envs []Envelope) []string {
 // SuffixIDs gives base identities (BaseIDs) their occurrence suffixes in
 // order, as Identify does: a reader that kept only the base ids of what it
 // read numbers them exactly alike.
+//
+// One map of the ids counts them and then marks the suffixes taken (a
+// base id is always taken); when every id is unique, as in most queues,
+// the ids are the bases. Two maps of strings, as it had, were 100 MB of a
+// discard's sweep of 1,000,000 messages.
 func SuffixIDs(base []string) []string {
-	taken := make(map[string]bool, len(base))
+	count := make(map[string]int32, len(base))
 	for _, id := range base {
-		taken[id] = true
+		count[id]++
 	}
-	ids := make([]string, len(base))
-	seen := make(map[string]int, len(base))
+	ids := slices.Clone(base)
+	if len(count) == len(base) {
+		return ids
+	}
+	seen := map[string]int{} // occurrences so far, of the ids that repeat
 	for i, id := range base {
+		if count[id] < 2 {
+			continue
+		}
 		seen[id]++
 		n := seen[id]
 		if n == 1 {
-			ids[i] = id
 			continue
 		}
 		// An id that already ends in "#2" must not collide with a suffix.
 		cand := id + "#" + strconv.Itoa(n)
-		for taken[cand] {
+		for count[cand] > 0 {
 			n++
 			cand = id + "#" + strconv.Itoa(n)
 		}
 		seen[id] = n
-		taken[cand] = true
+		count[cand] = 1 // taken
 		ids[i] = cand
 	}
 	return ids

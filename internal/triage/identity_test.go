@@ -3,6 +3,9 @@ package triage
 import (
 	"reflect"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -80,4 +83,47 @@ func TestIdentify(t *testing.T) {
 			t.Fatalf("same content hashed differently: %s vs %s", got, first)
 		}
 	}
+}
+
+// suffixIDsReference is SuffixIDs as it was written first, with a map of
+// the ids taken and one of the occurrences seen: the reference the
+// one-map version must agree with.
+func suffixIDsReference(base []string) []string {
+	taken := make(map[string]bool, len(base))
+	for _, id := range base {
+		taken[id] = true
+	}
+	ids := make([]string, len(base))
+	seen := make(map[string]int, len(base))
+	for i, id := range base {
+		seen[id]++
+		n := seen[id]
+		if n == 1 {
+			ids[i] = id
+			continue
+		}
+		cand := id + "#" + strconv.Itoa(n)
+		for taken[cand] {
+			n++
+			cand = id + "#" + strconv.Itoa(n)
+		}
+		seen[id] = n
+		taken[cand] = true
+		ids[i] = cand
+	}
+	return ids
+}
+
+// SuffixIDs numbers every list of base ids as the reference does: ids
+// that repeat, ids that already end in "#2", suffixes that collide.
+func FuzzSuffixIDsAgreesWithTheReference(f *testing.F) {
+	f.Add("a,b,a,a#2,a,b#3,b,b")
+	f.Add("x#2,x,x,x#3,x")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, list string) {
+		base := strings.Split(list, ",")
+		if got, want := SuffixIDs(base), suffixIDsReference(base); !slices.Equal(got, want) {
+			t.Fatalf("SuffixIDs(%q) = %q, want %q", base, got, want)
+		}
+	})
 }

@@ -30,6 +30,19 @@ func (t Topology) RetryBucketOf(route Route, h Headers, deaths []Death, parking 
 	return NewRouter(t).RetryBucketOf(route, h, deaths, parking)
 }
 
+// MayRetryThrough says whether RetryBucketOf might find a retry bucket on
+// route for some message: whether any queue the route may reach, whatever
+// the headers, could be one (no consumer, a dead-letter exchange). When it
+// says no, a plan need not read a message's headers to ask.
+func (rt *Router) MayRetryThrough(route Route) bool {
+	for _, name := range rt.r.reach(route.Exchange, route.RoutingKey, nil, matchAnyHeaders) {
+		if b, ok := rt.r.queues[name]; ok && b.Consumers == 0 && b.HasDeadLetterExchange {
+			return true
+		}
+	}
+	return false
+}
+
 // RetryBucketOf is Topology.RetryBucketOf on an indexed topology: a plan
 // asks it for many messages.
 func (rt *Router) RetryBucketOf(route Route, h Headers, deaths []Death, parking string) (RetryHop, bool) {

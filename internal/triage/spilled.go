@@ -27,6 +27,9 @@ type Spilled struct {
 	r      *router
 	red    *redact.Redactor
 	common interner // owned by the goroutine that calls Index
+	// origins are the original routes of the entries, shared (originOf);
+	// owned by the goroutine that calls Index.
+	origins map[origin]*origin
 }
 
 // NewSpilled reads back from bodies, deriving with red and the browse's
@@ -56,6 +59,7 @@ func (s *Spilled) Index(t Triaged) Triaged {
 			kept[k] = v
 		}
 	}
+	t.origin = s.originOf(t)
 	t.Message.Body, t.Message.Headers = nil, kept
 	t.Payload, t.Timeline = "", nil
 	t.spilled = s

@@ -120,3 +120,53 @@ func BenchmarkIndexEntryBytes(b *testing.B) {
 		runtime.KeepAlive(kept)
 	}
 }
+
+// An index entry keeps the original route its whole message states, from
+// its headers or its envelope, and answers OriginalRoute as the message
+// would; a compressed body is not inflated for it as it is read: such an
+// entry is read back when asked.
+func TestAnIndexEntryKnowsItsOriginalRoute(t *testing.T) {
+	s := NewSpilled(memBodies{}, nil)
+	for _, tc := range []struct {
+		name   string
+		m      Message
+		want   Route
+		known  bool
+		onRead bool
+	}{
+		{"headers", Message{Headers: Headers{"x-original-exchange": "ledger", "x-original-routingKey": "entry.posted"}, Body: []byte(`{}`)},
+			Route{"ledger", "entry.posted"}, true, true},
+		{"envelope", Message{Body: []byte(`{"original_exchange":"orders","original_routing_key":"order.created"}`)},
+			Route{"orders", "order.created"}, true, true},
+		{"nothing", Message{Body: []byte(`plain text`)}, Route{}, false, true},
+		{"gzip", Message{Properties: Properties{ContentEncoding: "gzip"}, Body: []byte{0x1f, 0x8b}}, Route{}, false, false},
+	} {
+		whole := Triaged{Message: tc.m, Reason: ReasonPublished}
+		e := s.Index(whole)
+		if got := RoutedOnRead(e); got != tc.onRead {
+			t.Errorf("%s: RoutedOnRead %v, want %v", tc.name, got, tc.onRead)
+		}
+		if !tc.onRead {
+			continue
+		}
+		r, known := OriginalRoute(e)
+		wr, wk := OriginalRoute(whole)
+		if r != tc.want || known != tc.known || r != wr || known != wk {
+			t.Errorf("%s: the entry's route %v %v, the message's %v %v, want %v %v", tc.name, r, known, wr, wk, tc.want, tc.known)
+		}
+	}
+}
+
+// The look before an envelope is decoded for its route passes every body
+// from which decoding finds one: keys in any case, or written with escapes.
+func FuzzMayStateRouteMissesNoRoute(f *testing.F) {
+	for _, s := range []string{`{"original_exchange":"a"}`, `{"ORIGINAL_ROUTING_KEY":"k"}`, `{"Original_Exchange":"x"}`,
+		`{"\u006friginal_exchange":"y"}`, `{"original_routing_\u212aey":"z"}`, `{"a":1}`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if _, found := decodeEnvelopeRoute(body); found && !mayStateRoute(body) {
+			t.Fatalf("%q states a route, but the look before decoding passed it over", body)
+		}
+	})
+}

@@ -161,6 +161,8 @@ type Triaged struct {
 
 	// spilled, set on an index entry (Spilled.Index), reads the rest back.
 	spilled *Spilled
+	// origin is an index entry's original route (OriginalRoute).
+	origin *origin
 }
 
 // Group is the messages of one queue that share a (reason, reason_code).

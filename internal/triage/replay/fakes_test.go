@@ -134,6 +134,7 @@ type fakePort struct {
 	// beforePublish, if set, sees each publish just before it is sent: a
 	// test stops the world there as a kill -9 would.
 	beforePublish func(id string)
+	holdTakes     time.Duration // the hold lasts this long on clock
 }
 
 func newFakePort() *fakePort {
@@ -143,6 +144,11 @@ func newFakePort() *fakePort {
 func (p *fakePort) Hold(_ context.Context, _ string, ids []string, _ string) ([]HeldMessage, error) {
 	for _, s := range p.onHold {
 		p.signals <- s
+	}
+	if p.holdTakes > 0 { // while drive advances the clock
+		for end := p.clock.Now().Add(p.holdTakes); p.clock.Now().Before(end); {
+			time.Sleep(20 * time.Microsecond)
+		}
 	}
 	var out []HeldMessage
 	for _, id := range ids {

@@ -100,9 +100,12 @@ func missingIDs(ids []string, chosen []*triage.Triaged) []string {
 // route gives each chosen message its item and destination (in the order
 // first met); a message with nowhere to go is unroutable.
 //
-// An index entry of a spilled read (triage.Spilled) has no headers to route
-// by: its message is read back from disk for that, and dropped again, so a
-// plan of a whole queue holds its index, not its messages.
+// An index entry of a spilled read (triage.Spilled) has no headers, but
+// knows its original route (worked out as it was read): its message is read
+// back from disk only for a sample, a new destination (whose queues its
+// headers may pick) or a route that may lead through a retry bucket, and
+// dropped again, so a plan of a whole queue holds its index, not its
+// messages, and reads back a few of them.
 func (p *Plan) route(chosen []*triage.Triaged, top triage.Topology) (map[triage.Route]*Destination, []triage.Route, error) {
 	dests := map[triage.Route]*Destination{}
 	var order []triage.Route
@@ -111,15 +114,31 @@ func (p *Plan) route(chosen []*triage.Triaged, top triage.Topology) (map[triage.
 		p.Items = make([]Item, 0, len(chosen))
 	}
 	for _, ct := range chosen {
-		t, err := p.routable(*ct)
-		if err != nil {
-			return nil, nil, err
+		t, back := *ct, false
+		// readBack reads an index entry's message back (routable), once:
+		// only for what its entry does not say, so a plan of a whole queue
+		// reads back its samples and one message a destination, not every
+		// message (100,000 headers decoded again were 2 to 4 s of a plan).
+		readBack := func() error {
+			if back {
+				return nil
+			}
+			w, err := p.routable(t)
+			t, back = w, true
+			return err
 		}
-		orig, known := OriginalRoute(t)
-		if !known && t.Indexed() && t.Message.Body == nil { // read without its body: an envelope may state the route
-			if t, err = t.WithMessage(); err != nil {
+		if len(p.Sample) < sampleSize || !triage.RoutedOnRead(t) {
+			if err := readBack(); err != nil {
 				return nil, nil, err
 			}
+		}
+		orig, known := OriginalRoute(t)
+		if !known && t.Indexed() && t.Message.Body == nil && !triage.RoutedOnRead(t) { // read without its body: an envelope may state the route
+			w, err := t.WithMessage()
+			if err != nil {
+				return nil, nil, err
+			}
+			t = w
 			orig, known = OriginalRoute(t)
 		}
 		item := Item{ID: t.ID}
@@ -127,7 +146,16 @@ func (p *Plan) route(chosen []*triage.Triaged, top triage.Topology) (map[triage.
 		switch to := p.Options.To; {
 		case to != nil:
 			item.Route, item.Original = *to, known && orig == *to
-			if hop, ok := bucketHop(t, orig, known && !item.Original, rt, p.Queue); ok && hop.Next == *to {
+			ask := known && !item.Original
+			if ask && !back && !rt.MayRetryThrough(orig) {
+				ask = false // no queue its route may reach is a retry bucket: its headers cannot make one
+			}
+			if ask {
+				if err := readBack(); err != nil {
+					return nil, nil, err
+				}
+			}
+			if hop, ok := bucketHop(t, orig, ask, rt, p.Queue); ok && hop.Next == *to {
 				fedBy = hop.Bucket // straight to the work queue the original route's bucket feeds
 			}
 		case known:
@@ -139,6 +167,9 @@ func (p *Plan) route(chosen []*triage.Triaged, top triage.Topology) (map[triage.
 		p.Items = append(p.Items, item)
 		d := dests[item.Route]
 		if d == nil {
+			if err := readBack(); err != nil { // its headers may route (a headers exchange)
+				return nil, nil, err
+			}
 			d = &Destination{Route: item.Route, Original: true, Queues: top.Routes(item.Route.Exchange, item.Route.RoutingKey, t.Message.Headers), own: true, FedBy: fedBy}
 			if hop, ok := bucketHop(t, item.Route, item.Original, rt, p.Queue); ok {
 				d.RetryBucket = &hop

@@ -208,6 +208,9 @@ type Progress struct {
 	Collateral     int    // other messages dead-lettered from a destination meanwhile
 	StoppedBecause string
 	Elapsed        time.Duration
+	// SettlingAcks, after the end, is how many source acks the replay
+	// waits for the queue to apply before it reports (broker.Replay.Finish).
+	SettlingAcks int
 }
 
 // Result is how a replay ended. Every item has one outcome.

@@ -144,3 +144,33 @@ func TestCollateralAllowance(t *testing.T) {
 		}
 	}
 }
+
+// The baseline window runs from the start of the run, the hold included
+// (the watch counts while the hold reads): after a hold of 4 s a baseline
+// of 5 s waits 1 s more, not 5, and after a hold of 8 s none; the rate is
+// still taken over the whole window.
+func TestTheHoldCountsTowardTheBaseline(t *testing.T) {
+	for _, tc := range []struct {
+		hold, canaryAt time.Duration
+	}{{4 * time.Second, 5 * time.Second}, {8 * time.Second, 8 * time.Second}} {
+		port := baselinePort()
+		port.holdTakes = tc.hold
+		deadLetterEvery(t, port, 500*time.Millisecond)
+		start := port.clock.Now()
+		var canary time.Duration
+		r := drive(t, baselinePlan(10), port, nil, func(p Progress) {
+			if p.Phase == PhaseCanary && canary == 0 {
+				canary = port.clock.Now().Sub(start)
+			}
+		})
+		if r.err != nil || r.res.Resolved != 10 {
+			t.Fatalf("hold %s: %d resolved, stopped %q, %v", tc.hold, r.res.Resolved, r.res.StoppedBecause, r.err)
+		}
+		if canary < tc.canaryAt || canary > tc.canaryAt+300*time.Millisecond {
+			t.Errorf("hold %s, baseline 5s: the canary began %s after the start, want %s", tc.hold, canary, tc.canaryAt)
+		}
+		if r.res.BaselineRate < 1.5 || r.res.BaselineRate > 2.5 {
+			t.Errorf("hold %s: baseline rate %.2f/s, want about 2", tc.hold, r.res.BaselineRate)
+		}
+	}
+}
