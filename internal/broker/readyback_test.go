@@ -7,8 +7,9 @@ import (
 )
 
 // A hold right after its plan's read waits for that read's messages to
-// come back, up to the plan's bound, and no longer than a brief wait when
-// nothing comes back at all.
+// come back, up to the plan's bound, through a pause of the broker longer
+// than returnBrief (a loaded node returning a quorum queue's messages),
+// and gives up after returnQuiet with nothing back.
 func TestHoldWaitsForThePlansReadToComeBack(t *testing.T) {
 	steps := []int{0, 0, 35, 70, 100}
 	i := 0
@@ -20,9 +21,19 @@ func TestHoldWaitsForThePlansReadToComeBack(t *testing.T) {
 		t.Errorf("came back to %d (%v), want at least the 2 the plan reaches", got, err)
 	}
 	start := time.Now()
+	paused := func() (int, error) { // 4,583 back, then nothing for 2 s, then the rest
+		if time.Since(start) < returnBrief+time.Second {
+			return 4583, nil
+		}
+		return 10300, nil
+	}
+	if got, err := readyBack(context.Background(), 4583, 10300, paused); err != nil || got != 10300 {
+		t.Errorf("after a pause of the broker: %d (%v), want all 10300 back", got, err)
+	}
+	start = time.Now()
 	got, err := readyBack(context.Background(), 5, 10, func() (int, error) { return 5, nil })
-	if waited := time.Since(start); err != nil || got != 5 || waited < returnBrief || waited > returnBrief+time.Second {
-		t.Errorf("nothing coming back: %d after %s (%v), want 5 after about %s", got, waited, err, returnBrief)
+	if waited := time.Since(start); err != nil || got != 5 || waited < returnQuiet || waited > returnQuiet+time.Second {
+		t.Errorf("nothing coming back: %d after %s (%v), want 5 after about %s", got, waited, err, returnQuiet)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -15,29 +17,19 @@ var _ triage.AckBarrier = (*Live)(nil)
 const barrierWait = 500 * time.Millisecond
 
 // SettledDepth implements triage.AckBarrier: the queue's messages once
-// every ack sent to it before has been applied. A classic queue's process
-// handles acks (priority 4) before a basic.consume (0 or 2), so once a
-// consume-ok is back the acks a sweep sent are applied; the depth read
+// every ack sent to it before has been applied (ackBarrier): the depth read
 // then (passive declare, answered at once) plus the at most one message
-// the consumer got is what the queue holds. That message is put back when
-// the channel closes; it is marked redelivered, as a browse marks them all.
+// the barrier's consumer got is what the queue holds.
 func (l *Live) SettledDepth(ctx context.Context, queue string) (int, error) {
 	conn, err := l.connection(ctx)
 	if err != nil {
 		return 0, err
 	}
-	ch, err := conn.Channel()
+	ch, deliveries, err := ackBarrier(ctx, conn, queue)
 	if err != nil {
-		return 0, fmt.Errorf("settle %q: open channel: %w", queue, err)
+		return 0, fmt.Errorf("settle %q: %w", queue, err)
 	}
 	defer ch.Close()
-	if err := ch.Qos(1, 0, false); err != nil {
-		return 0, fmt.Errorf("settle %q: %w", queue, err)
-	}
-	deliveries, err := ch.Consume(queue, "dlqt-settle", false, false, false, false, nil)
-	if err != nil {
-		return 0, fmt.Errorf("settle %q: %w", queue, err)
-	}
 	ready, err := passiveDepth(conn, queue, l.cfg.Vhost)
 	if err != nil {
 		return 0, err
@@ -53,6 +45,44 @@ func (l *Live) SettledDepth(ctx context.Context, queue string) (int, error) {
 		return 0, ctx.Err()
 	}
 	return ready + got, nil
+}
+
+// ackBarrier returns once queue has applied every ack sent to it before
+// the call, on any channel: a classic queue's process handles acks
+// (priority 4) before a basic.consume (0 or 2), so the consume-ok is the
+// barrier. It leaves that consumer up, with a prefetch of one, on ch, which
+// the caller closes: the one message it may get goes back then, marked
+// redelivered, as a browse marks them all. Waiting on a queue with a long
+// backlog of acks, it gives up with ctx.
+func ackBarrier(ctx context.Context, conn *amqp.Connection, queue string) (*amqp.Channel, <-chan amqp.Delivery, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, nil, fmt.Errorf("open channel: %w", err)
+	}
+	if err := ch.Qos(1, 0, false); err != nil {
+		ch.Close()
+		return nil, nil, err
+	}
+	type consumed struct {
+		deliveries <-chan amqp.Delivery
+		err        error
+	}
+	done := make(chan consumed, 1)
+	go func() {
+		d, err := ch.Consume(queue, consumerTag(), false, false, false, false, nil)
+		done <- consumed{d, err}
+	}()
+	select {
+	case c := <-done:
+		if c.err != nil {
+			ch.Close()
+			return nil, nil, c.err
+		}
+		return ch, c.deliveries, nil
+	case <-ctx.Done():
+		ch.Close() // ends the consume still waiting
+		return nil, nil, ctx.Err()
+	}
 }
 
 var _ triage.AckDurability = (*Live)(nil)

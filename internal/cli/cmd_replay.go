@@ -101,7 +101,7 @@ exit status is that of the plan, non-zero when it may not run.`,
 	fl.Float64Var(&f.rate, "rate", replay.DefaultRate, "ceiling in messages per second")
 	fl.IntVar(&f.canary, "canary", replay.DefaultCanary, "messages in the canary")
 	fl.DurationVar(&f.observe, "observe", replay.DefaultObserve, "how long to watch the canary")
-	fl.DurationVar(&f.baseline, "baseline", replay.DefaultBaseline, "before the canary, count the destination's own dead letters this long: only those above that rate stop the replay as collateral")
+	fl.DurationVar(&f.baseline, "baseline", replay.DefaultBaseline, "before the canary, count the destination's own dead letters this long from the start (the hold's read counts): only those above that rate stop the replay as collateral")
 	fl.IntVar(&f.maxBacklog, "max-backlog", 0, "stop when the destination queues grow by more than this many messages (0: no limit)")
 	fl.BoolVar(&f.yes, "yes", false, "replay for real (without it the plan is only printed)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and change nothing, even with --yes")
@@ -245,11 +245,19 @@ func (a *app) showAndRun(ctx context.Context, cmd *cobra.Command, plan replay.Pl
 	if err := a.changing(); err != nil {
 		return err
 	}
+	// Taken before the run: in (the index of the whole read) is let go.
+	cut := cutShort("replay "+plan.ID, plan.Queue, plan.Selection, in.Batch)
 	done()
 	if f.inOrder {
-		return a.runInOrder(ctx, cmd, plan, aggs)
+		err = a.runInOrder(ctx, cmd, plan, aggs)
+	} else {
+		err = a.runReplay(ctx, cmd, plan)
 	}
-	return a.runReplay(ctx, cmd, plan)
+	if err == nil && cut != nil {
+		fmt.Fprintln(out, "not read:", cut)
+		return cut
+	}
+	return err
 }
 
 // proposeReplay turns a replay the policy gates into a proposal of
@@ -371,6 +379,12 @@ func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Pl
 	res, err := replay.Run(ctx, plan, port, rec, nil, progressLines(errw))
 	for _, n := range port.Notes()[before:] { // what the hold found (a hold another consumer cut short)
 		fmt.Fprintln(errw, "dlqt: note:", sanitize.Line(n))
+	}
+	if ferr := port.Finish(ctx, func(acks int) {
+		fmt.Fprintf(errw, "dlqt: replay %s: waiting for %s to apply the acks of %d sources (a group mixed with others costs a classic queue time for each; the queue stays leased until then)\n",
+			sanitize.Line(plan.ID), sanitize.Line(plan.Queue), acks)
+	}); ferr != nil {
+		fmt.Fprintln(errw, "dlqt: note:", sanitize.Line(ferr.Error()))
 	}
 	printResult(cmd.OutOrStdout(), res)
 	return res, err

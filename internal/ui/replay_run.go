@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -90,14 +91,45 @@ func (r *replayRun) start(ctx context.Context, e engine, open func(context.Conte
 				r.done <- replayDoneMsg{id: r.id, res: replay.Result{ID: plan.ID}, err: err}
 				return
 			}
-			res, err := e.runReplay(ctx, plan, port, rec, r.ctl, r.report)
-			if cerr := port.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("closing the replay's connections: %w", cerr)
+			var (
+				mu   sync.Mutex
+				last replay.Progress
+			)
+			res, err := e.runReplay(ctx, plan, port, rec, r.ctl, func(p replay.Progress) {
+				mu.Lock()
+				last = p
+				mu.Unlock()
+				r.report(p)
+			})
+			settling := func(acks int) {
+				mu.Lock()
+				p := last
+				mu.Unlock()
+				p.SettlingAcks = acks
+				r.report(p)
+			}
+			if cerr := endPort(ctx, port, settling); cerr != nil && err == nil {
+				err = fmt.Errorf("ending the replay: %w", cerr)
 			}
 			r.done <- replayDoneMsg{id: r.id, res: res, err: err}
 		}()
 		return r.wait()
 	}
+}
+
+// finisher is a replay port that waits, once the replay ended, until the
+// queue has applied the source acks (broker.Replay.Finish).
+type finisher interface {
+	Finish(ctx context.Context, waiting func(acks int)) error
+}
+
+// endPort ends port: with Finish when it has one, so the outcome shows
+// once the broker took the acks, else with Close.
+func endPort(ctx context.Context, port replay.Port, waiting func(acks int)) error {
+	if f, ok := port.(finisher); ok {
+		return f.Finish(ctx, waiting)
+	}
+	return port.Close()
 }
 
 func (r *replayRun) next() tea.Cmd { return func() tea.Msg { return r.wait() } }

@@ -257,6 +257,10 @@ func (r *Replay) gauge() string {
 	if pr.Blocked != "" {
 		r.row(&b, "blocked", st.Warn.Render("the broker blocked publishing: "+sanitize.Line(pr.Blocked)))
 	}
+	if pr.SettlingAcks > 0 && r.res == nil {
+		r.row(&b, "finishing", st.Warn.Render(fmt.Sprintf("waiting for %s to apply %s source acks",
+			sanitize.Line(p.Queue), Count(pr.SettlingAcks))))
+	}
 	r.row(&b, "rate", fmt.Sprintf("target %s msg/s   achieved %s msg/s", rate(pr.TargetRate), rate(pr.AchievedRate)))
 	sparkW := max(min(60, r.width-replayLabel-1), 5)
 	peak := 0.0
@@ -295,6 +299,8 @@ func (r *Replay) phaseText(pr replay.Progress) string {
 	switch {
 	case r.res != nil:
 		return r.endText()
+	case pr.SettlingAcks > 0:
+		return "FINISHING — the broker is applying the source acks"
 	case pr.Phase == replay.PhaseDone && pr.Published == 0:
 		return PhaseText(replay.Progress{Phase: replay.PhaseHolding}, r.ctx.Keys)
 	case pr.Phase == replay.PhaseDone:

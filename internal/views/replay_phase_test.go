@@ -27,3 +27,24 @@ func TestOutcomeNamesAChangedMessage(t *testing.T) {
 		t.Errorf("outcome:\n%s", got)
 	}
 }
+
+// A replay that ended and waits for the queue to apply its source acks
+// says so on the gauge until the outcome is in, at 80 columns.
+func TestGaugeSaysTheReplayWaitsForTheQueueToApplyItsAcks(t *testing.T) {
+	r := NewReplay(testContext())
+	r.SetSize(80, 24)
+	r.SetPlan(replay.Plan{ID: "rp-1", Queue: "orders.parking", Items: []replay.Item{{ID: "m-1"}}}, "ids", false)
+	r.SetProgress(replay.Progress{Phase: replay.PhaseDone, Total: 1, Published: 1, Confirmed: 1, DestinationDepth: -1})
+	if got := r.gauge(); strings.Contains(got, "source acks") {
+		t.Errorf("a finished replay that waits for nothing:\n%s", got)
+	}
+	r.SetProgress(replay.Progress{Phase: replay.PhaseDone, Total: 1, Published: 1, Confirmed: 1, DestinationDepth: -1, SettlingAcks: 4000})
+	if got := r.gauge(); !strings.Contains(got, "waiting for orders.parking to apply 4,000 source acks") ||
+		!strings.Contains(got, "the broker is applying the source acks") || strings.Contains(got, "waiting for the last confirms") {
+		t.Errorf("gauge while the queue applies the acks:\n%s", got)
+	}
+	r.SetResult(replay.Result{ID: "rp-1", Resolved: 1}, nil)
+	if got := r.gauge(); strings.Contains(got, "source acks") {
+		t.Errorf("the outcome is in, the wait is over:\n%s", got)
+	}
+}
