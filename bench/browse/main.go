@@ -6,7 +6,10 @@
 // Nack(multiple, requeue)), each under /usr/bin/time -v. It prints every
 // round, the medians and the ratios, checks after every run that the queue
 // is back to its depth, and at the end that it holds exactly the ids loaded,
-// in order. The vhost is deleted at the end.
+// in order. Last, unless BENCH_TUI_N is 0, it loads BENCH_TUI_N (default
+// 1,000,000) more into a queue of their own and times the raw reader and
+// the TUI over them once each: how far the TUI reads, how fast, and its
+// peak RSS. The vhost is deleted at the end.
 package main
 
 import (
@@ -105,7 +108,79 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 	if err := benchTUI(cfg, n, rounds, mr); err != nil {
 		return err
 	}
-	return checkIDs(cfg, n)
+	if err := checkIDs(cfg, n); err != nil {
+		return err
+	}
+	return benchTUILarge(cfg, measure.EnvInt("BENCH_TUI_N", 1000000), size)
+}
+
+// largeQueue holds the messages of the TUI's large round.
+const largeQueue = "bench.large"
+
+// benchTUILarge loads n messages of size bytes into a queue of their own
+// and reads them once with the raw reader and once in the TUI; the
+// first queue is deleted before, so the broker holds only these.
+func benchTUILarge(cfg broker.Config, n, size int) error {
+	if n <= 0 {
+		return nil
+	}
+	if err := deleteQueue(cfg, queue); err != nil {
+		return err
+	}
+	fmt.Printf("TUI large round: %d x %d B in queue %s\n", n, size, largeQueue)
+	start := time.Now()
+	if err := fill.Load(cfg, largeQueue, n, size); err != nil {
+		return err
+	}
+	fmt.Printf("loaded in %s\n", time.Since(start).Round(time.Millisecond))
+	url, err := cfg.VhostURL()
+	if err != nil {
+		return err
+	}
+	raw, err := measure.Command([]string{"bin/rawread", "-url", url, "-queue", largeQueue, "-n", strconv.Itoa(n)})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "  bin/rawread: %.2f s, %.1f MiB\n", raw.Wall.Seconds(), measure.MiB(raw.RSSKB))
+	if err := waitQueueDepth(cfg, largeQueue, n); err != nil {
+		return fmt.Errorf("after the raw reader: %w", err)
+	}
+	r, err := measureTUI(cfg, largeQueue)
+	if err != nil {
+		return fmt.Errorf("TUI: %w", err)
+	}
+	fmt.Printf("TUI at %d: read done %.2f s (%.2fx the raw reader's %.2f s, %.1f MiB), %d messages grouped (%.1f%%); peak RSS %.1f MiB (sampled: anonymous %.1f MiB, file-backed %.1f MiB)\n",
+		n, r.all.Seconds(), r.all.Seconds()/raw.Wall.Seconds(), raw.Wall.Seconds(), measure.MiB(raw.RSSKB), r.grouped, 100*float64(r.grouped)/float64(n),
+		measure.MiB(r.rssKB), measure.MiB(r.anonKB), measure.MiB(r.fileKB))
+	fmt.Printf("TUI title at the end: %s\n", r.title)
+	if err := waitQueueDepth(cfg, largeQueue, n); err != nil {
+		return fmt.Errorf("after the TUI: %w", err)
+	}
+	return deleteQueue(cfg, largeQueue)
+}
+
+// deleteQueue deletes the queues of cfg's vhost named, on a connection of
+// its own.
+func deleteQueue(cfg broker.Config, names ...string) error {
+	url, err := cfg.VhostURL()
+	if err != nil {
+		return err
+	}
+	conn, err := amqp.Dial(url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if _, err := ch.QueueDelete(name, false, false, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // benchTUI runs the TUI rounds (tui.go) and prints them against the raw
@@ -161,7 +236,10 @@ func firstOut(argv []string) (time.Duration, error) {
 }
 
 // waitDepth waits until the queue has n ready messages again.
-func waitDepth(cfg broker.Config, n int) error {
+func waitDepth(cfg broker.Config, n int) error { return waitQueueDepth(cfg, queue, n) }
+
+// waitQueueDepth waits until name holds n ready messages.
+func waitQueueDepth(cfg broker.Config, name string, n int) error {
 	url, err := cfg.VhostURL()
 	if err != nil {
 		return err
@@ -178,7 +256,7 @@ func waitDepth(cfg broker.Config, n int) error {
 		ch, err := conn.Channel()
 		if err == nil {
 			var q amqp.Queue
-			if q, err = ch.QueueDeclarePassive(queue, true, false, false, false, nil); err == nil {
+			if q, err = ch.QueueDeclarePassive(name, true, false, false, false, nil); err == nil {
 				depth = q.Messages
 			}
 			ch.Close()
@@ -224,14 +302,7 @@ func checkIDs(cfg broker.Config, n int) error {
 // messages outlasts the management client's timeout on a busy broker),
 // then the vhost, a few times if need be.
 func cleanUp(cfg broker.Config) error {
-	if url, err := cfg.VhostURL(); err == nil {
-		if conn, err := amqp.Dial(url); err == nil {
-			if ch, err := conn.Channel(); err == nil {
-				_, _ = ch.QueueDelete(queue, false, false, false)
-			}
-			conn.Close()
-		}
-	}
+	_ = deleteQueue(cfg, queue, largeQueue) // the vhost's delete below is what counts
 	var err error
 	for range 5 {
 		if err = broker.DeleteVhost(cfg); err == nil {

@@ -13,7 +13,11 @@
 // prints every round, the medians and the ratio, and checks at the end that
 // the N ids loaded are all there, once each. Last, it times
 // `dlqt discard QUEUE --where reason=published --yes` of all N (wall time,
-// peak RSS). The vhost is deleted at the end. It needs the rabbitmq_shovel plugin (make bench enables it).
+// peak RSS), then the discard of one group interleaved with four others,
+// every fifth message of BENCH_INTERLEAVED_N (20,000; 0 leaves it out),
+// and the same discard by raw amqp091-go holding the queue on one channel
+// per 2,048 deliveries, with the ratio.
+// The vhost is deleted at the end. It needs the rabbitmq_shovel plugin (make bench enables it).
 package main
 
 import (
@@ -26,6 +30,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	rabbithole "github.com/michaelklishin/rabbit-hole/v2"
@@ -125,6 +131,19 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 	fmt.Printf("%-6s %12.2f %12.1f %12.2f\n", "median", md.Wall.Seconds(), measure.MiB(md.RSSKB), ms.Wall.Seconds())
 	fmt.Printf("dlqt replay/Shovel: time %.2fx (%.0f against %.0f msg/s); dlqt peak RSS %.1f MiB\n",
 		md.Wall.Seconds()/ms.Wall.Seconds(), float64(n)/md.Wall.Seconds(), float64(n)/ms.Wall.Seconds(), measure.MiB(md.RSSKB))
+	// The whole replay reads the group twice (the plan, then the hold) and
+	// runs a canary first; its bulk phase alone is what moves like a Shovel.
+	var bulk []float64
+	for _, r := range dl {
+		rate, err := pacedRate(r.Stdout)
+		if err != nil {
+			return err
+		}
+		bulk = append(bulk, rate)
+	}
+	slices.Sort(bulk)
+	fmt.Printf("dlqt bulk phase (after the canary, publishes with confirms in flight): median %.0f msg/s, %.2fx the Shovel's rate over its whole move\n",
+		bulk[len(bulk)/2], bulk[len(bulk)/2]/(float64(n)/ms.Wall.Seconds()))
 	if err := q.checkIDs(from, n); err != nil {
 		return err
 	}
@@ -147,7 +166,121 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 		return fmt.Errorf("after the discard %s holds %d messages (%v), want none", from, left, err)
 	}
 	fmt.Printf("dlqt discard of %d: %.2f s (%.0f msg/s), peak RSS %.1f MiB\n", n, r.Wall.Seconds(), float64(n)/r.Wall.Seconds(), measure.MiB(r.RSSKB))
-	return nil
+	return discardInterleaved(cfg, q, journal, config, measure.EnvInt("BENCH_INTERLEAVED_N", 20000), size)
+}
+
+// discardInterleaved discards one group of five, every fifth message of
+// a queue of n (reason code TIMEOUT, bench/internal/fill): each ack falls
+// behind unsettled messages, which a 3.10 classic queue settles at a cost
+// that grows with the queue (20,000 of 100,000 took 568 s by hand), unlike
+// the whole group's acks, each of the oldest delivery. settleEveryFifth
+// is the reference.
+func discardInterleaved(cfg broker.Config, q *queues, journal, config string, n, size int) error {
+	if n == 0 {
+		return nil
+	}
+	const from = "bench.interleaved"
+	if err := fill.Load(cfg, from, n, size); err != nil {
+		return err
+	}
+	r, err := measure.Command([]string{"bin/dlqt", "--amqp-url", cfg.AMQPURL, "--mgmt-url", cfg.MgmtURL, "--vhost", cfg.Vhost,
+		"--journal", filepath.Join(journal, "journal.db"), "--config", config,
+		"discard", from, "--where", "reason_code=TIMEOUT", "--reason", "make bench", "--yes"})
+	if err != nil {
+		return fmt.Errorf("dlqt discarding every fifth message of %s: %w", from, err)
+	}
+	if left, err := q.depth(from); err != nil || left != n-n/5 {
+		return fmt.Errorf("after the discard %s holds %d messages (%v), want %d", from, left, err, n-n/5)
+	}
+	fmt.Printf("dlqt discard of one group interleaved with four others (every fifth of %d): %.2f s (%.0f msg/s), peak RSS %.1f MiB\n",
+		n, r.Wall.Seconds(), float64(n/5)/r.Wall.Seconds(), measure.MiB(r.RSSKB))
+	const raw = "bench.interleaved.raw"
+	if err := fill.Load(cfg, raw, n, size); err != nil {
+		return err
+	}
+	wall, err := q.settleEveryFifth(raw, n, rawSlice)
+	if err != nil {
+		return fmt.Errorf("raw amqp091-go discard of every fifth message of %s: %w", raw, err)
+	}
+	fmt.Printf("raw amqp091-go, the same discard on one channel per %d deliveries: %.2f s; dlqt/raw %.2fx\n",
+		rawSlice, wall.Seconds(), r.Wall.Seconds()/wall.Seconds())
+	return nil // the vhost goes at the end
+}
+
+// rawSlice is how many deliveries the raw reference holds on one channel.
+const rawSlice = 2048
+
+// settleEveryFifth is the reference for discardInterleaved: the whole
+// queue of n held unacked, slice deliveries on each channel (consumers one
+// after the other, each with a prefetch of its slice, so the queue's order
+// is channel by channel), once all are held every fifth (reason code TIMEOUT) is acked and the rest requeued with one
+// Nack(0, multiple, requeue) per channel, timed until the queue holds the
+// rest. A broker walks a channel's unacked deliveries from the oldest to
+// find the one an ack names, in the channel (rabbit_channel's collect_acks)
+// and in the queue (rabbit_queue_consumers' subtract_acks): on one channel
+// holding the whole queue each ack of an interleaved group walks past every
+// unsettled message before it, so the cost grows with the square of the
+// queue; slices bound each walk.
+func (q *queues) settleEveryFifth(queue string, n, slice int) (time.Duration, error) {
+	start := time.Now()
+	var chans []*amqp.Channel
+	chosen := map[*amqp.Channel][]uint64{}
+	defer func() {
+		for _, ch := range chans {
+			ch.Close()
+		}
+	}()
+	for got := 0; got < n; {
+		ch, err := q.conn.Channel()
+		if err != nil {
+			return 0, err
+		}
+		chans = append(chans, ch)
+		want := min(slice, n-got)
+		if err := ch.Qos(want, 0, false); err != nil {
+			return 0, err
+		}
+		ds, err := ch.Consume(queue, "raw", false, false, false, false, nil)
+		if err != nil {
+			return 0, err
+		}
+		for i := 0; i < want; i++ {
+			d, ok := <-ds
+			if !ok {
+				return 0, fmt.Errorf("the consumer ended after %d of %d", got+i, n)
+			}
+			if id, _ := strconv.Atoi(strings.TrimPrefix(d.MessageId, "bench-")); id%5 == 1 { // TIMEOUT, as dlqt's
+				chosen[ch] = append(chosen[ch], d.DeliveryTag)
+			}
+		}
+		if err := ch.Cancel("raw", false); err != nil {
+			return 0, err
+		}
+		got += want
+	}
+	for _, ch := range chans { // the whole queue held, as dlqt holds it
+		for _, tag := range chosen[ch] {
+			if err := ch.Ack(tag, false); err != nil {
+				return 0, err
+			}
+		}
+		if err := ch.Nack(0, true, true); err != nil {
+			return 0, err
+		}
+	}
+	for {
+		left, err := q.depth(queue)
+		if err != nil {
+			return 0, err
+		}
+		if left == n-n/5 {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > time.Duration(n)*10*time.Millisecond+time.Minute {
+			return 0, fmt.Errorf("%s holds %d messages, want %d", queue, left, n-n/5)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // shovel moves from's n messages to queue to with a dynamic Shovel that
@@ -277,4 +410,18 @@ func (q *queues) checkIDs(queue string, n int) error {
 	}
 	fmt.Printf("every id moved exactly once: %d in %s\n", n, queue)
 	return nil
+}
+
+// pacedRate is the bulk phase's rate as dlqt replay reports it ("paced: N
+// published in D, R msg/s").
+func pacedRate(stdout string) (float64, error) {
+	for line := range strings.Lines(stdout) {
+		if rest, ok := strings.CutPrefix(line, "paced: "); ok {
+			_, rate, ok := strings.Cut(rest, ", ")
+			if v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rate), " msg/s"), 64); ok && err == nil {
+				return v, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("dlqt replay reported no paced phase: %s", measure.LastLines(stdout, 5))
 }

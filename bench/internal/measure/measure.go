@@ -15,10 +15,12 @@ import (
 	"time"
 )
 
-// Run is one measured run: its wall time and its peak RSS in KiB.
+// Run is one measured run: its wall time, its peak RSS in KiB, and what it
+// wrote to its standard output.
 type Run struct {
-	Wall  time.Duration
-	RSSKB int64
+	Wall   time.Duration
+	RSSKB  int64
+	Stdout string
 }
 
 // Command runs argv under /usr/bin/time -v: its wall time, and its peak RSS
@@ -29,11 +31,11 @@ func Command(argv []string, env ...string) (Run, error) {
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = nil, &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	r := Run{Wall: time.Since(start)}
+	r := Run{Wall: time.Since(start), Stdout: stdout.String()}
 	if err != nil {
 		// the command's own last words, before time's report
 		own, _, _ := strings.Cut(stderr.String(), "\tCommand being timed:")
