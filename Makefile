@@ -29,7 +29,7 @@ demo: build prepare
 # verify (a few seconds).
 test: prepare
 	$(GO) vet $(PKGS)
-	@GO=$(GO) bash scripts/go-test -count=1 -p 2 -timeout 14m -- $(PKGS)
+	@GO=$(GO) E2E_TIMEOUT=14m45s bash scripts/go-test -count=1 -p 2 -timeout 14m -- $(PKGS)
 	$(GO) test -count=1 -race -run 'Damaged|Refused|Overwritten' ./internal/journal/
 
 # The broker integration and end-to-end suites against RabbitMQ 3.10 (this

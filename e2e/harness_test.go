@@ -148,7 +148,7 @@ func startProgram(t *testing.T, dir string, w, h int, env []string, program stri
 	s.tmux("set-option", "-t", s.session, "remain-on-exit", "on")
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("screen at failure:\n%s", s.screen())
+			t.Logf("screen at failure (%s):\n%s", s.paneState(), s.history())
 		}
 		tmuxCmd("kill-session", "-t", s.session).Run()
 	})
@@ -237,6 +237,27 @@ func (s *term) waitGone(text string) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// paneState says whether the pane's process still runs, its pid, or how
+// it ended, so that a blank or stalled screen at failure explains itself.
+func (s *term) paneState() string {
+	out, err := tmuxCmd("display-message", "-p", "-t", s.session,
+		"pane_dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal} pid=#{pane_pid} size=#{pane_width}x#{pane_height} in_mode=#{pane_in_mode}").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("tmux: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// history is the pane's scrollback and screen, with the tmux error if the
+// capture itself failed: what scrolled off the visible rows shows too.
+func (s *term) history() string {
+	out, err := tmuxCmd("capture-pane", "-p", "-J", "-S", "-", "-t", s.session).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("(capture-pane: %v) %s", err, out)
+	}
+	return string(out)
 }
 
 // exited reports whether dlqt's process has ended.
