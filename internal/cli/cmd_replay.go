@@ -305,13 +305,13 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 		return err
 	}
 	if !st.Interrupted() {
-		return fmt.Errorf("replay %s is not interrupted (last: %s): nothing to resume", st.ID, st.Status)
+		return fmt.Errorf("replay %s is not interrupted (last: %s): nothing to resume", sanitize.Line(st.ID), sanitize.Line(string(st.Status)))
 	}
 	if err := a.sessionActsIn("replay "+st.ID, st.Vhost); err != nil {
 		return err
 	}
 	if a.vhost != st.Vhost {
-		fmt.Fprintf(cmd.ErrOrStderr(), "dlqt: replay %s ran in vhost %q: resuming there\n", st.ID, st.Vhost)
+		fmt.Fprintf(cmd.ErrOrStderr(), "dlqt: replay %s ran in vhost %q: resuming there\n", sanitize.Line(st.ID), st.Vhost)
 		a.vhost = st.Vhost
 	}
 	mem := a.limitReplayMemory() // the sizes are not journalled: the budget's
@@ -324,7 +324,7 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 	if err := a.refuseReplayWithoutPermission(cmd.Context(), plan, true); err != nil {
 		return err
 	}
-	fmt.Fprint(cmd.OutOrStdout(), resumeNotice(st.ID, st.Queue, len(plan.Items), st.Counts()))
+	fmt.Fprint(cmd.OutOrStdout(), resumeNotice(sanitize.Line(st.ID), sanitize.Line(st.Queue), len(plan.Items), st.Counts()))
 	return a.runReplay(cmd.Context(), cmd, plan)
 }
 
@@ -436,7 +436,7 @@ func progressLines(w io.Writer) func(replay.Progress) {
 }
 
 func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Redactor) {
-	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", p.ID, len(p.Items), sanitize.Line(p.Queue), p.Selection, sanitize.Line(p.Vhost))
+	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", sanitize.Line(p.ID), len(p.Items), sanitize.Line(p.Queue), sanitize.Line(p.Selection.String()), sanitize.Line(p.Vhost))
 	switch b := in.Batch; {
 	case !b.Truncated():
 	case b.Bound != "":
@@ -464,7 +464,7 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Red
 	}
 	for _, it := range p.Items {
 		if it.Revision != nil {
-			fmt.Fprintf(w, "  %s: publishes revision %s (original sha256 %s)\n", sanitize.Line(it.ID), it.Revision.ID, it.Revision.OriginalSHA256)
+			fmt.Fprintf(w, "  %s: publishes revision %s (original sha256 %s)\n", sanitize.Line(it.ID), sanitize.Line(it.Revision.ID), sanitize.Line(it.Revision.OriginalSHA256))
 		}
 	}
 	if len(p.Missing) > 0 {
@@ -473,7 +473,7 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Red
 	for _, t := range p.Sample {
 		// The payload is redacted and sanitised, and pretty-printed: one line here.
 		payload := strings.Join(strings.Fields(t.Payload), " ")
-		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", t.ID, t.Reason, dash(shownText(red, t.ReasonCode)), ansi.Truncate(payload, 100, "…"))
+		fmt.Fprintf(w, "  sample %s  %s/%s  %s\n", sanitize.Line(t.ID), sanitize.Line(string(t.Reason)), dash(shownText(red, t.ReasonCode)), ansi.Truncate(payload, 100, "…"))
 	}
 	if p.Allowed {
 		fmt.Fprintln(w, "  allowed: yes")
@@ -527,7 +527,7 @@ func changedSince(plan replay.Plan, in triage.Inspection) []string {
 
 func printResult(w io.Writer, r replay.Result) {
 	fmt.Fprintf(w, "replay %s: resolved %d, failed again %d, returned %d, untouched %d (published %d)\n",
-		r.ID, r.Resolved, r.FailedAgain, r.Returned, r.Untouched, r.Published)
+		sanitize.Line(r.ID), r.Resolved, r.FailedAgain, r.Returned, r.Untouched, r.Published)
 	if r.PacedPublished > 0 && r.PacedElapsed <= 0 { // one publish spans no interval
 		fmt.Fprintf(w, "paced: %d published after the canary (one publish has no rate)\n", r.PacedPublished)
 	} else if r.PacedPublished > 0 {
@@ -565,6 +565,6 @@ func printResult(w io.Writer, r replay.Result) {
 		fmt.Fprintln(w, "warning:", sanitize.Line(warning))
 	}
 	if r.Resumable {
-		fmt.Fprintf(w, "the replay is resumable: dlqt replay --resume %s acks the confirmed sources without publishing them again, acks again a resolved source the broker put back, and sends what was not sent\n", r.ID)
+		fmt.Fprintf(w, "the replay is resumable: dlqt replay --resume %s acks the confirmed sources without publishing them again, acks again a resolved source the broker put back, and sends what was not sent\n", sanitize.Line(r.ID))
 	}
 }

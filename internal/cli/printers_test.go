@@ -188,3 +188,27 @@ func TestGroupsAndMessagesHeadNameTheQueueAsOne(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanAndResultEscapeWhatTheJournalOrTheBrokerWrote: a plan approved
+// from a proposal, or resumed, carries a replay id and revision ids read
+// back from a journal or the team's trail, and a sample's message id is the
+// publisher's: none of them may drive the terminal that prints them.
+func TestPlanAndResultEscapeWhatTheJournalOrTheBrokerWrote(t *testing.T) {
+	const evil = "\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J"
+	p := replay.Plan{
+		ID: "rp-1" + evil, Queue: "q", Items: []replay.Item{{ID: "m-1", Revision: &replay.Revision{ID: "rev" + evil, OriginalSHA256: "ab" + evil}}},
+		Sample: []triage.Triaged{{ID: "m-1" + evil, Reason: triage.ReasonRejected}},
+	}
+	var b bytes.Buffer
+	printPlan(&b, p, triage.Inspection{}, redact.New())
+	printResult(&b, replay.Result{ID: "rp-1" + evil, Resolved: 1, Published: 1, Resumable: true})
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Fatalf("a control character reached the output: %q", out)
+	}
+	for _, want := range []string{`replay rp-1\x1b]52;c;`, `publishes revision rev\x1b]52`, `sample m-1\x1b]52`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q shown escaped in:\n%s", want, out)
+		}
+	}
+}
