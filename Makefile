@@ -21,15 +21,16 @@ demo: build prepare
 
 # Unit, integration (real broker, a vhost per test) and end-to-end (tmux) tests.
 # The broker, million and e2e packages mostly wait on the broker and tmux:
-# scripts/go-test runs the e2e package and the broker package as two shards
-# each beside the others (-p 2: the million package beside the small ones).
+# scripts/go-test runs the e2e package as three shards and the broker package
+# as two beside the others (-p 2: the million package beside the small
+# ones), and ends with a table of the shards' times and slowest tests.
 #
 # The damaged-journal tests run again under -race: bbolt's page check runs
 # in a goroutine of its own, and one left reading a closed journal crashed
 # verify (a few seconds).
 test: prepare
 	$(GO) vet $(PKGS)
-	@GO=$(GO) E2E_TIMEOUT=14m45s bash scripts/go-test -count=1 -p 2 -timeout 14m -- $(PKGS)
+	@GO=$(GO) bash scripts/go-test -count=1 -p 2 -timeout 14m -- $(PKGS)
 	$(GO) test -count=1 -race -run 'Damaged|Refused|Overwritten' ./internal/journal/
 
 # The broker integration and end-to-end suites against RabbitMQ 3.10 (this
