@@ -62,34 +62,10 @@ func loadSmall(t testing.TB, conn *amqp.Connection, queue string, n int) {
 // still returning them; never "all" over a part.
 func TestReadRightAfterALargeReadWaitsForTheBrokerToReturnIt(t *testing.T) {
 	const n = 100_000
-	f := newFixture(t, "reread")
-	f.declare("orders.dlq", nil)
-	loadSmall(t, f.conn, "orders.dlq", n)
-	f.waitDepth("orders.dlq", n)
+	f, second, back := rightAfterALargeRead(t, "reread", n)
 	all := func(triage.Message) error { return nil }
-
-	first := f.live()
-	// A separate process: dlqt's own count of what it released is not there.
-	second := f.live() // dialled now: the second read begins the moment the first is gone
-	eventually(t, "the management API counts the queue", func() string {
-		// As a parking queue filled a while ago: its figures lag 5 s.
-		top, err := second.Topology(context.Background())
-		if q, ok := top.Queue("orders.dlq"); err != nil || !ok || q.Messages != n {
-			return fmt.Sprintf("%+v, %v", q, err)
-		}
-		return ""
-	})
-	b, err := first.Browse(context.Background(), "orders.dlq", triage.BrowseOptions{Each: all})
-	if err != nil || b.Read != n {
-		t.Fatalf("first read: %d messages, %v", b.Read, err)
-	}
-	if err := first.Close(); err != nil {
-		t.Fatal(err)
-	}
-	back := f.depth("orders.dlq") // what was back as the second read began
-
 	var waited, most atomic.Int64
-	b, err = second.Browse(context.Background(), "orders.dlq", triage.BrowseOptions{Each: all, Returning: func(n int) {
+	b, err := second.Browse(context.Background(), "orders.dlq", triage.BrowseOptions{Each: all, Returning: func(n int) {
 		waited.Add(1)
 		most.Store(max(most.Load(), int64(n)))
 	}})
@@ -99,11 +75,6 @@ func TestReadRightAfterALargeReadWaitsForTheBrokerToReturnIt(t *testing.T) {
 	bound := views.Bound(b)
 	t.Logf("second read: %d messages, %q; %d back as it began; waited for the broker %d times, for up to %d messages",
 		b.Read, bound, back, waited.Load(), most.Load())
-	if back == n {
-		// The broker had returned everything before the read began: the
-		// case is not tested.
-		t.Fatal("the broker had returned every message before the second read began: the test did not catch it returning them")
-	}
 	switch {
 	case b.Read == n && b.HeldElsewhere == 0 && bound == "all 100,000 messages":
 	case b.Read < n && strings.HasPrefix(b.Bound, "the broker was still returning") && b.Depth == n &&
@@ -113,6 +84,78 @@ func TestReadRightAfterALargeReadWaitsForTheBrokerToReturnIt(t *testing.T) {
 			b.Read, b.Depth, b.HeldElsewhere, bound, n)
 	}
 	f.waitDepth("orders.dlq", n)
+}
+
+// A discard's hold right after a large read waits for the broker to
+// return that read's messages too. Before, it took what was back for the
+// whole queue: a discard of a group of 1,000,000 begun as a read of them
+// ended held and took 164,756, said "discarded 164756" and exited 0.
+func TestDiscardRightAfterALargeReadWaitsForTheBrokerToReturnIt(t *testing.T) {
+	const n = 100_000
+	f, second, back := rightAfterALargeRead(t, "rediscard", n)
+	var seen int
+	var waited atomic.Int64
+	res, err := second.Sweep(context.Background(), "orders.dlq", triage.BrowseOptions{
+		Each:      func(triage.Message) error { seen++; return nil },
+		Returning: func(int) { waited.Add(1) },
+	}, func([]triage.Message) []int {
+		every := make([]int, seen)
+		for i := range every {
+			every[i] = i
+		}
+		return every
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("discard: held %d, took %d of %d, %q; %d back as it began; told of the wait %d times",
+		res.Held, len(res.Taken), res.Depth, res.Bound, back, waited.Load())
+	switch {
+	case len(res.Taken) == n && res.Depth == n && res.Bound == "":
+		f.waitDepth("orders.dlq", 0)
+	case len(res.Taken) < n && strings.HasPrefix(res.Bound, "the broker was still returning") && res.Depth == n:
+		f.waitDepth("orders.dlq", n-len(res.Taken))
+	default:
+		t.Errorf("discard: took %d of %d messages (held %d), bound %q; want all %d, or a hold that says the broker is still returning the rest",
+			len(res.Taken), res.Depth, res.Held, res.Bound, n)
+	}
+}
+
+// rightAfterALargeRead fills orders.dlq in a vhost of its own with n
+// small messages, reads them all with one Live and closes it, and returns
+// a second Live, dialled before that read began as another process would
+// be, and how many messages the queue counted ready the moment the first
+// was gone. It fails the test if the broker had returned every message by
+// then: the case would not be tested.
+func rightAfterALargeRead(t *testing.T, name string, n int) (*fixture, *broker.Live, int) {
+	t.Helper()
+	f := newFixture(t, name)
+	f.declare("orders.dlq", nil)
+	loadSmall(t, f.conn, "orders.dlq", n)
+	f.waitDepth("orders.dlq", n)
+	first := f.live()
+	// A separate process: dlqt's own count of what it released is not there.
+	second := f.live() // dialled now: the second begins the moment the first is gone
+	eventually(t, "the management API counts the queue", func() string {
+		// As a parking queue filled a while ago: its figures lag 5 s.
+		top, err := second.Topology(context.Background())
+		if q, ok := top.Queue("orders.dlq"); err != nil || !ok || q.Messages != n {
+			return fmt.Sprintf("%+v, %v", q, err)
+		}
+		return ""
+	})
+	b, err := first.Browse(context.Background(), "orders.dlq", triage.BrowseOptions{Each: func(triage.Message) error { return nil }})
+	if err != nil || b.Read != n {
+		t.Fatalf("first read: %d messages, %v", b.Read, err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back := f.depth("orders.dlq")
+	if back == n {
+		t.Fatal("the broker had returned every message before the second began: the test did not catch it returning them")
+	}
+	return f, second, back
 }
 
 // A replay's hold keeps its messages unacked with no consumer left, as the

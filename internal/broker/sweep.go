@@ -28,8 +28,8 @@ var ErrReadOnly = errors.New("a snapshot is read-only")
 func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOptions, choose func(held []triage.Message) []int) (triage.SweepResult, error) {
 	var res triage.SweepResult
 	// What it leaves is the queue's total for the next read, whatever the
-	// management API's figures from before it say (returning.go).
-	l.released.forget(queue)
+	// management API's figures from before it say (returning.go); what
+	// this process's last read left counts until the wait below.
 	defer func() {
 		if res.Depth > 0 {
 			l.released.note(queue, max(0, res.Depth-len(res.Taken)), true)
@@ -46,15 +46,26 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	if q.Type == triage.QueueStream {
 		return res, fmt.Errorf("queue %q is a stream: its messages stay until retention drops them, so none can be taken out", queue)
 	}
+	conn, err := l.connection(ctx)
+	if err != nil {
+		return res, err
+	}
+	// The broker may still be returning an earlier read's messages (a
+	// discard run right after a read of a million took the 164,756 back
+	// of 1,000,000 and said "discarded 164756", exit 0): wait for them as
+	// a read does, before the lease, whose own exclusive queue would read
+	// as another actor's hold (returning.go).
+	back, err := l.awaitReturns(ctx, conn, q, opts.Returning)
+	if err != nil {
+		return res, err
+	}
+	q = back.q
+	l.released.forget(queue)
 	lease, err := l.TakeLease(ctx, queue, "discarding from")
 	if err != nil {
 		return res, err
 	}
 	defer lease.Release()
-	conn, err := l.connection(ctx)
-	if err != nil {
-		return res, err
-	}
 	depth, err := passiveDepth(conn, queue, l.cfg.Vhost)
 	if err != nil {
 		return res, err
@@ -73,6 +84,13 @@ func (l *Live) Sweep(ctx context.Context, queue string, opts triage.BrowseOption
 	}
 	if safe, why := l.safeHold(ctx, q, want); safe < want {
 		want, res.Bound = safe, why
+	}
+	if back.returning > 0 && res.Bound == "" && want == depth {
+		// Hold what is back, and count the rest in the depth: "held N of
+		// M: the broker was still returning ...", a group's discard cut
+		// short (exit 4), never the whole group over a part.
+		res.Depth += back.returning
+		res.Bound = stillReturning(back.returning)
 	}
 	r := reading{queue: queue, want: want, progress: opts.Progress, quorum: q.Type == triage.QueueQuorum,
 		each: opts.Each, tags: true, owed: l.owedRule(conn, q, depth)}
