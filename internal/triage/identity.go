@@ -63,18 +63,45 @@ func Identify(ms []Message, envs []Envelope) []string {
 // order, as Identify does: a reader that kept only the base ids of what it
 // read numbers them exactly alike.
 //
-// One map of the ids counts them and then marks the suffixes taken (a
-// base id is always taken); when every id is unique, as in most queues,
-// the ids are the bases. Two maps of strings, as it had, were 100 MB of a
-// discard's sweep of 1,000,000 messages.
+// Most queues repeat no id, so it first looks for repeats among 64-bit
+// hashes of the ids, sorted: 8 bytes an id, where a map of every id was
+// about 50 (a discard of 1,000,000 whole peaked at 408 MiB of RSS). Only
+// ids whose hash repeats are counted in a map, and a suffix is taken when
+// its hash is among the ids' or it was given already. The hash is FNV-1a,
+// the same in every process: should a suffix's hash equal another id's
+// without the two being equal, that suffix is skipped alike everywhere, so
+// ids stay unique and the same from one read to the next.
 func SuffixIDs(base []string) []string {
-	count := make(map[string]int32, len(base))
-	for _, id := range base {
-		count[id]++
-	}
 	ids := slices.Clone(base)
-	if len(count) == len(base) {
+	hashes := make([]uint64, len(base))
+	for i, id := range base {
+		hashes[i] = idHash(id)
+	}
+	slices.Sort(hashes)
+	var repeats map[uint64]bool // hashes seen more than once
+	for i := 1; i < len(hashes); i++ {
+		if hashes[i] == hashes[i-1] {
+			if repeats == nil {
+				repeats = map[uint64]bool{}
+			}
+			repeats[hashes[i]] = true
+		}
+	}
+	if repeats == nil {
 		return ids
+	}
+	count := map[string]int32{} // the ids whose hash repeats
+	for _, id := range base {
+		if repeats[idHash(id)] {
+			count[id]++
+		}
+	}
+	taken := func(cand string) bool {
+		if count[cand] > 0 {
+			return true
+		}
+		_, found := slices.BinarySearch(hashes, idHash(cand))
+		return found
 	}
 	seen := map[string]int{} // occurrences so far, of the ids that repeat
 	for i, id := range base {
@@ -88,7 +115,7 @@ func SuffixIDs(base []string) []string {
 		}
 		// An id that already ends in "#2" must not collide with a suffix.
 		cand := id + "#" + strconv.Itoa(n)
-		for count[cand] > 0 {
+		for taken(cand) {
 			n++
 			cand = id + "#" + strconv.Itoa(n)
 		}
@@ -97,6 +124,16 @@ func SuffixIDs(base []string) []string {
 		ids[i] = cand
 	}
 	return ids
+}
+
+// idHash is the 64-bit FNV-1a hash of id.
+func idHash(id string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // BaseIDs are the identities Identify gives, without the occurrence
