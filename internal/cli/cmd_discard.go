@@ -199,7 +199,10 @@ func (a *app) discard(ctx context.Context, w io.Writer, req triage.DiscardReques
 	if err := a.changing(); err != nil {
 		return err
 	}
+	mem := a.limitDiscardMemory()
+	defer mem.restore()
 	req.Browse.Progress = progressTo(a.stderr, "holding "+req.Queue)
+	req.Browse.Returning = returningTo(a.stderr, req.Queue)
 	req.Browse.Limit = a.holdLimit() // without --limit the whole queue, as the plan read it
 	res, err := triage.Discard(ctx, live, top, rec, req)
 	if err != nil {

@@ -163,4 +163,10 @@ func TestReplayMemoryLimitMakesRoomForTheLargestMessage(t *testing.T) {
 			t.Errorf("replayMemoryLimit(%d MiB, %d MiB) = %d MiB, want %d", c.budget/mib, c.largest/mib, got/mib, c.want/mib)
 		}
 	}
+	// A discard holds no message whole: the limit of a replay of small ones.
+	for _, c := range []struct{ budget, want int64 }{{0, 192 * mib}, {128 * mib, 320 * mib}} {
+		if got := discardMemoryLimit(c.budget, 1<<30); got != c.want {
+			t.Errorf("discardMemoryLimit(%d MiB) = %d MiB, want %d", c.budget/mib, got/mib, c.want/mib)
+		}
+	}
 }
