@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -254,5 +255,53 @@ func TestDiscardOnTheBrokerTakesOneOfIdenticalCopies(t *testing.T) {
 	got := []string{ids[0].ID, ids[1].ID, ids[2].ID, ids[3].ID}
 	if want := []string{"m-00001", shown[1].ID, second, "m-00002"}; !slices.Equal(got, want) {
 		t.Fatalf("left %v, want %v (two copies, renumbered, between the neighbours)", got, want)
+	}
+}
+
+// A group mixed with others in a classic queue: every fifth of 12,000 is
+// chosen, the last message among them, so the sweep gives back the others
+// in runs (settleInOrder), each counted ready before its next ack, and the
+// last run's Nack names the last message not chosen. What is left is
+// exactly the others, in the queue's order. (Its speed is make bench's: bench/replay's
+// interleaved discard.)
+func TestSweepOfAGroupMixedWithOthersKeepsTheRestInOrder(t *testing.T) {
+	const n = 12000
+	f := newFixture(t, "sweep-mixed")
+	f.declare("orders.dlq", nil)
+	loadSmall(t, f.conn, "orders.dlq", n)
+	f.waitDepth("orders.dlq", n)
+	l := f.live()
+	var seen int
+	res, err := l.Sweep(context.Background(), "orders.dlq", triage.BrowseOptions{Each: func(triage.Message) error { seen++; return nil }},
+		func([]triage.Message) []int {
+			var every5th []int
+			for i := 4; i < seen; i += 5 {
+				every5th = append(every5th, i)
+			}
+			return every5th
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Held != n || len(res.Taken) != n/5 {
+		t.Fatalf("held %d, took %d; want %d and %d", res.Held, len(res.Taken), n, n/5)
+	}
+	var want []string
+	for i := range n {
+		if i%5 != 4 {
+			want = append(want, fmt.Sprintf("m-%07d", i))
+		}
+	}
+	f.waitDepth("orders.dlq", len(want))
+	b, err := l.Browse(context.Background(), "orders.dlq", triage.BrowseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := messageIDs(b.Messages); !slices.Equal(got, want) {
+		first := 0
+		for first < min(len(got), len(want)) && got[first] == want[first] {
+			first++
+		}
+		t.Fatalf("left %d messages, want the %d not chosen in order; they differ from position %d", len(got), len(want), first)
 	}
 }
