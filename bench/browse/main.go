@@ -162,11 +162,7 @@ func benchTUILarge(cfg broker.Config, n, size int) error {
 // deleteQueue deletes the queues of cfg's vhost named, on a connection of
 // its own.
 func deleteQueue(cfg broker.Config, names ...string) error {
-	url, err := cfg.VhostURL()
-	if err != nil {
-		return err
-	}
-	conn, err := amqp.Dial(url)
+	conn, err := fill.Dial(cfg)
 	if err != nil {
 		return err
 	}
@@ -240,11 +236,7 @@ func waitDepth(cfg broker.Config, n int) error { return waitQueueDepth(cfg, queu
 
 // waitQueueDepth waits until name holds n ready messages.
 func waitQueueDepth(cfg broker.Config, name string, n int) error {
-	url, err := cfg.VhostURL()
-	if err != nil {
-		return err
-	}
-	conn, err := amqp.Dial(url)
+	conn, err := fill.Dial(cfg)
 	if err != nil {
 		return err
 	}

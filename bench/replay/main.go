@@ -319,11 +319,7 @@ func shovel(cfg broker.Config, q *queues, from, to string, n int) (measure.Run, 
 type queues struct{ conn *amqp.Connection }
 
 func openQueues(cfg broker.Config) (*queues, error) {
-	url, err := cfg.VhostURL()
-	if err != nil {
-		return nil, err
-	}
-	conn, err := amqp.Dial(url)
+	conn, err := fill.Dial(cfg)
 	if err != nil {
 		return nil, err
 	}

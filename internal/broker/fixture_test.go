@@ -90,6 +90,15 @@ func testMessage(i int, body []byte) amqp.Publishing {
 
 // publish sends n test messages to queue through the default exchange and
 // waits for the broker's confirms; it returns their ids in publish order.
+// fillSmall declares queue (classic) and fills it with n small messages
+// (loadSmall), waiting until it counts them all.
+func (f *fixture) fillSmall(queue string, n int) {
+	f.t.Helper()
+	f.declare(queue, nil)
+	loadSmall(f.t, f.conn, queue, n)
+	f.waitDepth(queue, n)
+}
+
 func (f *fixture) publish(queue string, n int, size int) []string {
 	f.t.Helper()
 	ids := make([]string, n)

@@ -17,9 +17,7 @@ import (
 func BenchmarkReadRightAfterARead(b *testing.B) {
 	const n = 100_000
 	f := newFixture(b, "bench-reread")
-	f.declare("orders.dlq", nil)
-	loadSmall(b, f.conn, "orders.dlq", n)
-	f.waitDepth("orders.dlq", n)
+	f.fillSmall("orders.dlq", n)
 	ctx := context.Background()
 	all := triage.BrowseOptions{Each: func(triage.Message) error { return nil }}
 	read := func(who string, l interface {

@@ -130,9 +130,7 @@ func TestDiscardRightAfterALargeReadWaitsForTheBrokerToReturnIt(t *testing.T) {
 func rightAfterALargeRead(t *testing.T, name string, n int) (*fixture, *broker.Live, int) {
 	t.Helper()
 	f := newFixture(t, name)
-	f.declare("orders.dlq", nil)
-	loadSmall(t, f.conn, "orders.dlq", n)
-	f.waitDepth("orders.dlq", n)
+	f.fillSmall("orders.dlq", n)
 	first := f.live()
 	// A separate process: dlqt's own count of what it released is not there.
 	second := f.live() // dialled now: the second begins the moment the first is gone

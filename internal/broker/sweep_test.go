@@ -267,9 +267,7 @@ func TestDiscardOnTheBrokerTakesOneOfIdenticalCopies(t *testing.T) {
 func TestSweepOfAGroupMixedWithOthersKeepsTheRestInOrder(t *testing.T) {
 	const n = 12000
 	f := newFixture(t, "sweep-mixed")
-	f.declare("orders.dlq", nil)
-	loadSmall(t, f.conn, "orders.dlq", n)
-	f.waitDepth("orders.dlq", n)
+	f.fillSmall("orders.dlq", n)
 	l := f.live()
 	var seen int
 	res, err := l.Sweep(context.Background(), "orders.dlq", triage.BrowseOptions{Each: func(triage.Message) error { seen++; return nil }},

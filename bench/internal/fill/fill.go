@@ -17,6 +17,15 @@ import (
 // ID is the message id of the i-th message loaded.
 func ID(i int) string { return fmt.Sprintf("bench-%07d", i) }
 
+// Dial opens a connection to cfg's vhost.
+func Dial(cfg broker.Config) (*amqp.Connection, error) {
+	url, err := cfg.VhostURL()
+	if err != nil {
+		return nil, err
+	}
+	return amqp.Dial(url)
+}
+
 // Load creates cfg.Vhost, declares queue (classic, durable) and publishes n
 // messages of about size bytes with publisher confirms.
 func Load(cfg broker.Config, queue string, n, size int) error {
@@ -26,11 +35,7 @@ func Load(cfg broker.Config, queue string, n, size int) error {
 	if err := broker.CreateVhost(cfg); err != nil {
 		return err
 	}
-	url, err := cfg.VhostURL()
-	if err != nil {
-		return err
-	}
-	conn, err := amqp.Dial(url)
+	conn, err := Dial(cfg)
 	if err != nil {
 		return err
 	}
