@@ -125,7 +125,7 @@ func BenchmarkTextFilter100k(b *testing.B) {
 	var resolved filter.Filter
 	b.Run("resolve", func(b *testing.B) {
 		for b.Loop() {
-			if resolved, err = f.Resolve(context.Background(), kept); err != nil {
+			if resolved, err = f.Resolve(context.Background(), triage.Slice(kept)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -151,12 +151,12 @@ func BenchmarkTextFilterRetype10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := first.Resolve(context.Background(), kept); err != nil {
+	if _, err := first.Resolve(context.Background(), triage.Slice(kept)); err != nil {
 		b.Fatal(err)
 	}
 	next, _ := filter.ParseWhere([]string{"text~t-70"}, filter.Options{Cache: cache})
 	for b.Loop() {
-		if _, err := next.Resolve(context.Background(), kept); err != nil {
+		if _, err := next.Resolve(context.Background(), triage.Slice(kept)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -23,8 +23,36 @@ func ListParking(ctx context.Context, r Reader, patterns []string) ([]ParkingQue
 type Inspection struct {
 	Batch    Batch // the raw messages, as read
 	Topology Topology
-	Messages []Triaged // same order as Batch.Messages
-	Groups   []Group
+	Messages []Triaged // same order as Batch.Messages; nil when Entries holds them
+	// Entries, when set, holds the messages instead of Messages: a
+	// spilled read's packed index (the TUI), or what a filter matched of
+	// a read. Len, At and List read either.
+	Entries List
+	Groups  []Group // Members index the messages
+}
+
+// List is the inspection's messages, wherever they are held.
+func (in *Inspection) List() List {
+	if in.Entries != nil {
+		return in.Entries
+	}
+	return Slice(in.Messages)
+}
+
+// Len is how many messages the inspection holds.
+func (in *Inspection) Len() int {
+	if in.Entries != nil {
+		return in.Entries.Len()
+	}
+	return len(in.Messages)
+}
+
+// At is the inspection's message i.
+func (in *Inspection) At(i int) Triaged {
+	if in.Entries != nil {
+		return in.Entries.At(i)
+	}
+	return in.Messages[i]
 }
 
 // Inspect browses a queue (bounded, see BrowseOptions) and triages what it read.

@@ -118,8 +118,9 @@ func chosenOf(insp triage.Inspection, ids []string) (*triage.Inspection, error) 
 		want[id] = true
 	}
 	out := insp
-	out.Messages = nil
-	for _, t := range insp.Messages {
+	out.Messages, out.Entries = nil, nil
+	for i := range insp.Len() {
+		t := insp.At(i)
 		if !want[t.ID] {
 			continue
 		}
@@ -228,7 +229,7 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 		f.c.dialog = &costDialog{flow: f, cost: cost}
 		return nil
 	}
-	if msg.err != nil && len(msg.insp.Messages) == 0 {
+	if msg.err != nil && msg.insp.Len() == 0 {
 		f.spills.closeOne(msg.store)
 		f.groups.SetFailed()
 		f.c.setErr(fmt.Errorf("reading %s: %w", msg.queue, msg.err))
@@ -236,7 +237,7 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		f.c.setErr(fmt.Errorf("browse of %s stopped early after %s (all released): %w",
-			msg.queue, views.Plural(len(msg.insp.Messages), "message"), msg.err))
+			msg.queue, views.Plural(msg.insp.Len(), "message"), msg.err))
 	} else {
 		f.c.setErr(nil)
 	}
@@ -299,13 +300,10 @@ func (f *browseFlow) deliveryCost() triage.DeliveryCost {
 }
 
 func (f *browseFlow) loadTags(insp *triage.Inspection) tea.Cmd {
-	if f.c.opts.Journal == nil || len(insp.Messages) == 0 {
+	if f.c.opts.Journal == nil || insp.Len() == 0 {
 		return nil
 	}
-	ids := make([]string, len(insp.Messages))
-	for i, t := range insp.Messages {
-		ids[i] = t.ID
-	}
+	ids := triage.IDs(insp.List())
 	f.tagsReq = f.c.nextID()
 	return tagsCmd(f.c.opts.Journal, f.c.vhost(insp), insp.Batch.Queue, ids, f.tagsReq)
 }

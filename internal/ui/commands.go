@@ -174,41 +174,53 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 	}
 	b.store = store
 	var index *triage.Spilled
+	var packed *triage.Index
 	if store != nil {
 		index = triage.NewSpilled(store, red)
+		packed = triage.NewIndex(min(int(b.expected.Load()), maxIndexRoom))
 	}
 	// An index entry keeps no payload (the message screen derives it again
 	// from the spilled message), so a spilled read renders none: the
 	// costliest part of triage, skipped for every message read.
 	s, err := e.inspectEach(ctx, r, b.queue, opts, triage.StreamOptions{Redactor: red, Payloads: index == nil,
 		Each: func(t *triage.Triaged) (bool, error) {
-			entry := *t
-			cost := wholeCost(t)
+			var read int
 			if index != nil {
-				t.Message.Position = len(kept) // the order this browse saw it: the store's key
+				t.Message.Position = packed.Len() // the order this browse saw it: the store's key
 				if err := store.Put(t.Message); err != nil {
 					return false, err
 				}
-				entry = index.Index(*t)
-				cost = triage.IndexCost(&entry)
+				entry := index.Index(*t)
+				if !budget.take(packed.Append(&entry)) {
+					packed.Truncate(packed.Len() - 1)
+					return false, errBudget
+				}
+				read = packed.Len()
+			} else {
+				cost := wholeCost(t)
+				if !budget.take(cost) {
+					return false, errBudget
+				}
+				if kept == nil {
+					kept = make([]triage.Triaged, 0, keptCap(int(b.expected.Load()), opts.Limit, budget.limit, cost))
+				}
+				kept = append(kept, *t)
+				read = len(kept)
 			}
-			if !budget.take(cost) {
-				return false, errBudget
-			}
-			if kept == nil {
-				kept = make([]triage.Triaged, 0, keptCap(int(b.expected.Load()), opts.Limit, budget.limit, cost))
-			}
-			kept = append(kept, entry)
-			live.Add(t, len(kept)-1)
+			live.Add(t, read-1)
 			if time.Since(shown) >= liveEvery {
 				shown = time.Now()
-				partial := triage.Inspection{Batch: triage.Batch{Queue: b.queue, Read: len(kept)}, Groups: live.Groups()}
-				b.publish(browseProgressMsg{id: b.id, read: len(kept), expected: int(b.expected.Load()), live: &partial})
+				partial := triage.Inspection{Batch: triage.Batch{Queue: b.queue, Read: read}, Groups: live.Groups()}
+				b.publish(browseProgressMsg{id: b.id, read: read, expected: int(b.expected.Load()), live: &partial})
 			}
 			return true, nil
 		}})
+	read := len(kept)
+	if packed != nil {
+		read = packed.Len()
+	}
 	if errors.Is(err, errBudget) { // a bound, not a failure: say which
-		err, s.Batch.Err, s.Batch.Read = nil, nil, len(kept)
+		err, s.Batch.Err, s.Batch.Read = nil, nil, read
 		s.Batch.Bound = budget.String()
 	}
 	if s.Batch.Bound == "" && opts.Limit > 0 && s.Batch.Count() >= opts.Limit && s.Batch.Truncated() {
@@ -221,14 +233,22 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 		}
 	}
 	b.spillErr = spillErr
+	if packed != nil {
+		return triage.Inspection{Batch: s.Batch, Topology: s.Topology, Entries: packed, Groups: triage.GroupList(packed)}, err
+	}
 	return triage.Inspection{Batch: s.Batch, Topology: s.Topology, Messages: kept, Groups: triage.GroupMessages(kept)}, err
 }
+
+// maxIndexRoom is the most entries a read makes room for at its start
+// (8 bytes each); a larger queue's index grows as it is read.
+const maxIndexRoom = 4 << 20
 
 var errBudget = errors.New("the memory budget is spent")
 
 // DefaultIndexBudget is what a spilled browse's index entries may take
-// when the user set no --memory-budget: at about 900 bytes an entry, a
-// queue of 140,000 messages (the read-ahead stays at DefaultMemoryBudget).
+// when the user set no --memory-budget: packed (triage.Index), about a
+// hundred bytes an entry, a queue of over a million messages (the
+// read-ahead stays at DefaultMemoryBudget).
 const DefaultIndexBudget = 128 << 20
 
 // keptCap is the room to make for a read's entries once the first is in:

@@ -72,5 +72,5 @@ func partialRead(t *testing.T, id int, queue string) browseProgressMsg {
 	g := insp.Groups[0]
 	g.Count, g.Members = 1, nil
 	partial := triage.Inspection{Batch: triage.Batch{Queue: queue, Read: 1}, Groups: []triage.Group{g}}
-	return browseProgressMsg{id: id, read: 1, expected: len(insp.Messages), live: &partial}
+	return browseProgressMsg{id: id, read: 1, expected: insp.Len(), live: &partial}
 }

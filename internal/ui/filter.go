@@ -119,7 +119,7 @@ func (f fieldFilter) readBack(parsed filter.Filter) *triage.Inspection {
 		return nil
 	}
 	r := f.read()
-	if r == nil || len(r.Messages) == 0 || !r.Messages[0].Indexed() {
+	if r == nil || r.Len() == 0 || !r.At(0).Indexed() {
 		return nil
 	}
 	return r
@@ -128,8 +128,8 @@ func (f fieldFilter) readBack(parsed filter.Filter) *triage.Inspection {
 func (f fieldFilter) resolve(parsed filter.Filter, read *triage.Inspection) tea.Cmd {
 	ctx, cancel := context.WithCancel(f.c.base)
 	f.work.id, f.work.cancel = f.c.nextID(), cancel
-	f.c.busy = "searching " + views.Plural(len(read.Messages), "message") + " (read back from disk)…"
-	id, screen, msgs := f.work.id, f.screen, read.Messages
+	f.c.busy = "searching " + views.Plural(read.Len(), "message") + " (read back from disk)…"
+	id, screen, msgs := f.work.id, f.screen, read.List()
 	return func() tea.Msg {
 		resolved, err := parsed.Resolve(ctx, msgs)
 		return filterResolvedMsg{screen: screen, id: id, f: resolved, err: err}

@@ -71,12 +71,12 @@ func TestBadFilterKeepsTheLastGoodOne(t *testing.T) {
 	h.openQueue("orders.dlq")
 	h.press("filter")
 	h.typeText("reason_code=INVALID_SKU")
-	if n := len(h.m.groups.Inspection().Messages); n != 3 {
+	if n := h.m.groups.Inspection().Len(); n != 3 {
 		t.Fatalf("good filter kept %d messages, want 3", n)
 	}
 	h.send(tea.PasteMsg{Content: " colour=red"}) // at once: typing passes through text~c, text~co…
 	h.mustShow("bad filter, the last good one stays", `unknown field "colour"`)
-	if n := len(h.m.groups.Inspection().Messages); n != 3 {
+	if n := h.m.groups.Inspection().Len(); n != 3 {
 		t.Fatalf("after a bad expression %d messages, want the last good filter's 3", n)
 	}
 	if f := h.m.groups.Filter().String(); f != "reason_code=INVALID_SKU" {

@@ -67,8 +67,9 @@ func (s *groupsScreen) target(insp *triage.Inspection) (target, error) {
 	var tg target
 	named := true // the key selects every member (it would not if groups were keyed otherwise)
 	for _, i := range g.Members {
-		tg.ids = append(tg.ids, insp.Messages[i].ID)
-		named = named && triage.GroupKey{Reason: g.Reason, Code: g.ReasonCode}.Matches(insp.Messages[i])
+		t := insp.At(i)
+		tg.ids = append(tg.ids, t.ID)
+		named = named && triage.GroupKey{Reason: g.Reason, Code: g.ReasonCode}.Matches(t)
 	}
 	code := g.ReasonCode
 	if code == "" {

@@ -487,7 +487,7 @@ func TestBrowseCutByTheMemoryBudgetSaysSo(t *testing.T) {
 	h.openQueue("orders.dlq")
 	h.mustShow("held 1 of 5 messages: dlqt memory budget (1 B; --memory-budget)")
 	insp := h.m.groups.Inspection()
-	if insp == nil || len(insp.Messages) != 1 || insp.Batch.Err != nil {
+	if insp == nil || insp.Len() != 1 || insp.Batch.Err != nil {
 		t.Fatalf("inspection %+v", insp)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -244,8 +243,12 @@ func (c *programContext) proposeInstead(action string, tg target, insp *triage.I
 	}
 	var msgs []triage.Triaged
 	if insp != nil {
-		for _, t := range insp.Messages {
-			if slices.Contains(tg.ids, t.ID) {
+		chosen := make(map[string]bool, len(tg.ids))
+		for _, id := range tg.ids {
+			chosen[id] = true
+		}
+		for i := range insp.Len() {
+			if t := insp.At(i); chosen[t.ID] {
 				msgs = append(msgs, t)
 			}
 		}

@@ -114,8 +114,8 @@ func (s *messageScreen) askRevealApproval(a *Approvals, queue, id string, edit b
 	c.busy = "asking whether this reveal is approved…"
 	var msg triage.Triaged
 	if insp := s.flow.groups.Inspection(); insp != nil {
-		for _, t := range insp.Messages {
-			if t.ID == id {
+		for i := range insp.Len() {
+			if t := insp.At(i); t.ID == id {
 				msg = t
 			}
 		}

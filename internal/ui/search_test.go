@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/triagetest"
 	"github.com/dlqt/dlqt/internal/views"
 )
 
@@ -21,7 +22,7 @@ func openMillionMessages(h *harness, n int) {
 	insp := &triage.Inspection{Batch: triage.Batch{Queue: "orders.dlq", Depth: n}}
 	insp.Messages = make([]triage.Triaged, n)
 	g := triage.Group{Reason: triage.ReasonRejected, ReasonCode: "E42", Count: n, Members: make([]int, n)}
-	for i := range insp.Messages {
+	for i := range triagetest.Messages(insp) {
 		insp.Messages[i] = triage.Triaged{ID: fmt.Sprintf("msg_order-%07d", i), Attempts: i % 7,
 			DiedAt: at.Add(time.Duration(i) * time.Millisecond), ReasonCode: "E42"}
 		g.Members[i] = i
@@ -124,7 +125,7 @@ func TestGroupsFieldFilterOverManyMessagesAnswersAtOnce(t *testing.T) {
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	insp := &triage.Inspection{Batch: triage.Batch{Queue: "orders.dlq", Depth: n}}
 	insp.Messages = make([]triage.Triaged, n)
-	for i := range insp.Messages {
+	for i := range triagetest.Messages(insp) {
 		insp.Messages[i] = triage.Triaged{ID: fmt.Sprintf("m-%07d", i), Reason: triage.ReasonRejected,
 			ReasonCode: fmt.Sprintf("E%d", i%5), DiedAt: at.Add(-time.Duration(i) * time.Millisecond)}
 	}
@@ -146,8 +147,8 @@ func TestGroupsFieldFilterOverManyMessagesAnswersAtOnce(t *testing.T) {
 	}
 	want := f.Narrow(*insp)
 	got := h.m.groups.Inspection()
-	if h.m.groups.Narrowing() || len(got.Messages) != n/5 || !reflect.DeepEqual(got.Groups, want.Groups) {
-		t.Fatalf("after the steps: narrowing %v, %d messages in %d groups", h.m.groups.Narrowing(), len(got.Messages), len(got.Groups))
+	if h.m.groups.Narrowing() || got.Len() != n/5 || !reflect.DeepEqual(got.Groups, want.Groups) {
+		t.Fatalf("after the steps: narrowing %v, %d messages in %d groups", h.m.groups.Narrowing(), got.Len(), len(got.Groups))
 	}
 	h.mustShow("filtered: 40,000 of 200,000 messages where reason_code=E1")
 	h.mustNotShow("tested")

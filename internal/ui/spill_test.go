@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/triagetest"
 )
 
 // TestBrowseKeepsNoBodyAndReadsTheMessageBack: after a browse, what the
@@ -19,10 +20,10 @@ func TestBrowseKeepsNoBodyAndReadsTheMessageBack(t *testing.T) {
 	h := newHarness(t, Options{Spill: SpillOptions{Dir: dir}}, 120, 50)
 	h.openQueue("orders.dlq")
 	insp := h.m.groups.Inspection()
-	if insp == nil || len(insp.Messages) != 5 {
+	if insp == nil || insp.Len() != 5 {
 		t.Fatalf("inspection %v", insp)
 	}
-	for _, m := range insp.Messages {
+	for _, m := range triagetest.Messages(insp) {
 		if m.Message.Body != nil || m.Payload != "" || m.Timeline != nil || len(m.Message.Headers) != 0 || !m.Indexed() {
 			t.Fatalf("%s keeps more than its index entry: body %d bytes, payload %q, %d headers",
 				m.ID, len(m.Message.Body), m.Payload, len(m.Message.Headers))
@@ -60,13 +61,13 @@ func TestTextFilterReadsBackIndexEntries(t *testing.T) {
 	h.press("filter")
 	h.typeText(`text~x-2`)
 	insp := h.m.groups.Inspection()
-	if len(insp.Messages) != 1 || insp.Messages[0].ID != "m-1003" {
-		t.Fatalf("text~x-2 kept %d messages", len(insp.Messages))
+	if insp.Len() != 1 || insp.At(0).ID != "m-1003" {
+		t.Fatalf("text~x-2 kept %d messages", insp.Len())
 	}
 	h.press("back")
 	h.press("filter")
 	h.typeText(`text~hunter2`) // masked on screen, so never found by a search
-	if n := len(h.m.groups.Inspection().Messages); n != 0 {
+	if n := h.m.groups.Inspection().Len(); n != 0 {
 		t.Fatalf("text~hunter2 found %d messages in redacted text", n)
 	}
 }
@@ -141,7 +142,7 @@ func TestReplayPlanRoutesIndexEntriesByTheirHeaders(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	h, _ := liveHarness(t, 120, 40)
 	h.openQueue("orders.dlq")
-	if !h.m.groups.Inspection().Messages[0].Indexed() {
+	if !h.m.groups.Inspection().At(0).Indexed() {
 		t.Fatal("the read kept whole messages: the test would prove nothing")
 	}
 	h.m.groups.SelectGroup(triage.ReasonRejected, "INVALID_SKU")
@@ -170,20 +171,20 @@ func TestTextFilterOverIndexEntriesResolvesOffUpdate(t *testing.T) {
 	h.openQueue("orders.dlq")
 	h.press("filter")
 	h.typeText("text~x-")
-	before := len(h.m.groups.Inspection().Messages)
+	before := h.m.groups.Inspection().Len()
 	_, stale := h.m.Update(keyPress("1")) // text~x-1, not run yet
-	if stale == nil || len(h.m.groups.Inspection().Messages) != before {
-		t.Fatalf("text~x-1 applied in Update (%d messages shown, %d before)", len(h.m.groups.Inspection().Messages), before)
+	if stale == nil || h.m.groups.Inspection().Len() != before {
+		t.Fatalf("text~x-1 applied in Update (%d messages shown, %d before)", h.m.groups.Inspection().Len(), before)
 	}
 	h.mustShow("searching 5 messages (read back from disk)")
 	_, cmd := h.m.Update(keyPress("backspace"))
 	h.send(keyPress("2")) // text~x-2, run to its end
-	if got := h.m.groups.Inspection().Messages; len(got) != 1 || got[0].ID != "m-1003" {
+	if got := triagetest.Messages(h.m.groups.Inspection()); len(got) != 1 || got[0].ID != "m-1003" {
 		t.Fatalf("text~x-2 shows %d messages", len(got))
 	}
 	h.run(stale) // the answer for text~x-1 arrives late: dropped
 	h.run(cmd)
-	if got := h.m.groups.Inspection().Messages; len(got) != 1 || got[0].ID != "m-1003" {
+	if got := triagetest.Messages(h.m.groups.Inspection()); len(got) != 1 || got[0].ID != "m-1003" {
 		t.Fatalf("a stale answer replaced text~x-2: %d messages", len(got))
 	}
 	h.mustNotShow("searching")
@@ -200,7 +201,7 @@ func TestNoSpillDirectoryKeepsWholeMessages(t *testing.T) {
 	h := newHarness(t, Options{Spill: SpillOptions{Dir: notADir}}, 160, 40)
 	h.openQueue("orders.dlq")
 	insp := h.m.groups.Inspection()
-	if insp == nil || len(insp.Messages) != 5 || insp.Messages[0].Indexed() || insp.Messages[0].Message.Body == nil {
+	if insp == nil || insp.Len() != 5 || insp.At(0).Indexed() || insp.At(0).Message.Body == nil {
 		t.Fatalf("read %v", insp)
 	}
 	h.mustShow("messages kept whole in memory, not on disk")
@@ -218,7 +219,7 @@ func TestTypingATextFilterRedactsEachMessageOnce(t *testing.T) {
 	h := newHarness(t, Options{Spill: SpillOptions{Dir: t.TempDir()}}, 120, 40)
 	h.openQueue("orders.dlq")
 	shown := func() (ids []string) {
-		for _, m := range h.m.groups.Inspection().Messages {
+		for _, m := range triagetest.Messages(h.m.groups.Inspection()) {
 			ids = append(ids, m.ID)
 		}
 		return ids

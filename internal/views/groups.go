@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,9 +58,7 @@ type narrowing struct {
 	next      int                // the next message of all to test
 	matched   []int              // the indexes in all of the matches so far
 	groups    *triage.Grouper    // of the matches, by their rank in matched
-	msgs      []triage.Triaged
-	copied    int  // of matched into msgs, once every message is tested
-	scheduled bool // a SearchStep is on its way
+	scheduled bool               // a SearchStep is on its way
 }
 
 // NoteChange records that an action changed queue name at `at`: until it
@@ -304,38 +303,25 @@ func (g *Groups) Narrowing() bool { return g.narrow != nil }
 // stepNarrow matches messages for at most budget (all of them up to
 // wholeRows) and puts the filter in force once every message is tested:
 // the same messages and groups as filter.Narrow (Apply, then the grouping
-// of the matches in order). The matches are copied once, into a slice of
-// their exact size, also a slice of time at a time: a filter that keeps a
-// million messages moves half a gigabyte.
+// of the matches in order). The matches are not copied: the narrowed read
+// is the read's list at the matched positions (triage.Subset).
 func (g *Groups) stepNarrow(budget time.Duration) {
 	n := g.narrow
 	start := time.Now()
-	all := n.all.Messages
+	all := n.all.List()
 	spent := func(done int) bool {
 		if g.stepRows > 0 {
 			return done >= g.stepRows
 		}
 		return done >= wholeRows && done%256 == 0 && time.Since(start) >= budget
 	}
-	for done := 1; n.next < len(all); done++ {
-		if n.f.MatchAt(all, n.next) {
+	for done := 1; n.next < all.Len(); done++ {
+		if t := all.At(n.next); n.f.Match(t) {
 			n.matched = append(n.matched, n.next)
-			n.groups.Add(&all[n.next], len(n.matched)-1)
+			n.groups.Add(&t, len(n.matched)-1)
 		}
 		n.next++
-		if n.next < len(all) && spent(done) {
-			return
-		}
-	}
-	if n.msgs == nil && len(n.matched) > 0 {
-		n.msgs = make([]triage.Triaged, len(n.matched))
-	}
-	for n.copied < len(n.matched) {
-		hi := min(n.copied+4096, len(n.matched))
-		for ; n.copied < hi; n.copied++ {
-			n.msgs[n.copied] = all[n.matched[n.copied]]
-		}
-		if n.copied < len(n.matched) && g.stepRows == 0 && time.Since(start) >= budget {
+		if n.next < all.Len() && spent(done) {
 			return
 		}
 	}
@@ -345,7 +331,8 @@ func (g *Groups) stepNarrow(budget time.Duration) {
 	}
 	g.table.filterBy(nil) // the rows are narrowed already
 	narrowed := *n.all
-	narrowed.Messages, narrowed.Groups = n.msgs, n.groups.Groups()
+	narrowed.Messages, narrowed.Entries = nil, &triage.Subset{Of: all, Idx: slices.Clip(n.matched)}
+	narrowed.Groups = n.groups.Groups()
 	g.show(&narrowed)
 }
 
@@ -450,7 +437,7 @@ func (g *Groups) counts() string {
 			msgs += gr.Count
 		}
 	}
-	return fmt.Sprintf("%s of %s, %s", Count(msgs), Plural(len(g.all.Messages), "message"), Plural(g.table.Len(), "group"))
+	return fmt.Sprintf("%s of %s, %s", Count(msgs), Plural(g.all.Len(), "message"), Plural(g.table.Len(), "group"))
 }
 
 // filterLine says which filter narrows the groups, under the title.
@@ -458,8 +445,8 @@ func (g *Groups) filterLine() string {
 	if g.filter.Empty() || g.insp == nil {
 		return ""
 	}
-	return fmt.Sprintf("filtered: %s of %s where %s", Count(len(g.insp.Messages)),
-		Plural(len(g.all.Messages), "message"), g.filter.String())
+	return fmt.Sprintf("filtered: %s of %s where %s", Count(g.insp.Len()),
+		Plural(g.all.Len(), "message"), g.filter.String())
 }
 
 // progress says what the browse is doing, with numbers that move, so a slow
@@ -512,7 +499,7 @@ func (g *Groups) View() string {
 			what = "filtering the new read by "
 		}
 		second = fmt.Sprintf("%s%s: %s of %s tested, %s matched…", what, n.f.String(),
-			Count(n.next), Plural(len(n.all.Messages), "message"), Count(len(n.matched)))
+			Count(n.next), Plural(n.all.Len(), "message"), Count(len(n.matched)))
 	}
 	if g.loading {
 		second = g.progress()
@@ -520,7 +507,7 @@ func (g *Groups) View() string {
 	if g.insp != nil && len(g.insp.Groups) == 0 && !g.loading && g.narrow == nil {
 		second = "The queue is empty: nothing to triage."
 		if !g.filter.Empty() {
-			second = "No message matches " + g.filter.String() + " (" + Plural(len(g.all.Messages), "message") + " read)."
+			second = "No message matches " + g.filter.String() + " (" + Plural(g.all.Len(), "message") + " read)."
 		}
 	}
 	if g.failed {

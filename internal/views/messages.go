@@ -92,7 +92,7 @@ func (m *Messages) SetFilter(f filter.Filter) {
 		if m.insp == nil || row >= len(m.group.Members) {
 			return false
 		}
-		return m.filter.MatchAt(m.insp.Messages, m.group.Members[row])
+		return m.filter.Match(m.insp.At(m.group.Members[row]))
 	})
 }
 
@@ -115,7 +115,7 @@ func (m *Messages) render() {
 
 // row is the cells of the group's i-th message.
 func (m *Messages) row(i int, now time.Time) []string {
-	t := m.insp.Messages[m.group.Members[i]]
+	t := m.insp.At(m.group.Members[i])
 	mark := ""
 	if _, ok := m.marks[t.ID]; ok {
 		mark = "*"
@@ -157,7 +157,7 @@ func (m *Messages) ToggleMark() {
 	if !ok || m.insp == nil {
 		return
 	}
-	id := m.insp.Messages[m.group.Members[row]].ID
+	id := m.insp.At(m.group.Members[row]).ID
 	if m.marks == nil {
 		m.marks = map[string]int{}
 	}
@@ -185,7 +185,7 @@ func (m *Messages) Marked() []string {
 	slices.Sort(rows)
 	ids := make([]string, len(rows))
 	for i, row := range rows {
-		ids[i] = m.insp.Messages[m.group.Members[row]].ID
+		ids[i] = m.insp.At(m.group.Members[row]).ID
 	}
 	return ids
 }
@@ -202,11 +202,16 @@ func (m *Messages) dropGoneMarks() {
 	}
 	kept := map[string]int{}
 	for row, idx := range m.group.Members {
-		if _, ok := m.marks[m.insp.Messages[idx].ID]; ok {
-			kept[m.insp.Messages[idx].ID] = row
+		if id := m.insp.At(idx).ID; hasKey(m.marks, id) {
+			kept[id] = row
 		}
 	}
 	m.marks = kept
+}
+
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // Group is the group shown.
@@ -218,7 +223,7 @@ func (m *Messages) Selected() (triage.Triaged, bool) {
 	if !ok || m.insp == nil {
 		return triage.Triaged{}, false
 	}
-	return m.insp.Messages[m.group.Members[i]], true
+	return m.insp.At(m.group.Members[i]), true
 }
 
 // SelectID puts the cursor on the message with this id.
@@ -227,7 +232,7 @@ func (m *Messages) SelectID(id string) {
 		return
 	}
 	for i, idx := range m.group.Members {
-		if m.insp.Messages[idx].ID == id {
+		if m.insp.At(idx).ID == id {
 			m.table.Select(i)
 			return
 		}

@@ -239,9 +239,10 @@ func (q *Queues) NoteRead(name string, insp *triage.Inspection) {
 	if q.reads == nil {
 		q.reads = map[string]readNote{}
 	}
-	n := readNote{count: len(insp.Messages), truncated: !ReadToTheEnd(insp.Batch), at: q.ctx.now()}
-	for i := range insp.Messages {
-		at, from := bestTime(&insp.Messages[i])
+	n := readNote{count: insp.Len(), truncated: !ReadToTheEnd(insp.Batch), at: q.ctx.now()}
+	for i := range insp.Len() {
+		t := insp.At(i)
+		at, from := bestTime(&t)
 		if at.IsZero() {
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/filter"
+	"github.com/dlqt/dlqt/internal/triage/triagetest"
 )
 
 func TestShortNumber(t *testing.T) {
@@ -129,7 +130,7 @@ func millionMessages(n int) (*triage.Inspection, triage.Group) {
 	insp := &triage.Inspection{Batch: triage.Batch{Queue: "orders.dlq", Depth: n}}
 	insp.Messages = make([]triage.Triaged, n)
 	g := triage.Group{Reason: triage.Reason("rejected"), ReasonCode: "E42", Count: n, Members: make([]int, n)}
-	for i := range insp.Messages {
+	for i := range triagetest.Messages(insp) {
 		insp.Messages[i] = triage.Triaged{ID: fmt.Sprintf("msg_order-%07d", i), Attempts: i % 7,
 			DiedAt: at.Add(time.Duration(i) * time.Millisecond), ReasonCode: "E42"}
 		g.Members[i] = i
@@ -538,7 +539,7 @@ func manyMessages(n int) *triage.Inspection {
 	reasons := []triage.Reason{triage.ReasonRejected, triage.ReasonExpired, triage.ReasonMaxlen}
 	insp := &triage.Inspection{Batch: triage.Batch{Queue: "orders.dlq", Depth: n}}
 	insp.Messages = make([]triage.Triaged, n)
-	for i := range insp.Messages {
+	for i := range triagetest.Messages(insp) {
 		insp.Messages[i] = triage.Triaged{ID: fmt.Sprintf("m-%07d", i), Attempts: i % 7,
 			Reason: reasons[i%3], ReasonCode: fmt.Sprintf("E%d", i%5),
 			DiedAt:   at.Add(-time.Duration(i) * time.Second),
@@ -592,8 +593,8 @@ func TestGroupsFieldFilterInStepsEqualsNarrow(t *testing.T) {
 		if steps != 4 || g.Narrowing() || g.Filter().String() != f.String() {
 			t.Fatalf("%s: %d steps, narrowing %v, filter %q", line, steps, g.Narrowing(), g.Filter())
 		}
-		if !reflect.DeepEqual(got.Messages, want.Messages) || !reflect.DeepEqual(got.Groups, want.Groups) {
-			t.Fatalf("%s: %d messages in %d groups, Narrow has %d in %d", line, len(got.Messages), len(got.Groups), len(want.Messages), len(want.Groups))
+		if !reflect.DeepEqual(triagetest.Messages(got), want.Messages) || !reflect.DeepEqual(got.Groups, want.Groups) {
+			t.Fatalf("%s: %d messages in %d groups, Narrow has %d in %d", line, got.Len(), len(got.Groups), len(want.Messages), len(want.Groups))
 		}
 	}
 	// a read arriving while a filter is put in force: the filter typed last
@@ -623,8 +624,8 @@ func TestGroupsFieldFilterInStepsEqualsNarrow(t *testing.T) {
 	// a read narrowed within the call needs no telling
 	g.stepRows = 0
 	g.SetInspection(manyMessages(100))
-	if g.Narrowing() || g.NewRead() || len(g.Inspection().Messages) != 20 {
-		t.Fatalf("small read: narrowing %v, %d messages", g.Narrowing(), len(g.Inspection().Messages))
+	if g.Narrowing() || g.NewRead() || g.Inspection().Len() != 20 {
+		t.Fatalf("small read: narrowing %v, %d messages", g.Narrowing(), g.Inspection().Len())
 	}
 }
 

@@ -61,7 +61,7 @@ func BenchmarkNarrowResolved100k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := f.Resolve(context.Background(), ts)
+	r, err := f.Resolve(context.Background(), triage.Slice(ts))
 	if err != nil {
 		b.Fatal(err)
 	}

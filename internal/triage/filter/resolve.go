@@ -31,16 +31,17 @@ func (f Filter) Resolved() bool { return f.resolved != nil }
 // answering Match from those results, by message id. A message it did not
 // see (a later read) is evaluated as any other. ctx stops it early (the
 // user typed on), with ctx's error.
-func (f Filter) Resolve(ctx context.Context, ts []triage.Triaged) (Filter, error) {
-	if f.Empty() || len(ts) == 0 {
+func (f Filter) Resolve(ctx context.Context, ts triage.List) (Filter, error) {
+	n := ts.Len()
+	if f.Empty() || n == 0 {
 		return f, nil
 	}
-	matched := make([]bool, len(ts))
+	matched := make([]bool, n)
 	workers := max(1, runtime.GOMAXPROCS(0))
-	per := (len(ts) + workers - 1) / workers
+	per := (n + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := range workers {
-		lo, hi := w*per, min((w+1)*per, len(ts))
+		lo, hi := w*per, min((w+1)*per, n)
 		if lo >= hi {
 			break
 		}
@@ -49,7 +50,8 @@ func (f Filter) Resolve(ctx context.Context, ts []triage.Triaged) (Filter, error
 				if i%256 == 0 && ctx.Err() != nil {
 					return
 				}
-				matched[i] = f.match(&ts[i])
+				t := ts.At(i)
+				matched[i] = f.match(&t)
 			}
 		})
 	}
@@ -57,25 +59,24 @@ func (f Filter) Resolve(ctx context.Context, ts []triage.Triaged) (Filter, error
 	if err := ctx.Err(); err != nil {
 		return f, err
 	}
-	f.resolved = make(map[string]bool, len(ts))
-	for i := range ts {
-		f.resolved[ts[i].ID] = matched[i]
+	f.resolved = make(map[string]bool, n)
+	for i := range n {
+		f.resolved[ts.At(i).ID] = matched[i]
 	}
-	f.resolvedOn = &resolvedSlice{first: &ts[0], n: len(ts), matched: matched}
+	f.resolvedOn = &resolvedSlice{on: ts, matched: matched}
 	return f, nil
 }
 
 // resolvedSlice is Resolve's answer by index, for Apply over the very
-// slice it resolved (no lookup by id).
+// list it resolved (no lookup by id).
 type resolvedSlice struct {
-	first   *triage.Triaged
-	n       int
+	on      triage.List
 	matched []bool
 }
 
-// of returns the answers by index when ts is the slice resolved.
+// of returns the answers by index when ts is the list resolved.
 func (r *resolvedSlice) of(ts []triage.Triaged) []bool {
-	if r == nil || len(ts) != r.n || len(ts) == 0 || &ts[0] != r.first {
+	if r == nil || !triage.SameList(triage.Slice(ts), r.on) {
 		return nil
 	}
 	return r.matched

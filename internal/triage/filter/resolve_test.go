@@ -57,7 +57,7 @@ func TestTextAndTenantReadIndexEntriesBack(t *testing.T) {
 		if f.ReadsMessages() != (expr != "reason=published") {
 			t.Errorf("%s: ReadsMessages %v", expr, f.ReadsMessages())
 		}
-		r, err := f.Resolve(context.Background(), ts)
+		r, err := f.Resolve(context.Background(), triage.Slice(ts))
 		if err != nil || !r.Resolved() {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestTextAndTenantReadIndexEntriesBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	f, _ := ParseLine("text~needle", Options{})
-	if _, err := f.Resolve(ctx, ts); !errors.Is(err, context.Canceled) {
+	if _, err := f.Resolve(ctx, triage.Slice(ts)); !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled resolve: %v", err)
 	}
 }

@@ -103,3 +103,13 @@ func LeakyFailure(red *redact.Redactor) (t triage.Triaged, secrets []string) {
 	t = triage.Analyze(triage.Batch{Queue: m.Queue, Messages: []triage.Message{m}}, triage.Topology{}, red)[0]
 	return t, []string{"Hunter2-corr", "Hunter2-db-pass", redacttest.Stripe, "5500 0000 0000", redacttest.VisaRaw, redacttest.Opaque}
 }
+
+// Messages is every message insp holds, wherever it holds them (a slice,
+// a packed index, a filter's subset), in order; nil for none.
+func Messages(insp *triage.Inspection) []triage.Triaged {
+	var out []triage.Triaged
+	for i := range insp.Len() {
+		out = append(out, insp.At(i))
+	}
+	return out
+}
