@@ -12,7 +12,7 @@ import (
 // replayMemoryLimit is the soft memory limit of a headless replay whose
 // reads may let the broker push budget bytes ahead (0: the default) and
 // whose largest message is largest bytes: twice the budget for what is in
-// flight and what decoding it leaves (as tuiMemoryLimit), or, when larger,
+// flight and what decoding it leaves, or, when larger,
 // the largest message, which is held whole, and replay.MemoryOverhead for
 // the rest. Without it the collector lets the heap grow to twice what is
 // live: a replay of one 128 MiB message peaked at 355 MB of RSS; with it,

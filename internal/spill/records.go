@@ -18,13 +18,12 @@ type Records struct {
 	f    *os.File
 	w    *bufio.Writer
 	end  int64 // bytes appended, buffered ones included
-	at   []span
-	werr error // the first write error: every later call returns it
-}
-
-type span struct {
-	off     int64
-	head, n int // the record's first part, and its whole length
+	// Record i starts at offs[i] and ends where the next one starts (the
+	// last at end); its first heads[i] bytes are its head. 12 bytes a
+	// record: a million of them are held in 12 MB.
+	offs  []int64
+	heads []uint32
+	werr  error // the first write error: every later call returns it
 }
 
 // CreateRecords makes an empty Records in dir ("" means Dir()), its file
@@ -45,7 +44,7 @@ func CreateRecords(dir, pattern string) (*Records, error) {
 func (r *Records) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.at)
+	return len(r.offs)
 }
 
 // Append writes head and body, one after the other, as the next record and
@@ -66,10 +65,10 @@ func (r *Records) Append(head, body []byte) (int, error) {
 			return 0, r.werr
 		}
 	}
-	n := len(head) + len(body)
-	r.at = append(r.at, span{r.end, len(head), n})
-	r.end += int64(n)
-	return len(r.at) - 1, nil
+	r.offs = append(r.offs, r.end)
+	r.heads = append(r.heads, uint32(len(head)))
+	r.end += int64(len(head) + len(body))
+	return len(r.offs) - 1, nil
 }
 
 // Flush writes what Append buffered.
@@ -94,12 +93,15 @@ func (r *Records) Read(i int, headOnly bool) ([]byte, error) {
 		r.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if i < 0 || i >= len(r.at) {
+	if i < 0 || i >= len(r.offs) {
 		r.mu.Unlock()
 		return nil, fmt.Errorf("spill: no record %d", i)
 	}
-	sp := r.at[i]
-	if r.werr == nil && sp.off+int64(sp.n) > r.end-int64(r.w.Buffered()) { // still in the buffer
+	off, end := r.offs[i], r.end
+	if i+1 < len(r.offs) {
+		end = r.offs[i+1]
+	}
+	if r.werr == nil && end > r.end-int64(r.w.Buffered()) { // still in the buffer
 		if err := r.w.Flush(); err != nil {
 			r.werr = fmt.Errorf("spill: %w", err)
 		}
@@ -109,12 +111,12 @@ func (r *Records) Read(i int, headOnly bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := sp.n
+	n := end - off
 	if headOnly {
-		n = sp.head
+		n = int64(r.heads[i])
 	}
 	rec := make([]byte, n)
-	if _, err := f.ReadAt(rec, sp.off); err != nil {
+	if _, err := f.ReadAt(rec, off); err != nil {
 		return nil, fmt.Errorf("spill: %w", err)
 	}
 	return rec, nil
@@ -129,6 +131,6 @@ func (r *Records) Close() error {
 		return nil
 	}
 	err := r.f.Close()
-	r.f, r.at = nil, nil
+	r.f, r.offs, r.heads = nil, nil, nil
 	return err
 }

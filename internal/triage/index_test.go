@@ -150,13 +150,17 @@ func TestIndexSpansChunks(t *testing.T) {
 func FuzzIndexRoundTrip(f *testing.F) {
 	f.Add("id", "id", "order.placed", "TIMEOUT", "", int64(3), int64(1700000000), 2, uint8(1))
 	f.Add("", "x", "", "", "q", int64(-1), int64(-62135596800), 0, uint8(0))
+	f.Add("a", "2026-01-02T03:04:05.123Z", "2026-01-02T03:04:05+01:00", "", "", int64(0), int64(0), 0, uint8(0))
+	f.Add("a", "2026-01-02T03:04:05.120Z", "2026-01-02T03:04:05-00:00", "", "", int64(0), int64(0), 0, uint8(0))
 	f.Fuzz(func(t *testing.T, id, msgID, event, code, queue string, count, sec int64, deaths int, prio uint8) {
 		if deaths < 0 || deaths > 5 {
 			deaths = 1
 		}
 		when := time.Unix(sec, 0).UTC()
 		e := Triaged{ID: id, Message: Message{Queue: queue, Properties: Properties{MessageID: msgID, Priority: prio}},
-			Envelope: Envelope{MessageID: msgID, EventType: event}, ReasonCode: code, Attempts: int(count), DiedAt: when}
+			Envelope: Envelope{MessageID: msgID, EventType: event, OccurredAt: msgID, CorrelationID: event,
+				Failure: &Failure{LastFailedAt: event, FirstFailedAt: msgID}},
+			ReasonCode: code, Attempts: int(count), DiedAt: when}
 		for range deaths {
 			e.Deaths = append(e.Deaths, Death{Queue: queue, Reason: Reason(code), Count: count, Time: when, RoutingKeys: []string{event}})
 		}

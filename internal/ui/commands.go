@@ -10,7 +10,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dlqt/dlqt/internal/journal"
-	"github.com/dlqt/dlqt/internal/spill"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/redact"
@@ -78,7 +77,7 @@ type inspectedMsg struct {
 	err   error
 	// spillErr says why the messages are kept whole in memory, not on disk.
 	spillErr error
-	store    *spill.Store // where insp's index entries read back from
+	store    spillStore // where insp's index entries read back from
 }
 
 // browse is one Inspect in flight. Progress comes from the reader's
@@ -94,7 +93,7 @@ type browse struct {
 	// indexBudget bounds the index entries a spilled read keeps.
 	indexBudget int64
 	spillErr    error        // set by the reading goroutine before done
-	store       *spill.Store // this read's spill store, nil when none; ditto
+	store       spillStore // this read's spill store, nil when none; ditto
 }
 
 func newBrowse(parent context.Context, id int, queue string) (*browse, context.Context) {

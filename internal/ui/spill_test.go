@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -32,8 +33,8 @@ func TestBrowseKeepsNoBodyAndReadsTheMessageBack(t *testing.T) {
 			t.Errorf("%s lost its size", m.ID)
 		}
 	}
-	if files, _ := filepath.Glob(filepath.Join(dir, "*.db")); len(files) != 1 {
-		t.Fatalf("spill files %v, want one", files)
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 || openIn(t, dir) != 1 {
+		t.Fatalf("spill files %v named, %d open: want one open and none named (it is unlinked once made)", files, openIn(t, dir))
 	}
 	openInvalidSKU(h)
 	h.m.messages.SelectID("m-1001")
@@ -72,9 +73,27 @@ func TestTextFilterReadsBackIndexEntries(t *testing.T) {
 	}
 }
 
+// openIn is how many files under dir this process holds open, unlinked
+// ones included.
+func openIn(t *testing.T, dir string) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
 // TestSpillFilesGoWithTheirReads: a read again replaces the previous
-// read's file; the program's end removes the last one, or keeps every one
-// with --keep and names them.
+// read's file; the program's end closes the last one. Without --keep a
+// file has no name once made (nothing stays on disk however dlqt ends);
+// with --keep every one stays and is named.
 func TestSpillFilesGoWithTheirReads(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		dir := t.TempDir()
@@ -85,13 +104,15 @@ func TestSpillFilesGoWithTheirReads(t *testing.T) {
 		if h.m.groups.Inspection() == nil {
 			t.Fatal("no read after refresh")
 		}
-		files, _ := filepath.Glob(filepath.Join(dir, "*.db"))
-		if want := map[bool]int{false: 1, true: 2}[keep]; len(files) != want {
-			t.Fatalf("keep=%v: %d files after two reads, want %d", keep, len(files), want)
+		files, _ := filepath.Glob(filepath.Join(dir, "*"))
+		if want := map[bool]int{false: 0, true: 2}[keep]; len(files) != want || openIn(t, dir) != 1 {
+			t.Fatalf("keep=%v: %d files named and %d open after two reads, want %d named and 1 open", keep, len(files), openIn(t, dir), want)
 		}
 		h.m.stop()
-		files, _ = filepath.Glob(filepath.Join(dir, "*.db"))
+		files, _ = filepath.Glob(filepath.Join(dir, "*"))
 		switch {
+		case openIn(t, dir) != 0:
+			t.Errorf("keep=%v: %d spill files still open after the end", keep, openIn(t, dir))
 		case !keep && (len(files) != 0 || len(kept) != 0):
 			t.Errorf("after the end: files %v, kept %v", files, kept)
 		case keep && (len(files) != 2 || len(kept) != 2):
