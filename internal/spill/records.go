@@ -14,10 +14,10 @@ import (
 // Store's bbolt file it is never mapped into memory, so what it holds
 // costs the process no resident memory. It is safe for concurrent use.
 type Records struct {
-	mu   sync.Mutex
-	f    *os.File
-	w    *bufio.Writer
-	end  int64 // bytes appended, buffered ones included
+	mu  sync.Mutex
+	f   *os.File
+	w   *bufio.Writer
+	end int64 // bytes appended, buffered ones included
 	// Record i starts at offs[i] and ends where the next one starts (the
 	// last at end); its first heads[i] bytes are its head. 12 bytes a
 	// record: a million of them are held in 12 MB.

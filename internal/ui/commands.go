@@ -92,7 +92,7 @@ type browse struct {
 	expected atomic.Int64 // the last total the reader reported
 	// indexBudget bounds the index entries a spilled read keeps.
 	indexBudget int64
-	spillErr    error        // set by the reading goroutine before done
+	spillErr    error      // set by the reading goroutine before done
 	store       spillStore // this read's spill store, nil when none; ditto
 }
 
