@@ -260,6 +260,24 @@ func (s *term) history() string {
 	return string(out)
 }
 
+// openUnder is how many files under dir the pane's process (dlqt: the
+// pane runs it with exec) holds open, unlinked ones included.
+func (s *term) openUnder(dir string) int {
+	s.t.Helper()
+	pid := strings.TrimSpace(s.tmux("display-message", "-p", "-t", s.session, "#{pane_pid}"))
+	fds, err := os.ReadDir(filepath.Join("/proc", pid, "fd"))
+	if err != nil {
+		s.t.Fatalf("the open files of dlqt (pid %s): %v", pid, err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc", pid, "fd", fd.Name())); err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
 // exited reports whether dlqt's process has ended.
 func (s *term) exited() bool {
 	out, _ := tmuxCmd("display-message", "-p", "-t", s.session, "#{pane_dead}").CombinedOutput()

@@ -171,3 +171,71 @@ func FuzzIndexRoundTrip(f *testing.F) {
 		checkPacked(t, x, want)
 	})
 }
+
+// TestAMillionParkedMessagesFitTheTUIsIndexBudget: messages shaped as a
+// service parks them (the shape make bench loads: an id, a timestamp, one
+// x-death, an envelope with a failure block and its time), indexed as the
+// TUI's read indexes them, cost under 128 bytes an entry: a million fit
+// the TUI's default index budget of 128 MiB (ui.DefaultIndexBudget).
+func TestAMillionParkedMessagesFitTheTUIsIndexBudget(t *testing.T) {
+	const n = 20000
+	codes := []string{"VALIDATION_FAILED", "TIMEOUT", "NOT_FOUND", "CONFLICT", "UPSTREAM_5XX"}
+	died := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	msgs := make([]Message, n)
+	for i := range msgs {
+		id, at := fmt.Sprintf("bench-%07d", i), died.Add(time.Duration(i)*time.Millisecond)
+		body := fmt.Sprintf(`{"message_id":%q,"event_type":"order.placed","schema_version":"2","failure":{"reason_code":%q,"consumer":"billing","attempt":3,"last_failed_at":%q},"data":{"pad":"%s"}}`,
+			id, codes[i%len(codes)], at.Format(time.RFC3339Nano), strings.Repeat("x", 800))
+		msgs[i] = Message{Queue: "bench.dlq", Position: i, RoutingKey: "bench.dlq",
+			Properties: Properties{MessageID: id, Timestamp: at, ContentType: "application/json", DeliveryMode: 2},
+			Headers:    Headers{"x-death": deathsHeader(xdeath("orders", "rejected", 3, at, "orders.x", "order.placed"))["x-death"]},
+			Body:       []byte(body)}
+	}
+	top := Topology{Queues: []Queue{{Name: "bench.dlq", Type: QueueClassic}}}
+	s := NewSpilled(memBodies{}, redact.New())
+	x := NewIndex(n)
+	var cost int64
+	if _, err := InspectEach(context.Background(), sliceReader{top: top, msgs: msgs}, "bench.dlq", BrowseOptions{},
+		StreamOptions{Redactor: redact.New(), Each: func(t *Triaged) (bool, error) {
+			e := s.Index(*t)
+			cost += x.Append(&e)
+			return true, nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	if x.Len() != n {
+		t.Fatalf("indexed %d of %d", x.Len(), n)
+	}
+	per := float64(cost) / n
+	t.Logf("%.1f bytes an entry: %.1f MiB for a million", per, per*1e6/(1<<20))
+	if per*1e6 > 128<<20 {
+		t.Errorf("%.1f bytes an entry: a million would take %.1f MiB, over the TUI's 128 MiB", per, per*1e6/(1<<20))
+	}
+	if got := x.At(n - 1); got.ID != "bench-0019999" || got.Envelope.Failure == nil || got.Envelope.Failure.LastFailedAt != died.Add((n-1)*time.Millisecond).Format(time.RFC3339Nano) {
+		t.Errorf("the last entry unpacks as %+v", got)
+	}
+}
+
+// BenchmarkIndexAt: what a filter or a regrouping pays for each entry of
+// a packed read it reads (a million: this times 1e6).
+func BenchmarkIndexAt(b *testing.B) {
+	x := NewIndex(0)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 100000 {
+		e := Triaged{ID: fmt.Sprintf("bench-%07d", i), Message: Message{Position: i, Queue: "bench.dlq",
+			Properties: Properties{MessageID: fmt.Sprintf("bench-%07d", i), Timestamp: at, ContentType: "application/json"}},
+			Envelope: Envelope{IsJSON: true, MessageID: fmt.Sprintf("bench-%07d", i), EventType: "order.placed",
+				Failure: &Failure{ReasonCode: "TIMEOUT", LastFailedAt: at.Format(time.RFC3339Nano)}},
+			Deaths: []Death{{Queue: "orders", Reason: ReasonRejected, Count: 3, Time: at, RoutingKeys: []string{"order.placed"}}},
+			Reason: ReasonRejected, ReasonCode: "TIMEOUT", DiedAt: at}
+		x.Append(&e)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if t := x.At(i % x.Len()); t.ReasonCode != "TIMEOUT" {
+			b.Fatal(t.ReasonCode)
+		}
+		i++
+	}
+}
