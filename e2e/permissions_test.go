@@ -197,7 +197,7 @@ func TestTUIReplayRefusesADestinationTheUserMayNotWriteTo(t *testing.T) {
 	as, user := brokertest.User(t, cfg, &brokertest.Perms{Configure: `^dlqt\.lease\.|^amq\.gen-`, Write: `^amq\.gen-|^amq\.default$`, Read: ".*"}, "management")
 	env := append(brokerEnv(t, as), "DLQT_JOURNAL="+filepath.Join(t.TempDir(), "journal.db"))
 	s := startTerm(t, 200, 40, env, "--queue", "orders.dlq")
-	s.waitFor("rejected")
+	s.waitFor("the only message", "rejected") // the read is over: R during it says "nothing is read yet"
 	s.keys("R")
 	s.waitFor("dry run")
 	s.keys("Enter")
