@@ -43,6 +43,26 @@ func TestEnterDuringTheReadOpensTheGroupWhenTheReadEnds(t *testing.T) {
 	}
 }
 
+// An action key during the first read said "nothing is read yet" on the
+// error line, which the read's end cleared a moment later: the key seemed
+// lost (an end-to-end test waited 19 s for a dry run). It now says the
+// action waits for the read, and the line stays until the next key.
+func TestAnActionKeyDuringTheReadSaysToWaitForIt(t *testing.T) {
+	h, _ := liveHarness(t, 120, 40)
+	h.m.queues.SelectName("orders.dlq")
+	_, browse := h.m.Update(keyPress("enter"))
+	b := h.m.flow.browse
+	h.m.Update(partialRead(t, b.id, "orders.dlq"))
+	h.press("replay")
+	h.mustShow("still reading: replay works once the read ends")
+	h.mustNotShow("nothing is read yet")
+	h.run(browse) // the read ends
+	h.mustShow("still reading: replay works once the read ends")
+	if h.m.c.focus != screenGroups {
+		t.Fatalf("focus %v, want the groups screen", h.m.c.focus)
+	}
+}
+
 // Leaving the queue during the read forgets the early enter.
 func TestAnEarlyEnterIsForgottenWhenTheUserLeaves(t *testing.T) {
 	h := newHarness(t, Options{}, 120, 40)

@@ -331,6 +331,12 @@ func (m *Model) actionTarget(action string) (tg target, ok bool) {
 		m.c.setErr(err)
 		return tg, false
 	}
+	if m.flow.groups.Inspection() == nil && m.flow.browse != nil {
+		// The first read is on screen as it goes: the key is not an error
+		// (the read's end would clear one, and the key would seem lost).
+		m.c.hint = "still reading: " + action + " works once the read ends"
+		return tg, false
+	}
 	tg, err := m.target()
 	if err != nil {
 		m.c.setErr(fmt.Errorf("%s: %w", action, err))
