@@ -134,7 +134,7 @@ func (a *app) printDiscardPlan(ctx context.Context, w io.Writer, req triage.Disc
 	if err != nil {
 		return err
 	}
-	chosen := req.Selection.Apply(in.Messages)
+	chosen := req.Selection.Of(in.List())
 	a.noteTenant(req.Selection.Where)
 	if asJSON {
 		return writeJSON(w, discardPlanJSON(req, in, chosen))
@@ -167,7 +167,7 @@ func (a *app) proposeDiscard(ctx context.Context, w io.Writer, req triage.Discar
 	if err != nil {
 		return err
 	}
-	chosen := req.Selection.Apply(in.Messages)
+	chosen := req.Selection.Of(in.List())
 	if !a.gated(approval.GateDiscard, len(chosen)) {
 		done() // the sweep reads the queue again
 		if asJSON {

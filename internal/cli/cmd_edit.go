@@ -71,7 +71,7 @@ func (a *app) edit(cmd *cobra.Command, queue, id string, sets []approval.Set, re
 	if err != nil {
 		return err
 	}
-	chosen := triage.Selection{IDs: []string{id}}.Apply(in.Messages)
+	chosen := triage.Selection{IDs: []string{id}}.Of(in.List())
 	if len(chosen) == 0 {
 		return fmt.Errorf("message %s is not in %s", sanitize.Line(id), sanitize.Line(queue))
 	}

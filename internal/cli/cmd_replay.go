@@ -280,19 +280,25 @@ func (f replayFlags) approvalPlan(sel triage.Selection) approval.Plan {
 
 // planMessages are the inspected messages a plan replays, in plan order.
 func planMessages(p replay.Plan, in triage.Inspection) []triage.Triaged {
-	byID := make(map[string]*triage.Triaged, len(in.Messages))
-	for i := range in.Messages {
-		byID[in.Messages[i].ID] = &in.Messages[i]
-	}
+	at := positions(in)
 	out := make([]triage.Triaged, 0, len(p.Items))
 	for _, it := range p.Items {
-		if t := byID[it.ID]; t != nil {
-			out = append(out, *t)
+		if i, ok := at[it.ID]; ok {
+			out = append(out, in.At(i))
 		} else {
 			out = append(out, triage.Triaged{})
 		}
 	}
 	return out
+}
+
+// positions is where each of in's messages is, by id.
+func positions(in triage.Inspection) map[string]int {
+	at := make(map[string]int, in.Len())
+	for i := range in.Len() {
+		at[in.At(i).ID] = i
+	}
+	return at
 }
 
 func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
@@ -504,17 +510,14 @@ func changedSince(plan replay.Plan, in triage.Inspection) []string {
 	if !slices.ContainsFunc(plan.Items, func(it replay.Item) bool { return it.Revision != nil || it.BodySHA256 != "" }) {
 		return nil
 	}
-	read := make(map[string]*triage.Triaged, len(in.Messages))
-	for i := range in.Messages {
-		read[in.Messages[i].ID] = &in.Messages[i]
-	}
+	at := positions(in)
 	var out []string
 	for _, it := range plan.Items {
-		t, ok := read[it.ID]
+		i, ok := at[it.ID]
 		if !ok || it.Revision == nil && it.BodySHA256 == "" {
 			continue
 		}
-		whole, err := t.WithMessage()
+		whole, err := in.At(i).WithMessage()
 		if err != nil { // the run reads the body again and decides
 			continue
 		}

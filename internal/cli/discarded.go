@@ -57,7 +57,7 @@ type discardMarks struct {
 // indexes. A read command never creates a journal, and one it cannot open
 // (another dlqt holds it) only costs the notes, said on stderr.
 func (a *app) discardedIn(in triage.Inspection) discardMarks {
-	if len(in.Messages) == 0 || a.demo || a.snapshotPath != "" {
+	if in.Len() == 0 || a.demo || a.snapshotPath != "" {
 		return discardMarks{}
 	}
 	if _, err := os.Stat(a.journalPath); err != nil {
@@ -69,10 +69,7 @@ func (a *app) discardedIn(in triage.Inspection) discardMarks {
 		return discardMarks{}
 	}
 	defer j.Close()
-	ids := make([]string, len(in.Messages))
-	for i, t := range in.Messages {
-		ids[i] = t.ID
-	}
+	ids := triage.IDs(in.List())
 	vhost := in.Batch.Vhost
 	if vhost == "" {
 		vhost = in.Topology.Vhost

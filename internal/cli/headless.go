@@ -271,12 +271,13 @@ func (a *app) inspectIndexed(ctx context.Context, queue string) (in triage.Inspe
 	if !a.limitSet {
 		opts.Limit = 0 // the whole queue, bounded by the broker's safety
 	}
-	// The index is bounded as the TUI's is (ui.DefaultIndexBudget, or
-	// --memory-budget): about 140,000 entries; a larger queue is read up to
-	// there and the plan says so.
+	// The index is packed and bounded as the TUI's is (ui.DefaultIndexBudget,
+	// or --memory-budget): over a million entries; a larger queue is read up
+	// to there and the plan says so.
 	budget := cmp.Or(a.indexBudget(), ui.DefaultIndexBudget)
 	var spent int64
-	var kept []triage.Triaged
+	var kept []triage.Triaged // without a store
+	var packed *triage.Index
 	var expected atomic.Int64
 	progress := progressTo(a.stderr, "reading "+queue)
 	opts.Progress = func(read, want int) {
@@ -288,28 +289,37 @@ func (a *app) inspectIndexed(ctx context.Context, queue string) (in triage.Inspe
 	opts.Returning = returningTo(a.stderr, queue)
 	s, err := triage.InspectEach(ctx, r, queue, opts, triage.StreamOptions{Redactor: a.redactor(), Payloads: index == nil,
 		Each: func(t *triage.Triaged) (bool, error) {
-			if kept == nil { // room for the whole read at once: grown by append, 100,000 entries are copied a dozen times
-				kept = make([]triage.Triaged, 0, min(max(expected.Load(), 1), budget/512+1))
-			}
-			t.Message.Position = len(kept) // the order of the read: the store's key
 			if index == nil {
+				if kept == nil { // room for the whole read at once: grown by append, 100,000 entries are copied a dozen times
+					kept = make([]triage.Triaged, 0, min(max(expected.Load(), 1), budget/512+1))
+				}
+				t.Message.Position = len(kept)
 				kept = append(kept, *t)
 				return true, nil
 			}
+			if packed == nil {
+				packed = triage.NewIndex(int(min(max(expected.Load(), 1), budget/64+1)))
+			}
+			t.Message.Position = packed.Len() // the order of the read: the store's key
 			entry := index.Index(*t)
-			if cost := triage.IndexCost(&entry); spent+cost <= budget || spent == 0 {
+			if cost := packed.Append(&entry); spent+cost <= budget || spent == 0 {
 				spent += cost
 			} else {
+				packed.Truncate(packed.Len() - 1)
 				return false, errIndexBudget
 			}
 			if err := store.Put(t.Message); err != nil {
+				packed.Truncate(packed.Len() - 1)
 				return false, err
 			}
-			kept = append(kept, entry)
 			return true, nil
 		}})
+	read := len(kept)
+	if index != nil {
+		read = packed.Len()
+	}
 	if errors.Is(err, errIndexBudget) { // a bound, not a failure: say which
-		err, s.Batch.Err, s.Batch.Read = nil, nil, len(kept)
+		err, s.Batch.Err, s.Batch.Read = nil, nil, read
 		s.Batch.Bound = fmt.Sprintf("dlqt memory budget (%s of index; --memory-budget)", sizeText(budget))
 	}
 	if index != nil {
@@ -318,7 +328,14 @@ func (a *app) inspectIndexed(ctx context.Context, queue string) (in triage.Inspe
 			err = ferr
 		}
 	}
-	in = triage.Inspection{Batch: s.Batch, Topology: s.Topology, Messages: kept, Groups: triage.GroupMessages(kept)}
+	in = triage.Inspection{Batch: s.Batch, Topology: s.Topology, Messages: kept}
+	if index != nil {
+		in.Messages = nil
+		if packed != nil {
+			in.Entries = packed
+		}
+	}
+	in.Groups = triage.GroupList(in.List())
 	if err != nil {
 		if dc, ok := err.(*triage.DeliveryCostError); ok {
 			err = fmt.Errorf("%v; pass --accept-delivery-cost to browse anyway", dc)
@@ -392,9 +409,10 @@ func printGroups(w io.Writer, b triage.Batch, matched int, f filter.Filter, rows
 }
 
 func printMessages(w io.Writer, in triage.Inspection, f filter.Filter, red *redact.Redactor) error {
-	lines := make([]messageLine, len(in.Messages))
-	for i := range in.Messages {
-		lines[i] = messageLineOf(&in.Messages[i], red)
+	lines := make([]messageLine, in.Len())
+	for i := range lines {
+		t := in.At(i)
+		lines[i] = messageLineOf(&t, red)
 	}
 	return printMessageLines(w, in.Batch, f, lines)
 }

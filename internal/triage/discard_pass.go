@@ -93,10 +93,11 @@ func (p *sweepPass) picks() (ids []string, picks []int) {
 	if p.maybe == nil {
 		return ids, slices.Clone(p.pos)
 	}
+	selected := p.sel.Matcher()
 	for k := range p.cands {
 		t := &p.cands[k]
 		t.ID = ids[p.pos[k]]
-		if p.sel.Matches(*t) && p.sameBody(*t) {
+		if selected(*t) && p.sameBody(*t) {
 			picks = append(picks, p.pos[k])
 		}
 	}

@@ -137,6 +137,25 @@ func (s Selection) Validate() error {
 
 // Matches reports whether t is selected.
 func (s Selection) Matches(t Triaged) bool {
+	return s.matches(t, func(id string) bool { return slices.Contains(s.IDs, id) })
+}
+
+// Matcher is Matches for many messages: the ids are looked up in a set, so
+// a group of 100,000 chosen by its ids (the TUI names them) is tested in
+// linear time, not 10^10 comparisons.
+func (s Selection) Matcher() func(Triaged) bool {
+	if len(s.IDs) < 16 {
+		return s.Matches
+	}
+	set := make(map[string]struct{}, len(s.IDs))
+	for _, id := range s.IDs {
+		set[id] = struct{}{}
+	}
+	named := func(id string) bool { _, ok := set[id]; return ok }
+	return func(t Triaged) bool { return s.matches(t, named) }
+}
+
+func (s Selection) matches(t Triaged, named func(id string) bool) bool {
 	if s.Where != nil && !s.Where.Match(t) {
 		return false
 	}
@@ -146,14 +165,18 @@ func (s Selection) Matches(t Triaged) bool {
 	if s.Group != nil && !s.Group.Matches(t) {
 		return false
 	}
-	return len(s.IDs) == 0 || slices.Contains(s.IDs, t.ID)
+	return len(s.IDs) == 0 || named(t.ID)
 }
 
 // Apply returns the selected messages in queue order.
-func (s Selection) Apply(ts []Triaged) []Triaged {
+func (s Selection) Apply(ts []Triaged) []Triaged { return s.Of(Slice(ts)) }
+
+// Of returns the selected messages of l, in its order.
+func (s Selection) Of(l List) []Triaged {
 	var out []Triaged
-	for _, t := range ts {
-		if s.Matches(t) {
+	selected := s.Matcher()
+	for i := range l.Len() {
+		if t := l.At(i); selected(t) {
 			out = append(out, t)
 		}
 	}

@@ -109,27 +109,25 @@ func (f *browseFlow) showMessage(t triage.Triaged) bool {
 	return true
 }
 
-// chosenOf is insp with only the messages ids names, each with its whole
-// message read back (WithMessage): what a replay plan routes by. It reads
-// as many messages as are chosen, so it runs in a tea.Cmd.
+// chosenOf is insp with only the messages ids names, in its order, as
+// they are held (index entries stay index entries: a plan reads back the
+// few it must, as a headless plan does). It tests every message of the
+// read, so it runs in a tea.Cmd. A group of 100,000 read back whole was
+// 100,000 bodies and headers in memory for the plan.
 func chosenOf(insp triage.Inspection, ids []string) (*triage.Inspection, error) {
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
 	}
-	out := insp
-	out.Messages, out.Entries = nil, nil
-	for i := range insp.Len() {
-		t := insp.At(i)
-		if !want[t.ID] {
-			continue
+	all := insp.List()
+	var at []int
+	for i := range all.Len() {
+		if want[all.At(i).ID] {
+			at = append(at, i)
 		}
-		full, err := t.WithMessage()
-		if err != nil {
-			return nil, err
-		}
-		out.Messages = append(out.Messages, full)
 	}
+	out := insp
+	out.Messages, out.Entries, out.Groups = nil, &triage.Subset{Of: all, Idx: at}, nil
 	return &out, nil
 }
 

@@ -51,9 +51,10 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 	if p.Vhost == "" {
 		p.Vhost = in.Topology.Vhost
 	}
-	chosen := choose(sel, in.Messages)
-	p.Missing = missingIDs(sel.IDs, chosen)
-	dests, order, err := p.route(chosen, in.Topology)
+	msgs := in.List()
+	chosen := choose(sel, msgs)
+	p.Missing = missingIDs(sel.IDs, msgs, chosen)
+	dests, order, err := p.route(msgs, chosen, in.Topology)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -63,30 +64,35 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 	p.Problems = planProblems(p, in.Topology)
 	p.Bounded = boundedQueues(p.DestinationQueues, in.Topology)
 	p.Warnings = boundedWarnings(p.Bounded, len(p.Items))
-	p.HoldUpTo = holdBound(in, chosen)
+	p.HoldUpTo = holdBound(msgs, chosen)
 	p.ReadDepth = in.Batch.Depth
 	atLimit, warnings := atLimitWarning(in, p.HoldUpTo)
 	p.AtLimit, p.Warnings = atLimit, append(p.Warnings, warnings...)
 	return p, nil
 }
 
-// choose points at the messages sel selects: a plan of a whole queue does
-// not copy every entry it routes (100,000 index entries are 55 MB).
-func choose(sel triage.Selection, msgs []triage.Triaged) []*triage.Triaged {
-	var out []*triage.Triaged
-	for i := range msgs {
-		if sel.Matches(msgs[i]) {
-			out = append(out, &msgs[i])
+// choose is where the messages sel selects are in msgs: a plan of a whole
+// queue does not copy every entry it routes (100,000 index entries in a
+// slice are 55 MB; a packed read unpacks each as it is routed).
+func choose(sel triage.Selection, msgs triage.List) []int {
+	var out []int
+	selected := sel.Matcher()
+	for i := range msgs.Len() {
+		if selected(msgs.At(i)) {
+			out = append(out, i)
 		}
 	}
 	return out
 }
 
 // missingIDs are the selected ids the inspection did not find.
-func missingIDs(ids []string, chosen []*triage.Triaged) []string {
+func missingIDs(ids []string, msgs triage.List, chosen []int) []string {
+	if len(ids) == 0 {
+		return nil
+	}
 	found := map[string]bool{}
-	for _, t := range chosen {
-		found[t.ID] = true
+	for _, i := range chosen {
+		found[msgs.At(i).ID] = true
 	}
 	var missing []string
 	for _, id := range ids {
@@ -106,15 +112,15 @@ func missingIDs(ids []string, chosen []*triage.Triaged) []string {
 // headers may pick) or a route that may lead through a retry bucket, and
 // dropped again, so a plan of a whole queue holds its index, not its
 // messages, and reads back a few of them.
-func (p *Plan) route(chosen []*triage.Triaged, top triage.Topology) (map[triage.Route]*Destination, []triage.Route, error) {
+func (p *Plan) route(msgs triage.List, chosen []int, top triage.Topology) (map[triage.Route]*Destination, []triage.Route, error) {
 	dests := map[triage.Route]*Destination{}
 	var order []triage.Route
 	rt := triage.NewRouter(top) // indexed once: a --to asks it of every message
 	if len(chosen) > 0 {
-		p.Items = make([]Item, 0, len(chosen))
+		p.Items, p.at = make([]Item, 0, len(chosen)), make([]int, 0, len(chosen))
 	}
-	for _, ct := range chosen {
-		t, back := *ct, false
+	for _, i := range chosen {
+		t, back := msgs.At(i), false
 		// readBack reads an index entry's message back (routable), once:
 		// only for what its entry does not say, so a plan of a whole queue
 		// reads back its samples and one message a destination, not every
@@ -165,6 +171,7 @@ func (p *Plan) route(chosen []*triage.Triaged, top triage.Topology) (map[triage.
 			continue
 		}
 		p.Items = append(p.Items, item)
+		p.at = append(p.at, i)
 		d := dests[item.Route]
 		if d == nil {
 			if err := readBack(); err != nil { // its headers may route (a headers exchange)

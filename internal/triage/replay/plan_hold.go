@@ -12,16 +12,10 @@ import (
 // a lost hold cannot spend its deliveries. The position is the browse's
 // (the TUI plans from the chosen messages alone), or the place in the
 // inspection where a message carries none.
-func holdBound(in triage.Inspection, chosen []*triage.Triaged) int {
-	want := make(map[string]bool, len(chosen))
-	for _, t := range chosen {
-		want[t.ID] = true
-	}
+func holdBound(msgs triage.List, chosen []int) int {
 	bound := 0
-	for i, t := range in.Messages {
-		if want[t.ID] {
-			bound = max(bound, i+1, t.Message.Position+1)
-		}
+	for _, i := range chosen {
+		bound = max(bound, i+1, msgs.At(i).Message.Position+1)
 	}
 	return bound
 }
@@ -50,8 +44,8 @@ func atLimitWarning(in triage.Inspection, bound int) (atLimit int, warnings []st
 	if !cost.Limited {
 		return 0, nil
 	}
-	for i, t := range in.Messages {
-		if max(i, t.Message.Position) < bound && cost.PeeksLeft(t.DeliveryCount) == 0 {
+	for i := range in.Len() {
+		if t := in.At(i); max(i, t.Message.Position) < bound && cost.PeeksLeft(t.DeliveryCount) == 0 {
 			atLimit++
 		}
 	}

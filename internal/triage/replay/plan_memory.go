@@ -20,15 +20,35 @@ const memoryListed = 5
 
 // LargestBody is the size of the largest of the plan's messages as read.
 func (p *Plan) LargestBody(in triage.Inspection) int64 {
-	size := make(map[string]int64, len(in.Messages))
-	for _, t := range in.Messages {
-		size[t.ID] = int64(max(t.PayloadBytes, len(t.Message.Body)))
-	}
 	var largest int64
-	for _, it := range p.Items {
-		largest = max(largest, size[it.ID])
-	}
+	p.eachSize(in, func(_ Item, n int64) { largest = max(largest, n) })
 	return largest
+}
+
+// eachSize calls each with every item and the size of its message as
+// read in. A plan made from in (NewPlan) knows where each item's message
+// is; otherwise each is looked up by id.
+func (p *Plan) eachSize(in triage.Inspection, each func(it Item, size int64)) {
+	sizeOf := func(t triage.Triaged) int64 { return int64(max(t.PayloadBytes, len(t.Message.Body))) }
+	k := 0 // the items passed to each
+	for ; len(p.at) == len(p.Items) && k < len(p.at) && p.at[k] < in.Len(); k++ {
+		t := in.At(p.at[k])
+		if t.ID != p.Items[k].ID {
+			break // not the inspection the plan was made from
+		}
+		each(p.Items[k], sizeOf(t))
+	}
+	if k == len(p.Items) {
+		return
+	}
+	size := make(map[string]int64, in.Len())
+	for i := range in.Len() {
+		t := in.At(i)
+		size[t.ID] = sizeOf(t)
+	}
+	for _, it := range p.Items[k:] {
+		each(it, size[it.ID])
+	}
 }
 
 // CheckMemory holds the plan's messages against budget (bytes; <= 0:
@@ -43,16 +63,11 @@ func (p *Plan) CheckMemory(in triage.Inspection, budget int64, set bool) {
 	if budget <= 0 {
 		budget = triage.DefaultMemoryBudget
 	}
-	size := make(map[string]int64, len(in.Messages))
-	for _, t := range in.Messages {
-		size[t.ID] = int64(max(t.PayloadBytes, len(t.Message.Body)))
-	}
 	var over []string
 	var largest int64
-	for _, it := range p.Items {
-		n := size[it.ID]
+	p.eachSize(in, func(it Item, n int64) {
 		if n <= budget {
-			continue
+			return
 		}
 		largest = max(largest, n)
 		if len(over) < memoryListed {
@@ -60,7 +75,7 @@ func (p *Plan) CheckMemory(in triage.Inspection, budget int64, set bool) {
 		} else if len(over) == memoryListed {
 			over = append(over, "…")
 		}
-	}
+	})
 	if len(over) == 0 {
 		return
 	}

@@ -88,6 +88,9 @@ type Destination struct {
 // Plan is a dry run: what would be replayed, where to, and whether it
 // may run. Problems empty means it may.
 type Plan struct {
+	// at is where each item's message is in the inspection the plan was
+	// made from (NewPlan), for the checks that read it again.
+	at           []int
 	ID           string           `json:"id"`
 	Vhost        string           `json:"vhost"`
 	Queue        string           `json:"queue"`
