@@ -86,7 +86,15 @@ func (l *Live) awaitReturns(ctx context.Context, conn *amqp.Connection, q triage
 			fresh, _, err := l.queueInfo(ctx, q.Name)
 			return fresh, err
 		},
-		func() bool { return leased(conn, q.Name) })
+		func() bool {
+			if own, ok := ctx.Value(leaseKey{l.cfg.Vhost, q.Name}).(*Lease); ok && own != nil {
+				// The lease is the caller's (a replay takes it before it
+				// reads its plan): no other action holds the queue, so
+				// what is missing is on its way back.
+				return false
+			}
+			return leased(conn, q.Name)
+		})
 }
 
 // leased says whether a dlqt action (a replay or a discard) holds the lease

@@ -86,6 +86,37 @@ func TestReadRightAfterALargeReadWaitsForTheBrokerToReturnIt(t *testing.T) {
 	f.waitDepth("orders.dlq", n)
 }
 
+// A headless replay takes its queue's lease before it reads its plan, and
+// the read took that lease for another actor's hold: begun right after a
+// dry run of 1,000,000 it planned the 505,860 the broker had returned, said
+// "494,140 of 1,000,000 messages are held by another reader", replayed
+// those 505,860 and exited 0. Under the caller's own lease (WithLease) the
+// read waits for the broker as any other does.
+func TestAReadUnderItsOwnLeaseWaitsForTheBrokerToReturnAnEarlierRead(t *testing.T) {
+	const n = 100_000
+	f, second, back := rightAfterALargeRead(t, "reread-own-lease", n)
+	lease, err := second.TakeLease(context.Background(), "orders.dlq", "replaying")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	ctx := broker.WithLease(context.Background(), lease)
+	b, err := second.Browse(ctx, "orders.dlq", triage.BrowseOptions{Each: func(triage.Message) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := views.Bound(b)
+	t.Logf("read under its own lease: %d messages, %q; %d back as it began", b.Read, bound, back)
+	switch {
+	case b.Read == n && b.HeldElsewhere == 0 && bound == "all 100,000 messages":
+	case b.Read < n && strings.HasPrefix(b.Bound, "the broker was still returning") && b.HeldElsewhere == 0:
+	default:
+		t.Errorf("read under its own lease: %d of %d messages, %d held elsewhere, %q; want all %d, or a read that says the broker is still returning the rest",
+			b.Read, b.Depth, b.HeldElsewhere, bound, n)
+	}
+	f.waitDepth("orders.dlq", n)
+}
+
 // A discard's hold right after a large read waits for the broker to
 // return that read's messages too. Before, it took what was back for the
 // whole queue: a discard of a group of 1,000,000 begun as a read of them
