@@ -22,21 +22,20 @@ func (e *ChainError) Error() string {
 // seal canonicalises e, computes its hash and returns the entry as it will
 // be stored together with the stored bytes. Canonical means: time in UTC,
 // nil slices as empty, and Details as they read back from JSON, so that the
-// hash recomputed from a stored or exported entry is the one written.
+// hash recomputed from a stored or exported entry is the one written (a
+// large detail, as a plan's items, is kept as its canonical JSON:
+// canonicalDetails).
 func seal(e Entry) (Entry, []byte, error) {
 	e.Time = e.Time.UTC()
 	if e.MessageIDs == nil {
 		e.MessageIDs = []string{}
 	}
 	if e.Details != nil {
-		raw, err := json.Marshal(e.Details)
+		details, err := canonicalDetails(e.Details)
 		if err != nil {
 			return Entry{}, nil, fmt.Errorf("details: %w", err)
 		}
-		e.Details = nil
-		if err := json.Unmarshal(raw, &e.Details); err != nil {
-			return Entry{}, nil, fmt.Errorf("details: %w", err)
-		}
+		e.Details = details
 	}
 	body, err := hashedBody(e)
 	if err != nil {
