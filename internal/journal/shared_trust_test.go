@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/dlqt/dlqt/internal/triage"
 )
 
@@ -140,5 +142,61 @@ func overwritePageOf(t *testing.T, path, needle string) {
 	page := int64(at / 4096 * 4096)
 	if _, err := f.WriteAt([]byte{0xff, 0xff}, page+8); err != nil { // its flags: no page type
 		t.Fatal(err)
+	}
+}
+
+// The entries after the one a Shared trusts are checked in their stored
+// bytes (not decoded, unless they are not as seal writes them): one that
+// another writer appended and someone then changed in the file is still
+// refused.
+func TestSharedRefusesAnEntryChangedAfterTheOneItTrusts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	s, err := OpenShared(path, time.Second, Stamp{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := func(id string) Entry {
+		return Entry{Actor: "ana", Action: triage.ActionTag, Vhost: "/", Queue: "q", MessageIDs: []string{id}, Reason: "needs-fix"}
+	}
+	if _, err := s.Append(tag("m-1")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * holdFor) // the Shared has let go of the file
+	o, err := Open(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Append(tag("m-2")); err != nil { // another writer: legitimate
+		t.Fatal(err)
+	}
+	o.Close()
+	if _, err := s.Append(tag("m-3")); err != nil {
+		t.Fatalf("an entry another writer appended was refused: %v", err)
+	}
+	time.Sleep(2 * holdFor)
+	o, err = Open(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Append(tag("m-4")); err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketEntries)
+		v := b.Get(seqKey(4))
+		return b.Put(seqKey(4), bytes.Replace(v, []byte(`"m-4"`), []byte(`"m-9"`), 1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = s.Append(tag("m-5"))
+	var de *DamagedError
+	if !errors.As(err, &de) {
+		t.Fatalf("append after entry 4 was changed: %v, want the journal refused as damaged", err)
 	}
 }
