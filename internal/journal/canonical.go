@@ -50,23 +50,8 @@ func canonicalValue(dst []byte, dec *json.Decoder) ([]byte, error) {
 			}
 			return append(dst, ']'), nil
 		}
-		type member struct {
-			key string
-			val []byte
-		}
-		var ms []member
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			v, err := canonicalValue(nil, dec)
-			if err != nil {
-				return nil, err
-			}
-			ms = append(ms, member{k.(string), v})
-		}
-		if _, err := dec.Token(); err != nil {
+		ms, err := canonicalMembers(dec)
+		if err != nil {
 			return nil, err
 		}
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
@@ -100,6 +85,33 @@ func canonicalValue(dst []byte, dec *json.Decoder) ([]byte, error) {
 	return nil, fmt.Errorf("canonical JSON: unexpected token %v", tok)
 }
 
+// member is one member of an object, its value as canonical JSON.
+type member struct {
+	key string
+	val []byte
+}
+
+// canonicalMembers reads the members of the object whose '{' dec has just
+// read, up to and with its '}', in the order written.
+func canonicalMembers(dec *json.Decoder) ([]member, error) {
+	var ms []member
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		v, err := canonicalValue(nil, dec)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, member{k.(string), v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return ms, nil
+}
+
 func appendJSON(dst []byte, v any) []byte {
 	b, _ := json.Marshal(v) // a string, a float64 or a bool: never fails
 	return append(dst, b...)
@@ -123,25 +135,21 @@ func canonicalDetails(details map[string]any) (map[string]any, error) {
 	if _, err := dec.Token(); err != nil { // a map encodes as an object
 		return nil, err
 	}
-	out := make(map[string]any, len(details))
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		v, err := canonicalValue(nil, dec)
-		if err != nil {
-			return nil, err
-		}
-		if len(v) > rawDetail {
-			out[k.(string)] = json.RawMessage(v)
+	ms, err := canonicalMembers(dec)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(ms))
+	for _, m := range ms {
+		if len(m.val) > rawDetail {
+			out[m.key] = json.RawMessage(m.val)
 			continue
 		}
 		var x any
-		if err := json.Unmarshal(v, &x); err != nil {
+		if err := json.Unmarshal(m.val, &x); err != nil {
 			return nil, err
 		}
-		out[k.(string)] = x
+		out[m.key] = x
 	}
 	return out, nil
 }

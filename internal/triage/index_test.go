@@ -49,16 +49,7 @@ func checkPacked(t *testing.T, x *Index, want []Triaged) {
 // comes back from the packed index as it went in, and reads its whole
 // message back the same way.
 func TestIndexUnpacksWhatWasAppended(t *testing.T) {
-	batch := syntheticBatch(400)
-	top := seed002Topology()
-	top.Queues = append(top.Queues, Queue{Name: batch.Queue, Type: QueueClassic})
-	red := redact.New()
-	bodies := memBodies{}
-	for _, m := range batch.Messages {
-		bodies[m.Position] = m
-	}
-	s := NewSpilled(bodies, red)
-	s.UseTopology(top)
+	batch, top, red, s := spilledSynthetic(400)
 	x := NewIndex(0)
 	var entries []Triaged
 	var cost int64

@@ -21,11 +21,10 @@ func (b memBodies) Message(pos int) (Message, error) {
 	return m, nil
 }
 
-// TestWholeDerivesTheSameMessage: an index entry read back is what the
-// streamed inspection derived from the whole message, identity included
-// (the stream gives repeated ids their occurrence suffix).
-func TestWholeDerivesTheSameMessage(t *testing.T) {
-	batch := syntheticBatch(400)
+// spilledSynthetic is syntheticBatch(n) with its topology and redactor,
+// and a Spilled reading back from its messages in memory.
+func spilledSynthetic(n int) (Batch, Topology, *redact.Redactor, *Spilled) {
+	batch := syntheticBatch(n)
 	top := seed002Topology()
 	top.Queues = append(top.Queues, Queue{Name: batch.Queue, Type: QueueClassic})
 	red := redact.New()
@@ -35,6 +34,14 @@ func TestWholeDerivesTheSameMessage(t *testing.T) {
 	}
 	s := NewSpilled(bodies, red)
 	s.UseTopology(top)
+	return batch, top, red, s
+}
+
+// TestWholeDerivesTheSameMessage: an index entry read back is what the
+// streamed inspection derived from the whole message, identity included
+// (the stream gives repeated ids their occurrence suffix).
+func TestWholeDerivesTheSameMessage(t *testing.T) {
+	batch, top, red, s := spilledSynthetic(400)
 	var full, index []Triaged
 	_, err := InspectEach(context.Background(), sliceReader{top: top, msgs: batch.Messages}, batch.Queue, BrowseOptions{},
 		StreamOptions{Redactor: red, Payloads: true, Each: func(t *Triaged) (bool, error) {
