@@ -301,9 +301,8 @@ func (f *browseFlow) loadTags(insp *triage.Inspection) tea.Cmd {
 	if f.c.opts.Journal == nil || insp.Len() == 0 {
 		return nil
 	}
-	ids := triage.IDs(insp.List())
 	f.tagsReq = f.c.nextID()
-	return tagsCmd(f.c.opts.Journal, f.c.vhost(insp), insp.Batch.Queue, ids, f.tagsReq)
+	return tagsCmd(f.c.opts.Journal, f.c.vhost(insp), insp.Batch.Queue, insp.List(), f.tagsReq)
 }
 
 func (f *browseFlow) onTags(msg tagsMsg) {

@@ -329,8 +329,12 @@ type tagsMsg struct {
 	err   error
 }
 
-func tagsCmd(j TagStore, vhost, queue string, ids []string, id int) tea.Cmd {
+// tagsCmd reads the tags of read's messages; their ids are unpacked in
+// the command, not in Update (a packed read of 1,000,000 takes half a
+// second to unpack).
+func tagsCmd(j TagStore, vhost, queue string, read triage.List, id int) tea.Cmd {
 	return func() tea.Msg {
+		ids := triage.IDs(read)
 		tags, err := j.Tags(vhost, queue, ids)
 		var back map[string]uint64
 		if err == nil {
