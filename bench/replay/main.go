@@ -131,8 +131,9 @@ func bench(cfg broker.Config, n, size, rounds int) error {
 	fmt.Printf("%-6s %12.2f %12.1f %12.2f\n", "median", md.Wall.Seconds(), measure.MiB(md.RSSKB), ms.Wall.Seconds())
 	fmt.Printf("dlqt replay/Shovel: time %.2fx (%.0f against %.0f msg/s); dlqt peak RSS %.1f MiB\n",
 		md.Wall.Seconds()/ms.Wall.Seconds(), float64(n)/md.Wall.Seconds(), float64(n)/ms.Wall.Seconds(), measure.MiB(md.RSSKB))
-	// The whole replay reads the group twice (the plan, then the hold) and
-	// runs a canary first; its bulk phase alone is what moves like a Shovel.
+	// The whole replay reads the group for its plan and runs a canary
+	// first (its hold reads on during the canary); its bulk phase alone is
+	// what moves like a Shovel.
 	var bulk []float64
 	for _, r := range dl {
 		rate, err := pacedRate(r.Stdout)

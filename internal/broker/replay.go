@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,9 +55,11 @@ type Replay struct {
 
 	holdRisk atomic.Pointer[holdRisk] // what the hold read, for the report of a lost hold
 
-	notes []string
-	once  sync.Once
-	done  chan struct{}
+	notesMu sync.Mutex
+	notes   []string
+	stream  *holdStream // a hold whose read goes on while the replay publishes
+	once    sync.Once
+	done    chan struct{}
 }
 
 var _ replay.Port = (*Replay)(nil)
@@ -158,7 +161,18 @@ func (r *Replay) lostHold() string {
 
 // Notes say what the replay cannot watch, e.g. a parking queue fed only
 // through the default exchange has no binding to copy.
-func (r *Replay) Notes() []string { return r.notes }
+func (r *Replay) Notes() []string {
+	r.notesMu.Lock()
+	defer r.notesMu.Unlock()
+	return slices.Clone(r.notes)
+}
+
+// note adds to Notes: the hold's read may go on in a goroutine of its own.
+func (r *Replay) note(n string) {
+	r.notesMu.Lock()
+	r.notes = append(r.notes, n)
+	r.notesMu.Unlock()
+}
 
 // Signals implements replay.Port.
 func (r *Replay) Signals() <-chan replay.Signal { return r.signals }

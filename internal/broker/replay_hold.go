@@ -46,6 +46,11 @@ type heldSources struct {
 	acked   int
 }
 
+// hold registers selected message id as held under tag (h.mu held).
+func (h *heldSources) hold(id string, tag uint64, at heldAt) {
+	h.tags[id], h.at[id] = tag, at
+}
+
 // Hold implements replay.Port. It consumes the queue with manual ack
 // through windowed consumers (window.go; never a basic.get loop, never an
 // unlimited prefetch), cancels them once it has read the depth it found,
@@ -59,6 +64,71 @@ type heldSources struct {
 // outlives the broker's consumer timeout (30 min by default) loses its hold
 // and the broker requeues them: nothing is lost, the replay stops.
 func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID string) ([]replay.HeldMessage, error) {
+	hr, err := r.beginHold(ctx, queue, ids, replayID)
+	if err != nil || hr == nil {
+		return nil, err
+	}
+	return r.holdRest(ctx, hr, ids)
+}
+
+// holdRest reads what beginHold set up and sorts out what Hold returns.
+func (r *Replay) holdRest(ctx context.Context, hr *holdRead, ids []string) ([]replay.HeldMessage, error) {
+	queue := hr.queue
+	short, err := r.consumeAll(ctx, hr.w, hr.owed, hr.want, hr.pass)
+	if err == nil {
+		err = hr.pass.err
+	}
+	if err != nil {
+		hr.abandon()
+		return nil, err
+	}
+	if err := r.refuseAtLimit(queue, hr.cost, hr.pass); err != nil {
+		hr.abandon()
+		return nil, err
+	}
+	if hr.quorum && keepsConsumersUp(hr.cost) {
+		r.noteShort(queue, short, hr.pass.read(), hr.want)
+		out := r.sortHeld(hr.pass)
+		r.keepConsuming(hr.w)
+		return out, nil
+	}
+	if err := r.endHoldRead(hr, short); err != nil {
+		hr.abandon()
+		return nil, err
+	}
+	// The messages not selected stay unacked, bodiless, until the hold is
+	// released (releaseHeld), and go back then in one Nack(0, multiple,
+	// requeue). Released as they pass, while a consumer is up, each would
+	// come straight back to this hold (TestRequeueToALiveHoldComesStraightBack);
+	// released one by one after the read, a 3.10 classic queue takes them
+	// back at about a hundred a second, minutes for a large hold, while a
+	// multiple requeue puts 100,000 back in order in a second or two.
+	return r.sortHeld(hr.pass), nil
+}
+
+// holdRead is one hold's read of its queue, begun by beginHold: what it
+// consumes through (w), how far (want), and what it keeps (pass).
+type holdRead struct {
+	queue  string
+	cost   triage.DeliveryCost
+	quorum bool
+	w      *window
+	owed   *owedRule
+	want   int
+	pass   *passing
+	ch     *amqp.Channel
+}
+
+// abandon gives back all a failed hold read took and closes its channel.
+func (hr *holdRead) abandon() {
+	hr.w.release()
+	hr.ch.Close()
+}
+
+// beginHold checks that queue may be held, waits for a plan's read to be
+// back, opens the hold's channel and store, and sets up the read of the
+// hold. It returns nil, with no error, when there is nothing to hold.
+func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, replayID string) (*holdRead, error) {
 	if r.held != nil {
 		return nil, fmt.Errorf("replay %s already holds its messages", r.replayID)
 	}
@@ -109,73 +179,41 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if r.HoldLimit <= 0 {
 		want = depth
 		if safe, why := r.live.safeHold(ctx, q, want); safe < want {
-			r.notes = append(r.notes, fmt.Sprintf("the hold of %s reads %d of its %d messages: %s", queue, safe, depth, why))
+			r.note(fmt.Sprintf("the hold of %s reads %d of its %d messages: %s", queue, safe, depth, why))
 			want = safe
 		}
 	}
-	quorum := q.Type == triage.QueueQuorum
 	pass := newPassing(queue, ids, replayID, store)
 	pass.cost = cost
 	w := r.holdWindow(ch, queue, q, want)
 	r.held.order, r.held.settled = w, map[uint64]bool{}
-	owed := r.live.owedRule(r.hold, q, depth)
-	short, err := r.consumeAll(ctx, w, owed, want, pass)
-	if err == nil {
-		err = pass.err
-	}
-	if err != nil {
-		w.release()
-		ch.Close()
-		return nil, err
-	}
-	if err := r.refuseAtLimit(queue, cost, pass); err != nil {
-		w.release()
-		ch.Close()
-		return nil, err
-	}
-	if quorum && keepsConsumersUp(cost) {
-		r.noteShort(queue, short, pass.read(), want)
-		out := r.sortHeld(pass, queue, ids)
-		r.keepConsuming(w)
-		return out, nil
-	}
-	// What the broker pushed before the cancel-ok is sorted with the rest:
-	// it may be selected too.
+	return &holdRead{queue: queue, cost: cost, quorum: q.Type == triage.QueueQuorum, w: w, owed: r.live.owedRule(r.hold, q, depth),
+		want: want, pass: pass, ch: ch}, nil
+}
+
+// endHoldRead cancels the hold's consumers and sorts in what the broker
+// pushed before the cancel-ok: it may be selected too. short is how the
+// read stopped short, if it did.
+func (r *Replay) endHoldRead(hr *holdRead, short *shortRead) error {
 	timeout := make(chan struct{})
 	t := time.AfterFunc(releaseWait, func() { close(timeout) })
-	seen := len(w.pending) // received already, waiting for an earlier tag
-	late, err := w.cancel(timeout)
+	seen := len(hr.w.pending) // received already, waiting for an earlier tag
+	late, err := hr.w.cancel(timeout)
 	t.Stop()
 	if err != nil {
-		w.release()
-		ch.Close()
-		return nil, fmt.Errorf("replay: hold %q: %w", queue, err)
+		return fmt.Errorf("replay: hold %q: %w", hr.queue, err)
 	}
 	for _, d := range late {
-		pass.take(d)
+		hr.pass.take(d)
 	}
-	if pass.err != nil {
-		w.release()
-		ch.Close()
-		return nil, pass.err
+	if hr.pass.err != nil {
+		return hr.pass.err
 	}
 	if short != nil { // what was still on its way was this hold's
 		short.n -= len(late) - seen
 	}
-	r.noteShort(queue, short, pass.read(), want)
-	if err := r.refuseAtLimit(queue, cost, pass); err != nil {
-		w.release()
-		ch.Close()
-		return nil, err
-	}
-	// The messages not selected stay unacked, bodiless, until the hold is
-	// released (releaseHeld), and go back then in one Nack(0, multiple,
-	// requeue). Released as they pass, while a consumer is up, each would
-	// come straight back to this hold (TestRequeueToALiveHoldComesStraightBack);
-	// released one by one after the read, a 3.10 classic queue takes them
-	// back at about a hundred a second, minutes for a large hold, while a
-	// multiple requeue puts 100,000 back in order in a second or two.
-	return r.sortHeld(pass, queue, ids), nil
+	r.noteShort(hr.queue, short, hr.pass.read(), hr.want)
+	return r.refuseAtLimit(hr.queue, hr.cost, hr.pass)
 }
 
 // readyBack waits while a queue's ready count (count) grows from have
@@ -234,19 +272,18 @@ func (r *Replay) holdWindow(ch *amqp.Channel, queue string, q triage.Queue, want
 // sortHeld picks out of what a hold read (p) the messages to keep: the
 // selected ids, recorded in r.held, and this replay's own copies, reported
 // as such. Everything read stays unacked until the hold is released.
-func (r *Replay) sortHeld(p *passing, queue string, ids []string) (out []replay.HeldMessage) {
+func (r *Replay) sortHeld(p *passing) (out []replay.HeldMessage) {
 	var own []int // positions of what is not a copy of this replay
 	var ownBases []string
+	s := p.stream // what it reported already is not reported again
 	for i := range p.tags {
 		if item, copied := p.copies[i]; copied {
-			out = append(out, replay.HeldMessage{ID: item, Copy: true})
+			if !s.reported(i) {
+				out = append(out, replay.HeldMessage{ID: item, Copy: true})
+			}
 			continue
 		}
 		own, ownBases = append(own, i), append(ownBases, p.bases[i])
-	}
-	want := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		want[id] = true
 	}
 	h := r.held
 	h.mu.Lock()
@@ -255,11 +292,13 @@ func (r *Replay) sortHeld(p *passing, queue string, ids []string) (out []replay.
 		i := own[n]
 		sum, stored := p.sums[i]
 		switch {
+		case s.reported(i):
 		case !stored:
-		case want[id]:
+		case s.reportedID(id): // the first of two with its id, reported as it was read
+			h.store.drop(i)
+		case p.selected(id):
 			out = append(out, replay.HeldMessage{ID: id, BodySHA256: hex.EncodeToString(sum[:])})
-			h.tags[id] = p.tags[i]
-			h.at[id] = heldAt{record: i, position: n}
+			h.hold(id, p.tags[i], heldAt{record: i, position: n})
 		default: // its base id looked wanted, its occurrence is not
 			h.store.drop(i)
 		}
@@ -305,23 +344,26 @@ type passing struct {
 	queue, replayID string
 	cost            triage.DeliveryCost
 	atLimit         int             // read with no delivery left: a lost hold drops or dead-letters them
-	maybe           map[string]bool // base ids a selected id may have
+	maybe           map[string]byte // of each base id a selected id may have: selectedID, suffixedID or both
 	tags            []uint64        // delivery tag of each delivery, in queue order
 	bases           []string        // base id of each delivery, "" for a copy
 	store           *heldStore
 	sums            map[int][32]byte // by position: the body SHA-256 of what store has
 	copies          map[int]string   // by position: the item id of each copy of this replay
 	err             error            // the store's first error: the hold fails
+	// stream, on a hold whose read goes on while the replay publishes,
+	// reports each wanted message as soon as it is read (HoldStream).
+	stream *streamOut
 }
 
 func newPassing(queue string, ids []string, replayID string, store *heldStore) *passing {
-	p := &passing{queue: queue, replayID: replayID, maybe: make(map[string]bool, len(ids)), store: store,
+	p := &passing{queue: queue, replayID: replayID, maybe: make(map[string]byte, len(ids)), store: store,
 		sums: map[int][32]byte{}, copies: map[int]string{}}
 	for _, id := range ids {
-		p.maybe[id] = true
+		p.maybe[id] |= selectedID
 		if i := strings.LastIndexByte(id, '#'); i > 0 {
 			if _, err := strconv.Atoi(id[i+1:]); err == nil {
-				p.maybe[id[:i]] = true // an occurrence suffix (SuffixIDs)
+				p.maybe[id[:i]] |= suffixedID // an occurrence suffix (SuffixIDs)
 			}
 		}
 	}
@@ -338,11 +380,14 @@ func (p *passing) take(d amqp.Delivery) {
 	if id, _ := d.Headers[triage.HeaderReplayID].(string); id == p.replayID {
 		p.bases = append(p.bases, "")
 		p.copies[i], _ = d.Headers[triage.HeaderReplayItem].(string)
+		if p.stream != nil {
+			p.stream.took(i)
+		}
 		return
 	}
 	base := baseID(d, p.queue)
 	p.bases = append(p.bases, base)
-	if p.maybe[base] && p.err == nil {
+	if p.maybe[base] != 0 && p.err == nil {
 		sum, err := p.store.put(i, d)
 		if err != nil {
 			p.err = err
@@ -350,9 +395,21 @@ func (p *passing) take(d amqp.Delivery) {
 		}
 		p.sums[i] = sum
 	}
+	if p.stream != nil {
+		p.stream.took(i)
+	}
 }
 
 func (p *passing) read() int { return len(p.tags) }
+
+// What passing.maybe says of a base id.
+const (
+	selectedID byte = 1 << iota // it is one of the selected ids
+	suffixedID                  // a selected id is it with an occurrence suffix
+)
+
+// selected says whether id is one of the ids the hold was asked for.
+func (p *passing) selected(id string) bool { return p.maybe[id]&selectedID != 0 }
 
 // refuseAtLimit refuses, without consent, a hold that read messages with no
 // delivery left: a lost hold would cost each of them its place in the
@@ -431,6 +488,7 @@ func (r *Replay) consumeAll(ctx context.Context, w *window, owed *owedRule, want
 				p.take(d)
 			}
 			clear(ready) // let the bodies go
+			p.stream.flush(len(w.merged) == 0)
 			if w.due(p.read()) {
 				if err := w.grow(); err != nil {
 					return nil, fmt.Errorf("replay: %w", err)
@@ -445,6 +503,7 @@ func (r *Replay) consumeAll(ctx context.Context, w *window, owed *owedRule, want
 				return nil, nameUnreadable(fmt.Errorf("replay: hold %q: the channel closed: %w", queue, closeCause(closed)), queue)
 			}
 		case <-timer.C:
+			p.stream.flush(true)
 			err := owed.afterSilence(ctx, w)
 			switch short := shortOf(err); {
 			case errors.Is(err, errDone):
@@ -466,7 +525,7 @@ func (r *Replay) consumeAll(ctx context.Context, w *window, owed *owedRule, want
 // the hold did not get, if it did.
 func (r *Replay) noteShort(queue string, short *shortRead, held, want int) {
 	if short != nil && short.n > 0 {
-		r.notes = append(r.notes, fmt.Sprintf("the hold of %s holds %d of %d messages: %s", queue, held, want, short.why()))
+		r.note(fmt.Sprintf("the hold of %s holds %d of %d messages: %s", queue, held, want, short.why()))
 	}
 }
 
@@ -482,6 +541,7 @@ func (r *Replay) releaseHeld() {
 	if r.held == nil {
 		return
 	}
+	r.StopHold()
 	r.stopConsuming()
 	h := r.held
 	h.mu.Lock()
@@ -579,7 +639,7 @@ func (r *Replay) watch(top triage.Topology) error {
 		}
 	}
 	if len(binds) == 0 {
-		r.notes = append(r.notes, fmt.Sprintf("%s is reached only through the default exchange: copies that fail again cannot be watched", r.queue))
+		r.note(fmt.Sprintf("%s is reached only through the default exchange: copies that fail again cannot be watched", r.queue))
 		return nil
 	}
 	ch, err := r.hold.Channel()

@@ -55,7 +55,7 @@ func TestReplayHoldKeepsOnDiskOnlyWhatItMayReplay(t *testing.T) {
 		t.Errorf("bases %v, want %v", p.bases, want)
 	}
 	r := &Replay{queue: "q", held: &heldSources{tags: map[string]uint64{}, store: store, at: map[string]heldAt{}, tables: map[string]amqp.Table{}}}
-	out := r.sortHeld(p, "q", []string{"a#2", "d"})
+	out := r.sortHeld(p) // p was made for a#2 and d
 	var got []string
 	for _, m := range out {
 		got = append(got, m.ID)

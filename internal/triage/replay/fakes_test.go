@@ -238,6 +238,15 @@ func (p *fakePort) Requeue(_ context.Context, ids []string) error {
 
 func (p *fakePort) Signals() <-chan Signal { return p.signals }
 
+// clockedPort is a port a test drives: its clock, when it has one, is
+// the run's.
+type clockedPort interface {
+	Port
+	fakeClock() *fakeClock
+}
+
+func (p *fakePort) fakeClock() *fakeClock { return p.clock }
+
 func (p *fakePort) DestinationDepth(context.Context, []string) (int, error) {
 	if p.depthErr != nil {
 		return 0, p.depthErr

@@ -292,6 +292,26 @@ type HeldMessage struct {
 	Copy       bool
 }
 
+// HeldBatch is what a streamed hold read since its last batch (in queue
+// order); Err, on the last one, says why the read ended short.
+type HeldBatch struct {
+	Held []HeldMessage
+	Err  error
+}
+
+// HoldStreamer is a Port whose hold goes on reading while the replay
+// publishes: a new replay's canary goes out as soon as its first messages
+// are held, not once a whole group of 100,000 is.
+type HoldStreamer interface {
+	// HoldStream begins a hold as Hold does and returns once it reads;
+	// the held messages come on the channel, which closes once the read
+	// has ended. A message is held before it is sent.
+	HoldStream(ctx context.Context, queue string, ids []string, replayID string) (<-chan HeldBatch, error)
+	// StopHold ends a streamed hold's read early and waits until it has
+	// ended; what it held stays held until settled or closed.
+	StopHold()
+}
+
 // Publishing is one message to publish: the original message with
 // dlqt's replay headers (CopyHeaders), and the item it belongs to.
 type Publishing struct {

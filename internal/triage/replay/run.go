@@ -102,10 +102,20 @@ type run struct {
 	// collateralOrder is collateral's ids as they came; they are journaled
 	// only once they exceed the baseline.
 	collateralOrder []string
-	base            baseline
-	warnings        []string // what went wrong without stopping the run
-	depthErr        string
-	resumable       bool
+	// holding are the batches of a streamed hold (HoldStreamer) until its
+	// read ends, nil then or without one; unheard counts the items it has
+	// not reported yet, and changedLater the ones held with another body
+	// than the decision's, put back once the read ends (put back to its
+	// live consumer, each would come straight back to it).
+	holding      <-chan HeldBatch
+	streamer     HoldStreamer
+	unheard      int
+	changedLater map[string]string
+	holdErr      error
+	base         baseline
+	warnings     []string // what went wrong without stopping the run
+	depthErr     string
+	resumable    bool
 	// connLost: a connection or channel died under the run. Acks it sent
 	// just before may never have been applied, so it ends resumable: a
 	// resume acks again the resolved sources it finds back.
@@ -181,6 +191,9 @@ func (r *run) begin(ctx context.Context) error {
 	}
 	r.started = true
 	r.emit()
+	if hs, ok := r.port.(HoldStreamer); ok && r.plan.Prior == nil {
+		return r.beginStreamed(ctx, hs)
+	}
 	var want, resolved []string
 	for _, it := range r.plan.Items {
 		if o, done := prior.Settled[it.ID]; done {
@@ -201,13 +214,18 @@ func (r *run) begin(ctx context.Context) error {
 	if err := r.settlePrior(ctx, want, prior); err != nil {
 		return err
 	}
+	r.baseDepthNow(ctx)
+	r.startBaseline(prior.CanaryPassed)
+	return nil
+}
+
+// baseDepthNow takes the destination depth the backlog threshold counts from.
+func (r *run) baseDepthNow(ctx context.Context) {
 	if len(r.plan.DestinationQueues) > 0 {
 		d, err := r.port.DestinationDepth(ctx, r.plan.DestinationQueues)
 		r.noteDepth(depthReading{d, err})
 		r.baseDepth = r.depth
 	}
-	r.startBaseline(prior.CanaryPassed)
-	return nil
 }
 
 // hold takes the wanted sources out of circulation; a copy of this replay
@@ -218,18 +236,29 @@ func (r *run) hold(ctx context.Context, want []string) error {
 		return fmt.Errorf("replay %s: hold the messages of %s: %w", r.plan.ID, r.plan.Queue, err)
 	}
 	changed := map[string]string{}
+	r.sortHeld(held, changed)
+	return r.leaveChanged(ctx, changed)
+}
+
+// sortHeld takes in what a hold reports: the sources it holds, copies of
+// this replay found back in the queue (they failed again before an
+// interruption, not yet journalled), and into changed the held messages
+// whose body is not the one decided on. It returns the sources now held.
+func (r *run) sortHeld(held []HeldMessage, changed map[string]string) []string {
+	var ids []string
 	for _, h := range held {
 		switch it, ours := r.items[h.ID]; {
 		case !ours:
-		case h.Copy: // failed again before the interruption, not yet journalled
+		case h.Copy:
 			r.signal(Signal{Kind: SignalFailedAgain, ID: h.ID, Reason: "found back in " + r.plan.Queue})
 		case it.changed(h.BodySHA256) != "":
 			changed[h.ID] = it.changed(h.BodySHA256)
 		default:
 			r.held[h.ID] = true
+			ids = append(ids, h.ID)
 		}
 	}
-	return r.leaveChanged(ctx, changed)
+	return ids
 }
 
 // leaveChanged puts back the held messages whose body is not the one a
@@ -407,7 +436,7 @@ func (r *run) finished() bool {
 	if r.stopped != "" || r.aborted {
 		return true
 	}
-	if len(r.queue) > 0 || r.phase == PhaseObserving || r.phase == PhaseCanary {
+	if r.holding != nil || len(r.queue) > 0 || r.phase == PhaseObserving || r.phase == PhaseCanary {
 		return false
 	}
 	if r.pacedCount == 0 { // all went in the canary, already observed

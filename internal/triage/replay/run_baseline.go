@@ -76,7 +76,7 @@ func (r *run) endBaseline() {
 		r.afterObservation()
 		return
 	}
-	r.canaryLeft = min(r.opts.Canary, len(r.queue))
+	r.canaryLeft = min(r.opts.Canary, len(r.queue)+r.unheard) // a streamed hold's come yet
 	r.setRate(r.opts.CanaryRate)
 	r.phase = PhaseCanary
 }

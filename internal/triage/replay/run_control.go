@@ -126,7 +126,7 @@ func (r *run) advance() error {
 	case PhaseRunning:
 		// The last copies get a short watch too, so one that fails right
 		// away is reported failed-again rather than resolved.
-		if len(r.queue) == 0 && r.inFlight == 0 && r.pacedCount > 0 && r.tailEnd.IsZero() {
+		if len(r.queue) == 0 && r.holding == nil && r.inFlight == 0 && r.pacedCount > 0 && r.tailEnd.IsZero() {
 			r.tailEnd = r.clock.Now().Add(min(r.opts.Observe, maxTail))
 		}
 	case PhaseObserving:

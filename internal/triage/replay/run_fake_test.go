@@ -31,16 +31,16 @@ type fakeRun struct {
 
 // drive runs plan to its end; during, if set, sees every progress report
 // on the run's goroutine.
-func drive(t *testing.T, plan Plan, port *fakePort, ctl chan Command, during func(Progress)) fakeRun {
+func drive(t *testing.T, plan Plan, port clockedPort, ctl chan Command, during func(Progress)) fakeRun {
 	t.Helper()
 	return driveWith(t, context.Background(), &journalSpy{}, plan, port, ctl, during)
 }
 
 // driveWith is drive with a context and a journal of the test's; the
 // clock is the port's when it has one.
-func driveWith(t *testing.T, ctx context.Context, spy *journalSpy, plan Plan, port *fakePort, ctl chan Command, during func(Progress)) fakeRun {
+func driveWith(t *testing.T, ctx context.Context, spy *journalSpy, plan Plan, port clockedPort, ctl chan Command, during func(Progress)) fakeRun {
 	t.Helper()
-	clock := port.clock
+	clock := port.fakeClock()
 	if clock == nil {
 		clock = newFakeClock()
 	}

@@ -29,7 +29,8 @@ func (r *run) loop(ctx context.Context, ctl <-chan Command) error {
 	defer tick.Stop()
 	pub := r.clock.NewTimer(0)
 	defer pub.Stop()
-	ev := events{done: ctx.Done(), force: forceOf(ctx), ctl: ctl, signals: r.port.Signals(), results: results, depths: depths, publish: pub.C(), tick: tick.C()}
+	ev := events{done: ctx.Done(), force: forceOf(ctx), ctl: ctl, signals: r.port.Signals(), results: results, depths: depths, publish: pub.C(), tick: tick.C(),
+		held: r.holding}
 	for !r.finished() {
 		if err := r.step(ctx, &ev, pend); err != nil {
 			return r.wrapUp(ctx, err, results)
@@ -48,6 +49,7 @@ type events struct {
 	signals <-chan Signal
 	results <-chan confirmResult
 	depths  <-chan depthReading
+	held    <-chan HeldBatch // a streamed hold's reads
 	publish <-chan time.Time // the next token is due
 	tick    <-chan time.Time // flush, advance the phases, report
 }
@@ -84,6 +86,12 @@ func (r *run) step(ctx context.Context, ev *events, pend chan<- pending) error {
 		r.signal(s)
 	case c := <-ev.results:
 		r.answered(c)
+	case b, ok := <-ev.held:
+		if !ok {
+			ev.held = nil
+			return r.holdEnded(ctx, false)
+		}
+		r.heldMore(b)
 	case d := <-ev.depths:
 		r.noteDepth(d)
 	case <-ev.publish:

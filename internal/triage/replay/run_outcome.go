@@ -192,11 +192,12 @@ func (r *run) wrapUp(ctx context.Context, cause error, results <-chan confirmRes
 	if cause != nil && r.stopped == "" {
 		r.stopped = cause.Error()
 	}
+	holdErr := r.stopHold(ctx)
 	r.awaitInFlight(ctx, results)
 	r.emit()
 	flushErr := r.flush(context.WithoutCancel(ctx))
 	r.markUnacked()
-	errs := []error{cause, flushErr, r.settleAll(ctx, "not published")}
+	errs := []error{cause, holdErr, flushErr, r.settleAll(ctx, "not published")}
 	if len(r.unacked) > 0 || r.connLost || r.suspended {
 		r.resumable = true
 		details := map[string]any{"resumable": true, "unacked": r.unackedIDs(), "published": r.published}

@@ -1,0 +1,218 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dlqt/dlqt/internal/triage"
+)
+
+// streamPort is a fakePort whose hold streams (HoldStreamer): each step
+// of script sends one batch once its wait says so, and the channel closes
+// after the last, or at StopHold.
+type streamPort struct {
+	*fakePort
+	script []streamStep
+
+	mu        sync.Mutex
+	stopped   bool
+	closedAt  int      // batches sent when the read ended
+	requeuedB []string // requeued before the read ended
+	stop      chan struct{}
+	ended     chan struct{}
+}
+
+type streamStep struct {
+	wait  func(p *streamPort) bool // nil: at once
+	batch HeldBatch
+}
+
+func newStreamPort(steps ...streamStep) *streamPort {
+	return &streamPort{fakePort: newFakePort(), script: steps, stop: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// held is a batch of messages held with the fake port's body.
+func held(ids ...string) HeldBatch {
+	var b HeldBatch
+	for _, id := range ids {
+		b.Held = append(b.Held, HeldMessage{ID: id, BodySHA256: triage.BodySHA256(fakeBody)})
+	}
+	return b
+}
+
+func (p *streamPort) HoldStream(context.Context, string, []string, string) (<-chan HeldBatch, error) {
+	out := make(chan HeldBatch)
+	go func() {
+		defer close(p.ended)
+		defer close(out)
+		for i, st := range p.script {
+			for st.wait != nil && !st.wait(p) {
+				select {
+				case <-p.stop:
+					return
+				case <-time.After(100 * time.Microsecond):
+				}
+			}
+			select {
+			case out <- st.batch:
+				p.mu.Lock()
+				p.closedAt = i + 1
+				p.mu.Unlock()
+			case <-p.stop:
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+func (p *streamPort) StopHold() {
+	p.mu.Lock()
+	if !p.stopped {
+		p.stopped = true
+		close(p.stop)
+	}
+	p.mu.Unlock()
+	<-p.ended
+}
+
+func (p *streamPort) Requeue(ctx context.Context, ids []string) error {
+	select {
+	case <-p.ended:
+	default:
+		p.mu.Lock()
+		p.requeuedB = append(p.requeuedB, ids...)
+		p.mu.Unlock()
+	}
+	return p.fakePort.Requeue(ctx, ids)
+}
+
+// published reports whether id was published.
+func (p *streamPort) hasPublished(id string) bool {
+	published, _, _ := p.snapshot()
+	return slices.Contains(published, id)
+}
+
+func TestAStreamedHoldSendsTheCanaryBeforeItsReadEnds(t *testing.T) {
+	port := newStreamPort(
+		streamStep{batch: held("a")},
+		// The rest comes only once the canary is out: a run that waited
+		// for the whole hold would never end.
+		streamStep{wait: func(p *streamPort) bool { return p.hasPublished("a") }, batch: held("b", "c")},
+		streamStep{batch: held("d")},
+	)
+	plan := fakePlan(Options{Rate: 100, Canary: 2, CanaryRate: 10, Observe: time.Second, AutoRamp: true}, "a", "b", "c", "d", "e")
+	r := drive(t, plan, port, nil, nil)
+	if r.err != nil || r.res.StoppedBecause != "" {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if got := outcomes(r.res, "a", "b", "c", "d", "e"); !slices.Equal(got, []Outcome{OutcomeResolved, OutcomeResolved, OutcomeResolved, OutcomeResolved, OutcomeUntouched}) {
+		t.Errorf("outcomes %v", got)
+	}
+	if why := r.res.Why["e"]; why != "no longer in orders.parking" {
+		t.Errorf("e, which the hold never read: %q", why)
+	}
+	published, acked, _ := port.snapshot()
+	if !slices.Equal(published, []string{"a", "b", "c", "d"}) || len(acked) != 4 {
+		t.Errorf("published %v, acked %v", published, acked)
+	}
+	var untouched []string
+	for _, rec := range r.spy.records {
+		if rec.Action == triage.ActionReplayOutcome && rec.Reason == string(OutcomeUntouched) {
+			untouched = append(untouched, rec.MessageIDs...)
+		}
+	}
+	if !slices.Equal(untouched, []string{"e"}) {
+		t.Errorf("journalled untouched: %v", untouched)
+	}
+}
+
+func TestTheCanaryOfAStreamedHoldIsAsLongAsAsked(t *testing.T) {
+	// The canary is set when the baseline ends, with one message held so
+	// far: it is still the canary asked for, not one message.
+	port := newStreamPort(
+		streamStep{batch: held("a")},
+		streamStep{wait: func(p *streamPort) bool { return p.hasPublished("a") }, batch: held("b", "c", "d")},
+	)
+	plan := fakePlan(Options{Rate: 100, Canary: 3, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b", "c", "d")
+	var canary []int
+	r := drive(t, plan, port, nil, func(p Progress) {
+		if p.Phase == PhaseCanary {
+			canary = append(canary, p.Published)
+		}
+	})
+	if r.err != nil || r.res.Resolved != 4 {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if len(canary) == 0 || slices.Max(canary) < 2 {
+		t.Errorf("published during the canary: %v, want up to 3 (2 before the last one's answer)", canary)
+	}
+	if r.res.PacedPublished != 1 {
+		t.Errorf("paced %d, want 1 (d): the canary took a, b and c", r.res.PacedPublished)
+	}
+}
+
+func TestAReplayStoppedDuringItsStreamedHoldStopsTheReadAndPutsBackWhatItHeld(t *testing.T) {
+	port := newStreamPort(
+		streamStep{batch: held("a", "b")},
+		streamStep{wait: func(*streamPort) bool { return false }, batch: held("c")}, // never: the read is slow
+	)
+	port.answers["a"] = &PublishResult{Why: "NO_ROUTE"}
+	plan := fakePlan(Options{Rate: 100, Canary: 1, CanaryRate: 10, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
+	r := drive(t, plan, port, nil, nil)
+	if r.err != nil || !strings.Contains(r.res.StoppedBecause, "did not take 1 message") {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if !port.stopped {
+		t.Error("the run ended without stopping its hold's read")
+	}
+	published, acked, requeued := port.snapshot()
+	if !slices.Equal(published, []string{"a"}) || len(acked) != 0 || !slices.Contains(requeued, "b") {
+		t.Errorf("published %v, acked %v, requeued %v", published, acked, requeued)
+	}
+	if got := outcomes(r.res, "a", "b", "c"); !slices.Equal(got, []Outcome{OutcomeReturned, OutcomeUntouched, OutcomeUntouched}) {
+		t.Errorf("outcomes %v", got)
+	}
+	if why := r.res.Why["c"]; !strings.Contains(why, "ended before its hold read it") {
+		t.Errorf("c, not read yet when the run stopped: %q", why)
+	}
+}
+
+func TestAStreamedHoldPutsBackAChangedBodyOnceItsReadEnds(t *testing.T) {
+	port := newStreamPort(
+		streamStep{batch: HeldBatch{Held: []HeldMessage{{ID: "a", BodySHA256: "0000"}, {ID: "b", BodySHA256: triage.BodySHA256(fakeBody)}}}},
+		streamStep{wait: func(p *streamPort) bool { return p.hasPublished("b") }, batch: held("c")},
+	)
+	plan := fakePlan(Options{Rate: 100, Canary: 1, CanaryRate: 10, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
+	plan.Items[0].BodySHA256 = triage.BodySHA256(fakeBody) // decided on the fake body; the hold finds another
+	r := drive(t, plan, port, nil, nil)
+	if r.err != nil || r.res.Resolved != 2 || !slices.Equal(r.res.Changed, []string{"a"}) {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if len(port.requeuedB) != 0 {
+		t.Errorf("put back while the hold still read (it would come straight back to it): %v", port.requeuedB)
+	}
+	if _, _, requeued := port.snapshot(); !slices.Equal(requeued, []string{"a"}) {
+		t.Errorf("requeued %v, want a", requeued)
+	}
+}
+
+func TestAStreamedHoldThatFailsStopsTheReplay(t *testing.T) {
+	port := newStreamPort(
+		streamStep{batch: held("a")},
+		streamStep{wait: func(p *streamPort) bool { return p.hasPublished("a") }, batch: HeldBatch{Err: errors.New("hold channel closed")}},
+	)
+	plan := fakePlan(Options{Rate: 100, Canary: 1, CanaryRate: 10, Observe: time.Second, AutoRamp: true}, "a", "b")
+	r := drive(t, plan, port, nil, nil)
+	if r.err != nil || !strings.Contains(r.res.StoppedBecause, "ended early (hold channel closed)") {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if got := outcomes(r.res, "a", "b"); !slices.Equal(got, []Outcome{OutcomeResolved, OutcomeUntouched}) {
+		t.Errorf("outcomes %v", got)
+	}
+}
