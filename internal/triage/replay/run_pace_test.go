@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -83,4 +84,75 @@ func TestASlowJournalDoesNotBurstThePacedPhase(t *testing.T) {
 		}
 	}
 	t.Logf("sent per second %v; paced at %.1f msg/s", perSecond, res.PacedRate())
+}
+
+// A paced phase journals its ids a quarter second ahead of the bucket: on
+// a disk where each write takes 60 ms it keeps its rate with about four
+// writes a second (one for each 50 ms batch of tokens was 84 writes over
+// this test's 5 s), and still journals each id as published before it is
+// sent.
+func TestAPacedPhaseJournalsAheadOfTheBucket(t *testing.T) {
+	ids := make([]string, 1000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("m-%04d", i)
+	}
+	port := newFakePort()
+	port.clock = newFakeClock()
+	spy := &slowJournal{clock: port.clock, took: 60 * time.Millisecond}
+	var unjournalled []string
+	port.beforePublish = func(id string) {
+		if !spy.journalledPublished(id) {
+			unjournalled = append(unjournalled, id)
+		}
+	}
+	plan := fakePlan(Options{Rate: 200, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, ids...)
+	done := make(chan struct{})
+	var res Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = Runner{Port: port, Journal: spy, Clock: port.clock}.Run(context.Background(), plan, nil)
+	}()
+	deadline := time.After(30 * time.Second)
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-deadline:
+			t.Fatal("the replay did not end")
+		default:
+			port.clock.Advance(10 * time.Millisecond)
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	if err != nil || res.Resolved != len(ids) {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	if len(unjournalled) > 0 {
+		t.Errorf("%d sent before they were journalled as published: %v", len(unjournalled), firstN(unjournalled, 5))
+	}
+	writes := 0
+	for _, r := range spy.records {
+		if r.Action == triage.ActionReplayOutcome && r.Reason == string(OutcomePublished) {
+			writes++
+		}
+	}
+	if rate := res.PacedRate(); rate < 180 || rate > 220 {
+		t.Errorf("paced at %.1f msg/s with 60 ms journal writes, want 180-220 (200 and at most a tenth more)", rate)
+	}
+	if max := int(res.PacedElapsed.Seconds()*5) + 2; writes > max {
+		t.Errorf("%d journal writes of published ids over a paced phase of %v, want at most %d (5 a second)", writes, res.PacedElapsed, max)
+	}
+	t.Logf("paced at %.1f msg/s, %d writes over %v", res.PacedRate(), writes, res.PacedElapsed)
+}
+
+func (j *journalSpy) journalledPublished(id string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, r := range j.records {
+		if r.Action == triage.ActionReplayOutcome && r.Reason == string(OutcomePublished) && slices.Contains(r.MessageIDs, id) {
+			return true
+		}
+	}
+	return false
 }
