@@ -248,7 +248,7 @@ func (f *browseFlow) onInspected(msg inspectedMsg) tea.Cmd {
 	insp := msg.insp
 	f.read = &insp
 	f.groups.SetInspection(&insp)
-	f.queues.NoteRead(msg.queue, &insp) // the queues screen learns the messages' real ages
+	f.queues.NoteRead(msg.queue, &insp, msg.ages) // the queues screen learns the messages' real ages
 	f.reselect()
 	f.openAwaited()
 	return tea.Batch(f.loadTags(&insp), freeMemory)

@@ -14,6 +14,7 @@ import (
 	"github.com/dlqt/dlqt/internal/triage/doctor"
 	"github.com/dlqt/dlqt/internal/triage/redact"
 	"github.com/dlqt/dlqt/internal/triage/replay"
+	"github.com/dlqt/dlqt/internal/views"
 )
 
 // Every broker and journal call runs in one of these commands, never in
@@ -74,6 +75,7 @@ type inspectedMsg struct {
 	id    int
 	queue string
 	insp  triage.Inspection
+	ages  views.ReadAges // its oldest and newest message, taken as it read
 	err   error
 	// spillErr says why the messages are kept whole in memory, not on disk.
 	spillErr error
@@ -139,13 +141,15 @@ func (b *browse) start(ctx context.Context, e engine, r triage.Reader, opts tria
 		go func() {
 			opts.Progress, opts.Returning = b.report, b.returning
 			var insp triage.Inspection
+			var ages views.ReadAges
 			var err error
 			if e.inspectEach != nil {
-				insp, err = b.stream(ctx, e, r, opts, red, spills)
+				insp, err = b.stream(ctx, e, r, opts, red, spills, &ages)
 			} else {
 				insp, err = e.inspect(ctx, r, b.queue, opts, red)
+				ages = views.AgesOf(insp.List())
 			}
-			b.done <- inspectedMsg{id: b.id, queue: b.queue, insp: insp, err: err, spillErr: b.spillErr, store: b.store}
+			b.done <- inspectedMsg{id: b.id, queue: b.queue, insp: insp, ages: ages, err: err, spillErr: b.spillErr, store: b.store}
 		}()
 		return b.wait()
 	}
@@ -162,7 +166,9 @@ const liveEvery = 200 * time.Millisecond
 // its index entry (triage.Spilled.Index), which reads it back when a
 // screen needs more. Without a store (no cache directory) it keeps whole
 // messages, as before, and the budget counts them so.
-func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor, spills *spillSet) (triage.Inspection, error) {
+//
+// ages takes in each message kept, for the queues screen.
+func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts triage.BrowseOptions, red *redact.Redactor, spills *spillSet, ages *views.ReadAges) (triage.Inspection, error) {
 	var kept []triage.Triaged
 	live := triage.NewGrouper(false)
 	var shown time.Time
@@ -207,6 +213,7 @@ func (b *browse) stream(ctx context.Context, e engine, r triage.Reader, opts tri
 				read = len(kept)
 			}
 			live.Add(t, read-1)
+			ages.Note(t)
 			if time.Since(shown) >= liveEvery {
 				shown = time.Now()
 				partial := triage.Inspection{Batch: triage.Batch{Queue: b.queue, Read: read}, Groups: live.Groups()}

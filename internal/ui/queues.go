@@ -26,6 +26,7 @@ type queuesScreen struct {
 type freeReadMsg struct {
 	queue string
 	insp  triage.Inspection
+	ages  views.ReadAges
 }
 
 func (freeReadMsg) owner() screenID { return screenQueues }
@@ -52,7 +53,7 @@ func (s *queuesScreen) readAll(qs []triage.ParkingQueue) tea.Cmd {
 			if err != nil {
 				return nil // the queue says unread, as it would have
 			}
-			return freeReadMsg{queue: q.Name, insp: insp}
+			return freeReadMsg{queue: q.Name, insp: insp, ages: views.AgesOf(insp.List())}
 		})
 	}
 	return tea.Sequence(cmds...)
@@ -74,7 +75,7 @@ func (s *queuesScreen) Update(msg tea.Msg) (screen, tea.Cmd) {
 		// the reads land at startup, before anyone chose a row: the cursor
 		// stays on the top one while they reorder the list
 		i, _ := s.Table().Selected()
-		s.NoteRead(msg.queue, &msg.insp)
+		s.NoteRead(msg.queue, &msg.insp, msg.ages)
 		if i == 0 {
 			s.Table().Select(0)
 		}

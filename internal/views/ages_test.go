@@ -52,13 +52,15 @@ func TestOldestOfAQueueNotReadSaysHowToKnowIt(t *testing.T) {
 	q := NewQueues(clockContext(&now))
 	q.SetSize(200, 10)
 	q.SetQueues([]triage.ParkingQueue{classic}, nil)
-	q.NoteRead(classic.Name, &triage.Inspection{Messages: make([]triage.Triaged, 3)})
+	none := &triage.Inspection{Messages: make([]triage.Triaged, 3)}
+	q.NoteRead(classic.Name, none, AgesOf(none.List()))
 	if got := q.oldestDetail(classic, now); got != "oldest unknown (no message carries a time)" {
 		t.Errorf("read, no times: %q", got)
 	}
 	died := make([]triage.Triaged, 3)
 	died[1].DiedAt = now.Add(-40 * time.Minute)
-	q.NoteRead(classic.Name, &triage.Inspection{Messages: died})
+	withDeath := &triage.Inspection{Messages: died}
+	q.NoteRead(classic.Name, withDeath, AgesOf(withDeath.List()))
 	if got := q.oldestDetail(classic, now); got != "oldest 40m (death time)" {
 		t.Errorf("read with a death time: %q", got)
 	}
