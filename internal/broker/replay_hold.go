@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,11 +45,74 @@ type heldSources struct {
 	// them.
 	classic bool
 	acked   int
+
+	// On a classic queue, once the hold's read has ended (readDone), the
+	// messages not selected are given back in runs as the acks pass them
+	// (giveBackBefore): sel are the selected messages' tags, ascending,
+	// sel[:selNext] settled; every delivery up to back that is not
+	// selected was given back.
+	readDone        bool
+	sel             []uint64
+	selNext         int
+	back            uint64
+	baseReady, gave int
+}
+
+// readEnded says the hold has read and named all it holds, its
+// consumers cancelled: from now on what it gives back stays in the queue.
+func (h *heldSources) readEnded() {
+	h.mu.Lock()
+	h.readDone = true
+	h.mu.Unlock()
 }
 
 // hold registers selected message id as held under tag (h.mu held).
 func (h *heldSources) hold(id string, tag uint64, at heldAt) {
 	h.tags[id], h.at[id] = tag, at
+	i, _ := slices.BinarySearch(h.sel, tag) // in queue order but for a few the read names at its end
+	h.sel = slices.Insert(h.sel, i, tag)
+}
+
+// giveBackBefore gives back, before the ack of tag, the messages not
+// selected that are still held before it, once there are settleRun of
+// them and tag is the first selected message still held (so a multiple
+// Nack gives back none of those). Held there, each ack would walk past
+// them: the broker finds the delivery an ack names by walking what the
+// channel holds from the oldest (the discard's sweep, settleInOrder), and
+// a replay of every fifth message of 20,000 left its acks to be applied
+// for minutes after it ended (Finish). h.mu is held.
+func (h *heldSources) giveBackBefore(tag uint64) error {
+	if !h.classic || !h.readDone {
+		return nil // a requeue to a live consumer comes straight back to it
+	}
+	for h.selNext < len(h.sel) && h.settled[h.sel[h.selNext]] {
+		h.selNext++
+	}
+	if h.selNext >= len(h.sel) || h.sel[h.selNext] != tag || tag <= h.back+1 {
+		return nil
+	}
+	from, _ := slices.BinarySearch(h.sel, h.back+1)
+	if int(tag-1-h.back)-(h.selNext-from) < settleRun { // those not selected between
+		return nil
+	}
+	last := tag - 1 // the highest not selected below tag: a Nack naming a tag acked would close the channel
+	for i := h.selNext - 1; i >= from && h.sel[i] == last; i-- {
+		last--
+	}
+	if h.gave == 0 {
+		h.baseReady = h.order.ready()
+	}
+	if err := h.ch.Nack(last, true, true); err != nil {
+		return fmt.Errorf("give back the messages not replayed before %d: %w", tag, err)
+	}
+	h.gave += int(last-h.back) - (h.selNext - from - int(tag-1-last)) // less the selected up to last
+	h.back = tag - 1
+	if h.baseReady >= 0 {
+		// The queue takes acks ahead of a requeue waiting in its mailbox:
+		// sent at once, the next acks would still walk past all of these.
+		h.order.awaitReady(h.baseReady + h.gave)
+	}
+	return nil
 }
 
 // Hold implements replay.Port. It consumes the queue with manual ack
@@ -103,7 +167,9 @@ func (r *Replay) holdRest(ctx context.Context, hr *holdRead, ids []string) ([]re
 	// released one by one after the read, a 3.10 classic queue takes them
 	// back at about a hundred a second, minutes for a large hold, while a
 	// multiple requeue puts 100,000 back in order in a second or two.
-	return r.sortHeld(hr.pass), nil
+	out := r.sortHeld(hr.pass)
+	r.held.readEnded()
+	return out, nil
 }
 
 // holdRead is one hold's read of its queue, begun by beginHold: what it
@@ -406,6 +472,7 @@ func (p *passing) read() int { return len(p.tags) }
 const (
 	selectedID byte = 1 << iota // it is one of the selected ids
 	suffixedID                  // a selected id is it with an occurrence suffix
+	streamedID                  // a streamed hold reported it as it read (streamOut)
 )
 
 // selected says whether id is one of the ids the hold was asked for.
@@ -575,6 +642,9 @@ func (r *Replay) Ack(_ context.Context, ids []string) error {
 		return fmt.Errorf("replay: nothing acked: %w", err)
 	}
 	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error {
+		if err := r.held.giveBackBefore(tag); err != nil {
+			return err
+		}
 		err := ch.Ack(tag, false)
 		if err == nil {
 			r.held.acked++ // under held.mu (settle)

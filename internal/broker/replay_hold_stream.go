@@ -54,7 +54,7 @@ func (r *Replay) HoldStream(ctx context.Context, queue string, ids []string, rep
 	sctx, stop := context.WithCancel(ctx)
 	st := &holdStream{stop: stop, done: make(chan struct{})}
 	r.stream = st
-	so := &streamOut{r: r, p: hr.pass, out: out, ctx: sctx, ids: map[string]bool{}, last: time.Now()}
+	so := &streamOut{r: r, p: hr.pass, out: out, ctx: sctx, last: time.Now()}
 	hr.pass.stream = so
 	go func() {
 		defer close(st.done)
@@ -84,6 +84,7 @@ func (r *Replay) streamRest(ctx context.Context, hr *holdRead, ids []string) err
 	}
 	s := hr.pass.stream
 	s.batch = append(s.batch, r.sortHeld(hr.pass)...)
+	r.held.readEnded() // every message it holds is named: the runs not selected may go back
 	return nil
 }
 
@@ -105,8 +106,7 @@ type streamOut struct {
 	p     *passing
 	out   chan<- replay.HeldBatch
 	ctx   context.Context // the hold's: once it ends nobody listens
-	at    []uint64        // positions reported, a bit each
-	ids   map[string]bool // ids reported
+	at    []uint64        // positions reported, a bit each (the ids: passing.maybe)
 	own   int             // messages read that are not copies of this replay
 	batch []replay.HeldMessage
 	last  time.Time // of the last batch sent
@@ -124,11 +124,11 @@ func (s *streamOut) took(i int) {
 	s.own++
 	base := p.bases[i]
 	sum, stored := p.sums[i]
-	if !stored || !p.selected(base) || s.ids[base] {
+	if !stored || !p.selected(base) || p.maybe[base]&streamedID != 0 {
 		return // not selected, or a second with its id: named at the end
 	}
 	s.mark(i)
-	s.ids[base] = true
+	p.maybe[base] |= streamedID
 	h := s.r.held
 	h.mu.Lock()
 	h.hold(base, p.tags[i], heldAt{record: i, position: n})
@@ -174,4 +174,4 @@ func (s *streamOut) reported(i int) bool {
 	return s != nil && i/64 < len(s.at) && s.at[i/64]&(1<<(i%64)) != 0
 }
 
-func (s *streamOut) reportedID(id string) bool { return s != nil && s.ids[id] }
+func (s *streamOut) reportedID(id string) bool { return s != nil && s.p.maybe[id]&streamedID != 0 }
