@@ -41,7 +41,12 @@ func (r *run) mayPublish() bool {
 	case PhaseCanary:
 		return r.canaryLeft > 0
 	case PhaseRunning:
-		return true
+		// The bulk waits for a streamed hold's read to end: acked while it
+		// reads, each source of a group mixed with others is settled
+		// behind every message the hold read past (the port gives those
+		// back only once the read has ended), and a replay of every fifth
+		// of 40,000 on a loaded machine took 64 s instead of 10.
+		return r.holding == nil
 	}
 	return false
 }

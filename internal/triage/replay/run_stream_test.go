@@ -216,3 +216,37 @@ func TestAStreamedHoldThatFailsStopsTheReplay(t *testing.T) {
 		t.Errorf("outcomes %v", got)
 	}
 }
+
+func TestTheBulkWaitsForAStreamedHoldsReadToEnd(t *testing.T) {
+	// b is held with a, but the read goes on: the canary (a) may go, the
+	// bulk (b) not until the read has ended, so that no source is acked
+	// behind messages the hold read past and cannot give back yet.
+	var mu sync.Mutex
+	var runningAt time.Time
+	var before []string // published a second into the running phase
+	port := newStreamPort(streamStep{batch: held("a", "b")})
+	port.clock = newFakeClock()
+	port.script = append(port.script, streamStep{wait: func(p *streamPort) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if runningAt.IsZero() || p.clock.Now().Before(runningAt.Add(time.Second)) {
+			return false
+		}
+		before, _, _ = p.snapshot()
+		return true
+	}, batch: held("c")})
+	plan := fakePlan(Options{Rate: 100, Canary: 1, CanaryRate: 10, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
+	r := drive(t, plan, port, nil, func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p.Phase == PhaseRunning && runningAt.IsZero() {
+			runningAt = port.clock.Now()
+		}
+	})
+	if r.err != nil || r.res.Resolved != 3 {
+		t.Fatalf("result %+v, %v", r.res, r.err)
+	}
+	if !slices.Equal(before, []string{"a"}) {
+		t.Errorf("published while the hold still read: %v, want the canary's a alone", before)
+	}
+}
