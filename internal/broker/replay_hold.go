@@ -132,11 +132,11 @@ func (r *Replay) Hold(ctx context.Context, queue string, ids []string, replayID 
 	if err != nil || hr == nil {
 		return nil, err
 	}
-	return r.holdRest(ctx, hr, ids)
+	return r.holdRest(ctx, hr)
 }
 
 // holdRest reads what beginHold set up and sorts out what Hold returns.
-func (r *Replay) holdRest(ctx context.Context, hr *holdRead, ids []string) ([]replay.HeldMessage, error) {
+func (r *Replay) holdRest(ctx context.Context, hr *holdRead) ([]replay.HeldMessage, error) {
 	queue := hr.queue
 	short, err := r.consumeAll(ctx, hr.w, hr.owed, hr.want, hr.pass)
 	if err == nil {

@@ -43,7 +43,7 @@ func (r *Replay) HoldStream(ctx context.Context, queue string, ids []string, rep
 	if hr == nil || hr.quorum || hr.cost.Limited {
 		var held []replay.HeldMessage
 		if hr != nil {
-			if held, err = r.holdRest(ctx, hr, ids); err != nil {
+			if held, err = r.holdRest(ctx, hr); err != nil {
 				return nil, err
 			}
 		}
@@ -59,7 +59,7 @@ func (r *Replay) HoldStream(ctx context.Context, queue string, ids []string, rep
 	go func() {
 		defer close(st.done)
 		defer close(out)
-		so.end(r.streamRest(sctx, hr, ids))
+		so.end(r.streamRest(sctx, hr))
 	}()
 	return out, nil
 }
@@ -67,7 +67,7 @@ func (r *Replay) HoldStream(ctx context.Context, queue string, ids []string, rep
 // streamRest reads the hold through, then names what the read could not
 // name as it went. An error leaves what it held held: the replay settles
 // it, and the release gives back the rest.
-func (r *Replay) streamRest(ctx context.Context, hr *holdRead, ids []string) error {
+func (r *Replay) streamRest(ctx context.Context, hr *holdRead) error {
 	short, err := r.consumeAll(ctx, hr.w, hr.owed, hr.want, hr.pass)
 	if err == nil {
 		err = hr.pass.err
