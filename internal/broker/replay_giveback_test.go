@@ -5,8 +5,37 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/broker/brokertest"
 )
+
+// heldEveryFifth fills queue "parked" of a fixture of its own with n small
+// messages and holds every fifth (the second of each five) for a replay:
+// the fixture, the port, every id in queue order, and the ids held.
+func heldEveryFifth(t *testing.T, name string, n int) (f *fixture, port *broker.Replay, all, picked []string) {
+	t.Helper()
+	f = newFixture(t, name)
+	f.declare("parked", nil)
+	all = f.publish("parked", n, 64)
+	f.waitDepth("parked", n)
+	for i, id := range all {
+		if i%5 == 1 {
+			picked = append(picked, id)
+		}
+	}
+	ctx := context.Background()
+	port, err := f.live().OpenReplay(ctx, "rp-"+name, "parked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { port.Close() })
+	port.HoldLimit = n
+	held, err := port.Hold(ctx, "parked", picked, "rp-"+name)
+	if err != nil || len(held) != len(picked) {
+		t.Fatalf("held %d of %d: %v", len(held), len(picked), err)
+	}
+	return f, port, all, picked
+}
 
 // A replay of one group mixed with others gives the others back as its
 // acks pass them, once its hold has read everything: held until the end,
@@ -17,31 +46,9 @@ import (
 // exactly the others, in their order.
 func TestAMixedGroupsReplayGivesTheOthersBackAsItsAcksPass(t *testing.T) {
 	brokertest.SkipShort(t)
-	const n = 12000
-	f := newFixture(t, "giveback")
-	f.declare("parked", nil)
-	all := f.publish("parked", n, 64)
-	f.waitDepth("parked", n)
-	var picked, others []string
-	for i, id := range all {
-		if i%5 == 1 {
-			picked = append(picked, id)
-		} else {
-			others = append(others, id)
-		}
-	}
-
+	f, port, all, picked := heldEveryFifth(t, "giveback", 12000)
+	others := slices.DeleteFunc(slices.Clone(all), func(id string) bool { _, found := slices.BinarySearch(picked, id); return found })
 	ctx := context.Background()
-	port, err := f.live().OpenReplay(ctx, "rp-giveback", "parked")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer port.Close()
-	port.HoldLimit = n
-	held, err := port.Hold(ctx, "parked", picked, "rp-giveback")
-	if err != nil || len(held) != len(picked) {
-		t.Fatalf("held %d of %d: %v", len(held), len(picked), err)
-	}
 	for i := 0; i < len(picked); i += 100 { // as a run acks, in confirm order
 		if err := port.Ack(ctx, picked[i:min(i+100, len(picked))]); err != nil {
 			t.Fatalf("Ack: %v", err)
@@ -66,31 +73,12 @@ func TestAMixedGroupsReplayGivesTheOthersBackAsItsAcksPass(t *testing.T) {
 // and its later settling would name a tag the channel no longer has.
 func TestNothingIsGivenBackPastASourceStillHeld(t *testing.T) {
 	brokertest.SkipShort(t)
-	const n = 12000
-	f := newFixture(t, "givebackheld")
-	f.declare("parked", nil)
-	all := f.publish("parked", n, 64)
-	f.waitDepth("parked", n)
-	var picked, left []string
-	for i, id := range all {
-		if i%5 == 1 {
-			picked = append(picked, id)
-		}
-		if i%5 != 1 || i == 1 {
-			left = append(left, id)
-		}
-	}
-
+	f, port, all, picked := heldEveryFifth(t, "givebackheld", 12000)
+	left := slices.DeleteFunc(slices.Clone(all), func(id string) bool {
+		_, found := slices.BinarySearch(picked[1:], id)
+		return found
+	})
 	ctx := context.Background()
-	port, err := f.live().OpenReplay(ctx, "rp-givebackheld", "parked")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer port.Close()
-	port.HoldLimit = n
-	if _, err := port.Hold(ctx, "parked", picked, "rp-givebackheld"); err != nil {
-		t.Fatal(err)
-	}
 	if err := port.Ack(ctx, picked[1:]); err != nil { // the first stays held
 		t.Fatalf("Ack: %v", err)
 	}

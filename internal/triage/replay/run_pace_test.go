@@ -25,6 +25,31 @@ func (j *slowJournal) Record(r triage.Record) error {
 	return j.journalSpy.Record(r)
 }
 
+// runOnClock runs plan through port with journal j on port's fake clock,
+// advanced 10 ms at a time.
+func runOnClock(t *testing.T, port *fakePort, j triage.Recorder, plan Plan) (Result, error) {
+	t.Helper()
+	done := make(chan struct{})
+	var res Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = Runner{Port: port, Journal: j, Clock: port.clock}.Run(context.Background(), plan, nil)
+	}()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case <-done:
+			return res, err
+		case <-deadline:
+			t.Fatal("the replay did not end")
+		default:
+			port.clock.Advance(10 * time.Millisecond)
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
 // A paced phase whose journal writes are slow sends no second more than
 // the rate and a tenth: the tokens a write lets gather are capped at
 // 100 ms. With a second of them, as before, a CI run sent 291 copies in
@@ -49,25 +74,7 @@ func TestASlowJournalDoesNotBurstThePacedPhase(t *testing.T) {
 	}
 	spy := &slowJournal{clock: port.clock, took: 400 * time.Millisecond}
 	plan := fakePlan(Options{Rate: 200, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, ids...)
-	done := make(chan struct{})
-	var res Result
-	var err error
-	go func() {
-		defer close(done)
-		res, err = Runner{Port: port, Journal: spy, Clock: port.clock}.Run(context.Background(), plan, nil)
-	}()
-	deadline := time.After(30 * time.Second)
-	for running := true; running; {
-		select {
-		case <-done:
-			running = false
-		case <-deadline:
-			t.Fatal("the replay did not end")
-		default:
-			port.clock.Advance(10 * time.Millisecond)
-			time.Sleep(20 * time.Microsecond)
-		}
-	}
+	res, err := runOnClock(t, port, spy, plan)
 	if err != nil || res.Resolved != len(ids) || !paced {
 		t.Fatalf("result %+v, %v", res, err)
 	}
@@ -106,25 +113,7 @@ func TestAPacedPhaseJournalsAheadOfTheBucket(t *testing.T) {
 		}
 	}
 	plan := fakePlan(Options{Rate: 200, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, ids...)
-	done := make(chan struct{})
-	var res Result
-	var err error
-	go func() {
-		defer close(done)
-		res, err = Runner{Port: port, Journal: spy, Clock: port.clock}.Run(context.Background(), plan, nil)
-	}()
-	deadline := time.After(30 * time.Second)
-	for running := true; running; {
-		select {
-		case <-done:
-			running = false
-		case <-deadline:
-			t.Fatal("the replay did not end")
-		default:
-			port.clock.Advance(10 * time.Millisecond)
-			time.Sleep(20 * time.Microsecond)
-		}
-	}
+	res, err := runOnClock(t, port, spy, plan)
 	if err != nil || res.Resolved != len(ids) {
 		t.Fatalf("result %+v, %v", res, err)
 	}
