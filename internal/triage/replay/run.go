@@ -57,7 +57,7 @@ func (rn Runner) Run(ctx context.Context, plan Plan, ctl <-chan Command) (Result
 		errs := []error{err, r.settleAll(ctx, "not published: "+err.Error())}
 		switch {
 		case !r.started: // else a replay that never ran would read as interrupted
-		case len(r.unacked) > 0 || suspendedCtx(ctx): // a resume whose acks failed, or a shutdown, stays resumable
+		case r.led.unacked > 0 || suspendedCtx(ctx): // a resume whose acks failed, or a shutdown, stays resumable
 			r.resumable, r.stopped = true, err.Error()
 			errs = append(errs, r.record(triage.ActionReplayStop, r.stopped, nil, map[string]any{"resumable": true, "unacked": r.unackedIDs()}))
 		default:
@@ -79,10 +79,8 @@ type run struct {
 	clock    Clock
 	progress func(Progress)
 
-	items    map[string]Item
-	held     map[string]bool // still held, not yet acked or requeued
-	queue    []string        // ids still to publish, in order
-	outcome  map[string]Outcome
+	led      ledger   // each item's outcome, and whether it is held, confirmed, unacked
+	queue    []string // ids still to publish, in order
 	why      map[string]string
 	inFlight int
 	flying   map[string]bool // ids published, confirm pending
@@ -90,9 +88,6 @@ type run struct {
 	// canary's rest): a kill names them too, as possibly delivered twice.
 	journalled map[string]bool
 
-	gotConfirm  map[string]bool   // the destination confirmed the copy
-	acked       map[string]bool   // sources acked after their copy was confirmed
-	unacked     map[string]bool   // confirmed, but the source could not be acked
 	unconfirmed []string          // published, no confirm came: may be delivered twice
 	republished []string          // sent before an interruption, no answer journalled: sent again
 	gone        []string          // confirmed before an interruption, source gone since
@@ -154,13 +149,9 @@ func newRun(plan Plan, rn Runner) *run {
 	}
 	r := &run{
 		plan: plan, opts: plan.Options.withDefaults(), port: rn.Port, rec: rn.Journal, clock: rn.Clock, progress: rn.Progress,
-		items: map[string]Item{}, held: map[string]bool{},
-		outcome: map[string]Outcome{}, why: map[string]string{}, flying: map[string]bool{}, journalled: map[string]bool{},
-		gotConfirm: map[string]bool{}, acked: map[string]bool{}, unacked: map[string]bool{}, collateral: map[string]string{},
-		phase: PhaseHolding, depth: -1, baseDepth: -1, start: rn.Clock.Now(),
-	}
-	for _, it := range plan.Items {
-		r.items[it.ID] = it
+		led: newLedger(plan.Items), why: map[string]string{}, flying: map[string]bool{}, journalled: map[string]bool{},
+		collateral: map[string]string{},
+		phase:      PhaseHolding, depth: -1, baseDepth: -1, start: rn.Clock.Now(),
 	}
 	return r
 }
@@ -197,7 +188,7 @@ func (r *run) begin(ctx context.Context) error {
 	var want, resolved []string
 	for _, it := range r.plan.Items {
 		if o, done := prior.Settled[it.ID]; done {
-			r.outcome[it.ID] = o
+			r.led.settle(it.ID, o)
 			if o == OutcomeResolved {
 				resolved = append(resolved, it.ID)
 			}
@@ -247,14 +238,14 @@ func (r *run) hold(ctx context.Context, want []string) error {
 func (r *run) sortHeld(held []HeldMessage, changed map[string]string) []string {
 	var ids []string
 	for _, h := range held {
-		switch it, ours := r.items[h.ID]; {
+		switch it, ours := r.led.item(h.ID); {
 		case !ours:
 		case h.Copy:
 			r.signal(Signal{Kind: SignalFailedAgain, ID: h.ID, Reason: "found back in " + r.plan.Queue})
 		case it.changed(h.BodySHA256) != "":
 			changed[h.ID] = it.changed(h.BodySHA256)
 		default:
-			r.held[h.ID] = true
+			r.led.flag(h.ID, flagHeld, true)
 			ids = append(ids, h.ID)
 		}
 	}
@@ -272,7 +263,8 @@ func (r *run) leaveChanged(ctx context.Context, why map[string]string) error {
 		r.warn(fmt.Sprintf("could not put back %d changed message(s) (%v): the broker puts them back when the connection closes", len(ids), err))
 	}
 	for _, id := range ids {
-		r.outcome[id], r.why[id] = OutcomeUntouched, why[id]
+		r.led.settle(id, OutcomeUntouched)
+		r.why[id] = why[id]
 		r.changed = append(r.changed, id)
 		if err := r.record(triage.ActionReplayOutcome, string(OutcomeUntouched), []string{id}, map[string]any{"why": why[id], "changed": true}); err != nil {
 			return err
@@ -295,12 +287,12 @@ func (r *run) settlePrior(ctx context.Context, want []string, prior *Prior) erro
 	}
 	var ackNow, goneConfirmed, gone []string
 	for _, id := range want {
-		_, isHeld := r.held[id]
+		isHeld := r.led.has(id, flagHeld)
 		switch {
 		case confirmed[id] && isHeld: // confirmed before a crash, never acked
 			ackNow = append(ackNow, id)
-		case r.outcome[id] == OutcomeFailedAgain: // its copy is back in the queue
-		case r.outcome[id] == OutcomeUntouched: // held with another body, put back
+		case r.led.is(id, OutcomeFailedAgain): // its copy is back in the queue
+		case r.led.is(id, OutcomeUntouched): // held with another body, put back
 		case confirmed[id]: // confirmed, and its source gone since
 			goneConfirmed = append(goneConfirmed, id)
 		case isHeld:
@@ -325,7 +317,7 @@ func (r *run) settlePrior(ctx context.Context, want []string, prior *Prior) erro
 		return nil
 	}
 	for _, id := range gone {
-		r.outcome[id] = OutcomeUntouched
+		r.led.settle(id, OutcomeUntouched)
 		r.why[id] = "no longer in " + r.plan.Queue
 		if sent[id] {
 			r.why[id] += whyGoneAfterSend
@@ -363,14 +355,14 @@ func (r *run) ackPrior(ctx context.Context, ids []string) error {
 	if err := r.port.Ack(ctx, ids); err != nil {
 		for _, id := range ids {
 			// still confirmed, never "untouched": the next resume acks it
-			r.outcome[id], r.gotConfirm[id], r.unacked[id] = OutcomeConfirmed, true, true
+			r.led.settle(id, OutcomeConfirmed)
+			r.led.flag(id, flagConfirmed|flagUnacked, true)
 		}
 		return fmt.Errorf("replay %s: ack the sources confirmed before the interruption: %w", r.plan.ID, err)
 	}
 	for _, id := range ids {
-		delete(r.held, id)
-		r.acked[id] = true
-		r.outcome[id] = OutcomeResolved
+		r.led.flag(id, flagHeld, false)
+		r.led.settle(id, OutcomeResolved)
 		r.confirmed++
 	}
 	return r.record(triage.ActionReplayOutcome, string(OutcomeResolved), ids, map[string]any{"acked": true, "why": "confirmed before the interruption, acked on resume"})
@@ -387,7 +379,7 @@ const whyAckedAgain = "resolved before the interruption, yet back in the queue (
 func (r *run) ackAgain(ctx context.Context, resolved []string) error {
 	var back []string
 	for _, id := range resolved {
-		if _, held := r.held[id]; held {
+		if r.led.has(id, flagHeld) {
 			back = append(back, id)
 		}
 	}
@@ -396,12 +388,12 @@ func (r *run) ackAgain(ctx context.Context, resolved []string) error {
 	}
 	if err := r.port.Ack(ctx, back); err != nil {
 		for _, id := range back {
-			r.unacked[id] = true // the replay stays resumable: the next resume tries again
+			r.led.flag(id, flagUnacked, true) // the replay stays resumable: the next resume tries again
 		}
 		return fmt.Errorf("replay %s: ack the %d sources resolved before the interruption that are back in the queue: %w", r.plan.ID, len(back), err)
 	}
 	for _, id := range back {
-		delete(r.held, id)
+		r.led.flag(id, flagHeld, false)
 		r.why[id] = whyAckedAgain
 	}
 	r.ackedAgain = append(r.ackedAgain, back...)
@@ -418,7 +410,7 @@ func (r *run) goneConfirmed(ids []string) error {
 	}
 	const why = "confirmed before the interruption; its source is no longer in the queue (acked then, or taken since)"
 	for _, id := range ids {
-		r.outcome[id] = OutcomeResolved
+		r.led.settle(id, OutcomeResolved)
 		r.why[id] = why
 		r.confirmed++
 	}

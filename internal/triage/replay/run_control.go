@@ -13,11 +13,11 @@ import (
 func (r *run) signal(s Signal) {
 	switch s.Kind {
 	case SignalFailedAgain:
-		if _, ours := r.items[s.ID]; !ours || r.outcome[s.ID] == OutcomeFailedAgain {
+		if _, ours := r.led.item(s.ID); !ours || r.led.is(s.ID, OutcomeFailedAgain) {
 			return
 		}
 		r.failedAgain++
-		r.outcome[s.ID] = OutcomeFailedAgain
+		r.led.settle(s.ID, OutcomeFailedAgain)
 		r.why[s.ID] = s.Reason
 		r.toFail = append(r.toFail, s.ID)
 	case SignalBlocked:
@@ -43,7 +43,7 @@ func (r *run) signal(s Signal) {
 // out (a full bounded queue drops its head), which judgeCollateral decides
 // against the baseline.
 func (r *run) deadLetter(s Signal) {
-	if _, ours := r.items[s.ID]; ours || !slices.Contains(r.plan.DestinationQueues, s.Queue) {
+	if _, ours := r.led.item(s.ID); ours || !slices.Contains(r.plan.DestinationQueues, s.Queue) {
 		return
 	}
 	if r.base.from.IsZero() { // holding or counting the baseline
@@ -184,7 +184,7 @@ func (r *run) tally() Tally {
 	t := Tally{FailedAgain: r.failedAgain, Returned: r.returned, DestinationDepth: r.depth, BaseDepth: r.baseDepth,
 		Collateral: r.collateral, CollateralAllowed: r.collateralAllowed(), BaselineRate: r.base.rate}
 	for _, id := range r.plan.IDs() {
-		switch r.outcome[id] {
+		switch o, _ := r.led.outcome(id); o {
 		case OutcomeFailedAgain:
 			t.FailedIDs = append(t.FailedIDs, id)
 		case OutcomeReturned:

@@ -20,18 +20,18 @@ const whyUnconfirmed = "published, confirm not received: may be delivered twice"
 func (r *run) settled(c confirmResult) {
 	if c.res.Confirmed {
 		r.confirmed++
-		r.gotConfirm[c.id] = true
+		r.led.flag(c.id, flagConfirmed, true)
 		// A copy rejected at once can come back through the watch before its
 		// confirm is read here: it stays failed-again, and its source is
 		// still acked (the copy is the one in the parking queue now).
-		if r.outcome[c.id] != OutcomeFailedAgain {
-			r.outcome[c.id] = OutcomeConfirmed
+		if !r.led.is(c.id, OutcomeFailedAgain) {
+			r.led.settle(c.id, OutcomeConfirmed)
 		}
 		r.toConfirm = append(r.toConfirm, c.id)
 		return
 	}
 	r.returned++
-	r.outcome[c.id] = OutcomeReturned
+	r.led.settle(c.id, OutcomeReturned)
 	r.why[c.id] = c.res.Why
 	if c.res.Unknown {
 		r.why[c.id] = whyUnconfirmed + " (" + c.res.Why + ")"
@@ -84,7 +84,7 @@ func (r *run) flushConfirmed(ctx context.Context) error {
 	r.toConfirm = nil
 	if err := r.port.Ack(ctx, ids); err != nil {
 		for _, id := range ids {
-			r.unacked[id] = true
+			r.led.flag(id, flagUnacked, true)
 		}
 		if r.stopped == "" {
 			r.stopped = "could not ack confirmed sources (they may be delivered twice; resume acks them): " + err.Error()
@@ -93,9 +93,8 @@ func (r *run) flushConfirmed(ctx context.Context) error {
 	}
 	var resolved []string
 	for _, id := range ids {
-		delete(r.held, id)
-		r.acked[id] = true
-		if r.outcome[id] != OutcomeFailedAgain {
+		r.led.flag(id, flagHeld, false)
+		if !r.led.is(id, OutcomeFailedAgain) {
 			resolved = append(resolved, id)
 		}
 	}
@@ -132,7 +131,7 @@ func (r *run) flushReturned(ctx context.Context) error {
 		r.warn(fmt.Sprintf("could not put %d returned source(s) back (%v): the broker puts them back when the connection closes", len(ids), err))
 	}
 	for _, id := range ids {
-		delete(r.held, id)
+		r.led.flag(id, flagHeld, false)
 	}
 	return nil
 }
@@ -198,7 +197,7 @@ func (r *run) wrapUp(ctx context.Context, cause error, results <-chan confirmRes
 	flushErr := r.flush(context.WithoutCancel(ctx))
 	r.markUnacked()
 	errs := []error{cause, holdErr, flushErr, r.settleAll(ctx, "not published")}
-	if len(r.unacked) > 0 || r.connLost || r.suspended {
+	if r.led.unacked > 0 || r.connLost || r.suspended {
 		r.resumable = true
 		details := map[string]any{"resumable": true, "unacked": r.unackedIDs(), "published": r.published}
 		if r.connLost {
@@ -248,9 +247,9 @@ func joinFirstCause(errs []error) error {
 // destination confirmed: the confirm could not be journalled or the ack
 // failed. They stay in the parking queue while the destination has them.
 func (r *run) markUnacked() {
-	for id := range r.held {
-		if r.gotConfirm[id] {
-			r.unacked[id] = true
+	for i, st := range r.led.st {
+		if st.flags&flagHeld != 0 && st.flags&flagConfirmed != 0 {
+			r.led.flagAt(i, flagUnacked, true)
 		}
 	}
 }
@@ -258,7 +257,7 @@ func (r *run) markUnacked() {
 func (r *run) unackedIDs() []string {
 	var ids []string
 	for _, it := range r.plan.Items {
-		if r.unacked[it.ID] {
+		if r.led.has(it.ID, flagUnacked) {
 			ids = append(ids, it.ID)
 		}
 	}
@@ -270,7 +269,7 @@ func (r *run) unackedIDs() []string {
 func (r *run) settleAll(ctx context.Context, why string) error {
 	var ids []string
 	for _, it := range r.plan.Items {
-		if _, ok := r.held[it.ID]; ok {
+		if r.led.has(it.ID, flagHeld) {
 			ids = append(ids, it.ID)
 		}
 	}
@@ -286,9 +285,9 @@ func (r *run) settleAll(ctx context.Context, why string) error {
 	}
 	var untouched []string
 	for _, id := range ids {
-		delete(r.held, id)
-		if _, has := r.outcome[id]; !has {
-			r.outcome[id] = OutcomeUntouched
+		r.led.flag(id, flagHeld, false)
+		if _, has := r.led.outcome(id); !has {
+			r.led.settle(id, OutcomeUntouched)
 			r.why[id] = why
 			untouched = append(untouched, id)
 		}
@@ -319,14 +318,15 @@ func (r *run) result() Result {
 	}
 	res.BaselineRate = r.base.rate
 	for _, it := range r.plan.Items {
-		o, ok := r.outcome[it.ID]
+		o, ok := r.led.outcome(it.ID)
 		if !ok {
 			o = OutcomeUntouched
 		}
-		if o == OutcomeConfirmed && !r.unacked[it.ID] {
+		unacked := r.led.has(it.ID, flagUnacked)
+		if o == OutcomeConfirmed && !unacked {
 			o = OutcomeResolved
 		}
-		if r.unacked[it.ID] {
+		if unacked {
 			res.Unacked = append(res.Unacked, it.ID)
 		}
 		res.Outcomes[it.ID] = o

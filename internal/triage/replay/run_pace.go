@@ -96,8 +96,9 @@ func (r *run) publishDue(ctx context.Context, pend chan<- pending) error {
 		}
 		out := m
 		out.Headers = CopyHeaders(m, id, r.plan.ID, triage.AttemptsOf(m), r.clock.Now())
-		out = r.items[id].Revision.apply(out)
-		pc, err := r.port.Publish(ctx, Publishing{ItemID: id, Route: r.items[id].Route, Message: out})
+		it, _ := r.led.item(id)
+		out = it.Revision.apply(out)
+		pc, err := r.port.Publish(ctx, Publishing{ItemID: id, Route: it.Route, Message: out})
 		if err != nil {
 			r.notPublished(ctx, batch[i:], err)
 			return nil

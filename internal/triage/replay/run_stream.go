@@ -57,10 +57,11 @@ func (r *run) holdEnded(ctx context.Context, cut bool) error {
 	}
 	var gone []string
 	for _, it := range r.plan.Items {
-		_, settled := r.outcome[it.ID]
+		_, settled := r.led.outcome(it.ID)
 		_, changed := r.changedLater[it.ID]
-		if !settled && !changed && !r.held[it.ID] {
-			r.outcome[it.ID], r.why[it.ID] = OutcomeUntouched, why
+		if !settled && !changed && !r.led.has(it.ID, flagHeld) {
+			r.led.settle(it.ID, OutcomeUntouched)
+			r.why[it.ID] = why
 			gone = append(gone, it.ID)
 		}
 	}
