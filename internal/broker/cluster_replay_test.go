@@ -221,7 +221,8 @@ func resumeOnCluster(t *testing.T, cfg broker.Config, j *journal.Journal, replay
 // checkDuplicatesReported fails for every id delivered twice (a copy at
 // the destination while its source is still parked, or two copies at the
 // destination) that the journal of replayID did not report as possibly
-// delivered twice (an unconfirmed publish) or as confirmed before the
+// delivered twice (an unconfirmed publish, or one a resume published again
+// because no answer was journalled) or as confirmed before the
 // interruption.
 func checkDuplicatesReported(t *testing.T, j *journal.Journal, replayID string, src, dst, confirmed []string) {
 	t.Helper()
@@ -241,6 +242,16 @@ func checkDuplicatesReported(t *testing.T, j *journal.Journal, replayID string, 
 		for _, id := range unknown {
 			s, _ := id.(string)
 			reported[s] = true
+		}
+		// A resume's republished: sent before the interruption, no answer
+		// journalled (the journal itself failed with the stream's leader),
+		// published again. A .ci/run had 9 such: their copies were
+		// confirmed as the journal stopped taking entries, so the journal's
+		// last word on them was "published".
+		if twice, _ := rec.Details["may_be_delivered_twice"].(bool); twice {
+			for _, id := range rec.MessageIDs {
+				reported[id] = true
+			}
 		}
 	}
 	copies := map[string]int{}
