@@ -23,16 +23,16 @@ import (
 type heldSources struct {
 	mu    sync.Mutex
 	ch    *amqp.Channel
-	tags  map[string]uint64
-	store *heldStore        // the held deliveries, on disk until published
-	at    map[string]heldAt // item id -> where store has it
+	ids   map[string]heldRef // item id -> its delivery tag and where store has it
+	store *heldStore         // the held deliveries, on disk until published
 	// tables are the headers of what Load read back, as delivered, for the
 	// publish that follows (deliveredTable).
 	tables map[string]amqp.Table
 	// order is the hold's window, for a release in the queue's order
-	// (window.requeue); settled are the tags acked or requeued before.
+	// (window.requeue); settled are the tags acked or requeued before, a
+	// bit each (a map of them took some 40 bytes a source).
 	order   *window
-	settled map[uint64]bool
+	settled tagSet
 
 	// On a quorum queue the hold's consumers stay up while it holds (see
 	// keepConsuming): win are its consumers until they are cancelled, and
@@ -68,7 +68,7 @@ func (h *heldSources) readEnded() {
 
 // hold registers selected message id as held under tag (h.mu held).
 func (h *heldSources) hold(id string, tag uint64, at heldAt) {
-	h.tags[id], h.at[id] = tag, at
+	h.ids[id] = heldRef{tag: tag, heldAt: at}
 	i, _ := slices.BinarySearch(h.sel, tag) // in queue order but for a few the read names at its end
 	h.sel = slices.Insert(h.sel, i, tag)
 }
@@ -85,7 +85,7 @@ func (h *heldSources) giveBackBefore(tag uint64) error {
 	if !h.classic || !h.readDone {
 		return nil // a requeue to a live consumer comes straight back to it
 	}
-	for h.selNext < len(h.sel) && h.settled[h.sel[h.selNext]] {
+	for h.selNext < len(h.sel) && h.settled.has(h.sel[h.selNext]) {
 		h.selNext++
 	}
 	if h.selNext >= len(h.sel) || h.sel[h.selNext] != tag || tag <= h.back+1 {
@@ -229,7 +229,7 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 		ch.Close()
 		return nil, err
 	}
-	r.held = &heldSources{ch: ch, tags: map[string]uint64{}, store: store, at: map[string]heldAt{}, tables: map[string]amqp.Table{},
+	r.held = &heldSources{ch: ch, ids: map[string]heldRef{}, store: store, tables: map[string]amqp.Table{},
 		classic: q.Type == triage.QueueClassic}
 	r.watchClose(ch.NotifyClose(make(chan *amqp.Error, 1)), "hold channel")
 	if depth == 0 || len(ids) == 0 {
@@ -252,7 +252,7 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 	pass := newPassing(queue, ids, replayID, store)
 	pass.cost = cost
 	w := r.holdWindow(ch, queue, q, want)
-	r.held.order, r.held.settled = w, map[uint64]bool{}
+	r.held.order = w
 	return &holdRead{queue: queue, cost: cost, quorum: q.Type == triage.QueueQuorum, w: w, owed: r.live.owedRule(r.hold, q, depth),
 		want: want, pass: pass, ch: ch}, nil
 }
@@ -376,6 +376,26 @@ func (r *Replay) sortHeld(p *passing) (out []replay.HeldMessage) {
 // position among the queue's own messages (not this replay's copies).
 type heldAt struct{ record, position int }
 
+// heldRef is a held message: its delivery tag and where it is.
+type heldRef struct {
+	tag uint64
+	heldAt
+}
+
+// tagSet is a set of delivery tags, a bit each.
+type tagSet []uint64
+
+func (s *tagSet) add(tag uint64) {
+	for uint64(len(*s)) <= tag/64 {
+		*s = append(*s, 0)
+	}
+	(*s)[tag/64] |= 1 << (tag % 64)
+}
+
+func (s tagSet) has(tag uint64) bool {
+	return tag/64 < uint64(len(s)) && s[tag/64]&(1<<(tag%64)) != 0
+}
+
 // Load implements replay.Port: the held message read back from the hold's
 // store, its headers kept as delivered for the publish that follows.
 func (r *Replay) Load(_ context.Context, id string) (triage.Message, error) {
@@ -384,8 +404,9 @@ func (r *Replay) Load(_ context.Context, id string) (triage.Message, error) {
 	}
 	h := r.held
 	h.mu.Lock()
-	at, ok := h.at[id]
+	ref, ok := h.ids[id]
 	h.mu.Unlock()
+	at := ref.heldAt
 	if !ok {
 		return triage.Message{}, fmt.Errorf("replay %s holds no message %s", r.replayID, id)
 	}
@@ -615,7 +636,7 @@ func (r *Replay) releaseHeld() {
 	defer h.mu.Unlock()
 	if !h.ch.IsClosed() { // else the broker puts them back itself
 		if h.order != nil {
-			_ = h.order.requeue(0, func(tag uint64) bool { return !h.settled[tag] })
+			_ = h.order.requeue(0, func(tag uint64) bool { return !h.settled.has(tag) })
 		} else {
 			_ = h.ch.Nack(0, true, true)
 		}
@@ -631,8 +652,7 @@ func (r *Replay) releaseHeld() {
 		// a broker that stops answering is found by the heartbeat.
 		_ = h.ch.Close()
 	}
-	clear(h.tags)
-	clear(h.at)
+	clear(h.ids)
 	h.store.close()
 }
 
@@ -666,21 +686,16 @@ func (r *Replay) settle(ids []string, do func(*amqp.Channel, uint64) error) erro
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, id := range ids {
-		tag, ok := h.tags[id]
+		ref, ok := h.ids[id]
 		if !ok {
 			continue
 		}
-		if err := do(h.ch, tag); err != nil {
+		if err := do(h.ch, ref.tag); err != nil {
 			return fmt.Errorf("replay: settle %s: %w", id, err)
 		}
-		delete(h.tags, id)
-		if h.settled != nil {
-			h.settled[tag] = true
-		}
-		if at, ok := h.at[id]; ok {
-			h.store.drop(at.record)
-			delete(h.at, id)
-		}
+		delete(h.ids, id)
+		h.settled.add(ref.tag)
+		h.store.drop(ref.record)
 		delete(h.tables, id)
 	}
 	return nil

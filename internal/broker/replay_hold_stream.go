@@ -134,6 +134,7 @@ func (s *streamOut) took(i int) {
 	h.hold(base, p.tags[i], heldAt{record: i, position: n})
 	h.mu.Unlock()
 	s.batch = append(s.batch, replay.HeldMessage{ID: base, BodySHA256: hex.EncodeToString(sum[:])})
+	delete(p.sums, i) // reported: the end of the read does not look at it again
 }
 
 // flush sends the batch when it is full, or, with idle (nothing more has

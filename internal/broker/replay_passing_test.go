@@ -54,7 +54,7 @@ func TestReplayHoldKeepsOnDiskOnlyWhatItMayReplay(t *testing.T) {
 	if want := []string{"a", "b", "a", "", "d"}; !slices.Equal(p.bases, want) {
 		t.Errorf("bases %v, want %v", p.bases, want)
 	}
-	r := &Replay{queue: "q", held: &heldSources{tags: map[string]uint64{}, store: store, at: map[string]heldAt{}, tables: map[string]amqp.Table{}}}
+	r := &Replay{queue: "q", held: &heldSources{ids: map[string]heldRef{}, store: store, tables: map[string]amqp.Table{}}}
 	out := r.sortHeld(p) // p was made for a#2 and d
 	var got []string
 	for _, m := range out {
@@ -63,8 +63,8 @@ func TestReplayHoldKeepsOnDiskOnlyWhatItMayReplay(t *testing.T) {
 	if !slices.Equal(got, []string{"c", "a#2", "d"}) || !out[0].Copy {
 		t.Errorf("held %v", out)
 	}
-	if r.held.tags["a#2"] != 3 || out[1].BodySHA256 != triage.BodySHA256([]byte("3")) {
-		t.Errorf("a#2 is tag %d with body sha %s, want tag 3, the sha of body 3", r.held.tags["a#2"], out[1].BodySHA256)
+	if r.held.ids["a#2"].tag != 3 || out[1].BodySHA256 != triage.BodySHA256([]byte("3")) {
+		t.Errorf("a#2 is tag %d with body sha %s, want tag 3, the sha of body 3", r.held.ids["a#2"].tag, out[1].BodySHA256)
 	}
 	if _, ok := store.at[0]; ok {
 		t.Errorf("the first a (not selected) is still in the store")
