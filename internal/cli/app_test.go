@@ -213,3 +213,18 @@ func TestConfigFile(t *testing.T) {
 		}
 	})
 }
+
+// An error that carries broker text (here a message id with an escape
+// sequence, as a replay stopped by a failed-again copy names it) leaves on
+// stderr with the sequence shown, not sent to the terminal; text already
+// sanitised reads the same.
+func TestTheErrorLineShowsBrokerEscapesAsText(t *testing.T) {
+	err := fmt.Errorf("replay rp-1 stopped: 1 replayed message(s) failed again (m-1\x1b]0;owned\x07)")
+	got := errorLine(err)
+	if strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, `m-1\x1b]0;owned\x07`) {
+		t.Errorf("error line %q", got)
+	}
+	if again := errorLine(errors.New(strings.TrimPrefix(got, "dlqt: "))); again != got {
+		t.Errorf("sanitised twice: %q, once: %q", again, got)
+	}
+}

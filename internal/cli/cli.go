@@ -56,9 +56,18 @@ func Main(ctx context.Context, args []string, assets Assets, stdout, stderr io.W
 	err := root.ExecuteContext(ctx)
 	a.closeTrail()
 	if err != nil {
-		fmt.Fprintln(stderr, "dlqt:", err)
+		fmt.Fprintln(stderr, errorLine(err))
 	}
 	return exitCode(err)
+}
+
+// errorLine is how an error ends dlqt on stderr. Errors carry broker text
+// (a replay stopped by a failed-again message names its id, a hold's read
+// the broker's reason), and not every path sanitised it before: the line
+// is sanitised here, where every error leaves. Text already sanitised
+// reads the same (an escape is shown as plain characters).
+func errorLine(err error) string {
+	return "dlqt: " + sanitize.Text(err.Error())
 }
 
 // exitCode is 0 for success, exitUsage for a usage error, else exitFailure.
