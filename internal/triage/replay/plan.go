@@ -147,7 +147,7 @@ func (p *Plan) route(msgs triage.List, chosen []int, top triage.Topology) (map[t
 			t = w
 			orig, known = OriginalRoute(t)
 		}
-		item := Item{ID: t.ID}
+		item := Item{ID: strings.Clone(t.ID)} // not a string into the read's index: the plan outlives it
 		fedBy := ""
 		switch to := p.Options.To; {
 		case to != nil:
@@ -167,7 +167,7 @@ func (p *Plan) route(msgs triage.List, chosen []int, top triage.Topology) (map[t
 		case known:
 			item.Route, item.Original = orig, true
 		default:
-			p.Unroutable = append(p.Unroutable, t.ID)
+			p.Unroutable = append(p.Unroutable, strings.Clone(t.ID))
 			continue
 		}
 		p.Items = append(p.Items, item)
