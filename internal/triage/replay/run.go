@@ -172,7 +172,7 @@ func (r *run) record(action triage.Action, reason string, ids []string, details 
 func (r *run) begin(ctx context.Context) error {
 	prior := r.plan.Prior
 	if prior == nil {
-		if err := r.record(triage.ActionReplayPlan, "", r.plan.IDs(), map[string]any{"plan": r.plan}); err != nil {
+		if err := r.record(triage.ActionReplayPlan, "", r.plan.IDs(), map[string]any{"plan": r.plan.record()}); err != nil {
 			return err
 		}
 		prior = &Prior{}

@@ -211,8 +211,12 @@ func (s *State) apply(e triage.Recorded) error {
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(raw, &s.Plan); err != nil {
+		var rec planRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
 			return fmt.Errorf("replay plan: %w", err)
+		}
+		if s.Plan, err = rec.plan(e.MessageIDs); err != nil {
+			return err
 		}
 	case triage.ActionReplayStart:
 		if s.StartedAt.IsZero() {
