@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -23,9 +24,11 @@ import (
 // once dlqt exits, however it exits. A record is kept by the hold's
 // position of its delivery.
 type heldStore struct {
-	mu  sync.Mutex
-	rs  *spill.Records
-	at  map[int]int // position -> record
+	mu sync.Mutex
+	rs *spill.Records
+	// at is, by position, its record + 1 (0: none): four bytes a delivery
+	// read, where a map from position to record took 46 a message held.
+	at  []int32
 	buf []byte
 }
 
@@ -34,7 +37,7 @@ func newHeldStore() (*heldStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: hold store: %w", err)
 	}
-	return &heldStore{rs: rs, at: map[int]int{}}, nil
+	return &heldStore{rs: rs}, nil
 }
 
 // put writes delivery d under pos and returns the SHA-256 of its body. The
@@ -53,7 +56,13 @@ func (s *heldStore) put(pos int, d amqp.Delivery) ([32]byte, error) {
 	if err != nil {
 		return sum, fmt.Errorf("replay: hold store: %w", err)
 	}
-	s.at[pos] = i
+	if i >= math.MaxInt32 {
+		return sum, fmt.Errorf("replay: hold store: more than %d messages", math.MaxInt32-1)
+	}
+	if pos >= len(s.at) {
+		s.at = append(s.at, make([]int32, pos+1-len(s.at))...)
+	}
+	s.at[pos] = int32(i) + 1
 	return sum, nil
 }
 
@@ -61,9 +70,12 @@ func (s *heldStore) put(pos int, d amqp.Delivery) ([32]byte, error) {
 // the hold settles it by tag).
 func (s *heldStore) get(pos int) (amqp.Delivery, error) {
 	s.mu.Lock()
-	i, ok := s.at[pos]
+	i := -1
+	if pos >= 0 && pos < len(s.at) {
+		i = int(s.at[pos]) - 1
+	}
 	s.mu.Unlock()
-	if !ok {
+	if i < 0 {
 		return amqp.Delivery{}, fmt.Errorf("replay: no held message at %d", pos)
 	}
 	rec, err := s.rs.Read(i, false)
@@ -76,7 +88,9 @@ func (s *heldStore) get(pos int) (amqp.Delivery, error) {
 // drop forgets pos; its bytes stay in the file until it is closed.
 func (s *heldStore) drop(pos int) {
 	s.mu.Lock()
-	delete(s.at, pos)
+	if pos >= 0 && pos < len(s.at) {
+		s.at[pos] = 0
+	}
 	s.mu.Unlock()
 }
 
@@ -84,7 +98,7 @@ func (s *heldStore) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rs.Close()
-	s.at = map[int]int{}
+	s.at = nil
 }
 
 // appendDelivery encodes what a republish needs of d: its routing, every

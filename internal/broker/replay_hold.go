@@ -21,10 +21,13 @@ import (
 // heldSources are the source messages a replay holds unacked on its hold
 // connection, by item id.
 type heldSources struct {
-	mu    sync.Mutex
-	ch    *amqp.Channel
-	ids   map[string]heldRef // item id -> its delivery tag and where store has it
-	store *heldStore         // the held deliveries, on disk until published
+	mu sync.Mutex
+	ch *amqp.Channel
+	// refs are, by their place among want, where the held messages are:
+	// a tag of 0 is none (delivery tags begin at 1).
+	want  *wanted
+	refs  []heldRef
+	store *heldStore // the held deliveries, on disk until published
 	// tables are the headers of what Load read back, as delivered, for the
 	// publish that follows (deliveredTable).
 	tables map[string]amqp.Table
@@ -58,6 +61,16 @@ type heldSources struct {
 	baseReady, gave int
 }
 
+// ref is where held message id is and its place among want, if the hold
+// holds it. h.mu is held.
+func (h *heldSources) ref(id string) (heldRef, int, bool) {
+	k, ok := h.want.place(id)
+	if !ok || h.refs[k].tag == 0 {
+		return heldRef{}, 0, false
+	}
+	return h.refs[k], k, true
+}
+
 // readEnded says the hold has read and named all it holds, its
 // consumers cancelled: from now on what it gives back stays in the queue.
 func (h *heldSources) readEnded() {
@@ -67,8 +80,13 @@ func (h *heldSources) readEnded() {
 }
 
 // hold registers selected message id as held under tag (h.mu held).
+// hold notes that it holds selected id under tag, at. h.mu is held.
 func (h *heldSources) hold(id string, tag uint64, at heldAt) {
-	h.ids[id] = heldRef{tag: tag, heldAt: at}
+	k, ok := h.want.place(id)
+	if !ok {
+		return // never: the hold holds only the ids it was asked for
+	}
+	h.refs[k] = heldRef{tag: tag, heldAt: at}
 	i, _ := slices.BinarySearch(h.sel, tag) // in queue order but for a few the read names at its end
 	h.sel = slices.Insert(h.sel, i, tag)
 }
@@ -229,7 +247,8 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 		ch.Close()
 		return nil, err
 	}
-	r.held = &heldSources{ch: ch, ids: map[string]heldRef{}, store: store, tables: map[string]amqp.Table{},
+	wanted := newWanted(ids)
+	r.held = &heldSources{ch: ch, want: wanted, refs: make([]heldRef, len(wanted.ids)), store: store, tables: map[string]amqp.Table{},
 		classic: q.Type == triage.QueueClassic}
 	r.watchClose(ch.NotifyClose(make(chan *amqp.Error, 1)), "hold channel")
 	if depth == 0 || len(ids) == 0 {
@@ -249,7 +268,7 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 			want = safe
 		}
 	}
-	pass := newPassing(queue, ids, replayID, store)
+	pass := newPassing(queue, wanted, replayID, store)
 	pass.cost = cost
 	w := r.holdWindow(ch, queue, q, want)
 	r.held.order = w
@@ -404,7 +423,7 @@ func (r *Replay) Load(_ context.Context, id string) (triage.Message, error) {
 	}
 	h := r.held
 	h.mu.Lock()
-	ref, ok := h.ids[id]
+	ref, _, ok := h.ref(id)
 	h.mu.Unlock()
 	at := ref.heldAt
 	if !ok {
@@ -430,10 +449,11 @@ func (r *Replay) Load(_ context.Context, id string) (triage.Message, error) {
 type passing struct {
 	queue, replayID string
 	cost            triage.DeliveryCost
-	atLimit         int             // read with no delivery left: a lost hold drops or dead-letters them
-	maybe           map[string]byte // of each base id a selected id may have: selectedID, suffixedID or both
-	tags            []uint64        // delivery tag of each delivery, in queue order
-	bases           []string        // base id of each delivery, "" for a copy
+	atLimit         int      // read with no delivery left: a lost hold drops or dead-letters them
+	want            *wanted  // the selected ids, and the base ids they may have
+	streamed        tagSet   // by place among want: reported as the read went (streamOut)
+	tags            []uint64 // delivery tag of each delivery, in queue order
+	bases           []string // base id of each delivery, "" for a copy
 	store           *heldStore
 	sums            map[int][32]byte // by position: the body SHA-256 of what store has
 	copies          map[int]string   // by position: the item id of each copy of this replay
@@ -443,18 +463,9 @@ type passing struct {
 	stream *streamOut
 }
 
-func newPassing(queue string, ids []string, replayID string, store *heldStore) *passing {
-	p := &passing{queue: queue, replayID: replayID, maybe: make(map[string]byte, len(ids)), store: store,
+func newPassing(queue string, want *wanted, replayID string, store *heldStore) *passing {
+	return &passing{queue: queue, replayID: replayID, want: want, store: store,
 		sums: map[int][32]byte{}, copies: map[int]string{}}
-	for _, id := range ids {
-		p.maybe[id] |= selectedID
-		if i := strings.LastIndexByte(id, '#'); i > 0 {
-			if _, err := strconv.Atoi(id[i+1:]); err == nil {
-				p.maybe[id[:i]] |= suffixedID // an occurrence suffix (SuffixIDs)
-			}
-		}
-	}
-	return p
 }
 
 // take classifies one delivery, in queue order.
@@ -473,8 +484,9 @@ func (p *passing) take(d amqp.Delivery) {
 		return
 	}
 	base := baseID(d, p.queue)
-	p.bases = append(p.bases, base)
-	if p.maybe[base] != 0 && p.err == nil {
+	_, maybe := p.want.place(base)
+	p.bases = append(p.bases, p.want.intern(base))
+	if maybe && p.err == nil {
 		sum, err := p.store.put(i, d)
 		if err != nil {
 			p.err = err
@@ -489,15 +501,14 @@ func (p *passing) take(d amqp.Delivery) {
 
 func (p *passing) read() int { return len(p.tags) }
 
-// What passing.maybe says of a base id.
+// What a hold's wanted say of an id.
 const (
 	selectedID byte = 1 << iota // it is one of the selected ids
 	suffixedID                  // a selected id is it with an occurrence suffix
-	streamedID                  // a streamed hold reported it as it read (streamOut)
 )
 
 // selected says whether id is one of the ids the hold was asked for.
-func (p *passing) selected(id string) bool { return p.maybe[id]&selectedID != 0 }
+func (p *passing) selected(id string) bool { return p.want.is(id, selectedID) }
 
 // refuseAtLimit refuses, without consent, a hold that read messages with no
 // delivery left: a lost hold would cost each of them its place in the
@@ -652,7 +663,7 @@ func (r *Replay) releaseHeld() {
 		// a broker that stops answering is found by the heartbeat.
 		_ = h.ch.Close()
 	}
-	clear(h.ids)
+	clear(h.refs)
 	h.store.close()
 }
 
@@ -686,14 +697,14 @@ func (r *Replay) settle(ids []string, do func(*amqp.Channel, uint64) error) erro
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, id := range ids {
-		ref, ok := h.ids[id]
+		ref, k, ok := h.ref(id)
 		if !ok {
 			continue
 		}
 		if err := do(h.ch, ref.tag); err != nil {
 			return fmt.Errorf("replay: settle %s: %w", id, err)
 		}
-		delete(h.ids, id)
+		h.refs[k] = heldRef{}
 		h.settled.add(ref.tag)
 		h.store.drop(ref.record)
 		delete(h.tables, id)

@@ -106,7 +106,7 @@ type streamOut struct {
 	p     *passing
 	out   chan<- replay.HeldBatch
 	ctx   context.Context // the hold's: once it ends nobody listens
-	at    []uint64        // positions reported, a bit each (the ids: passing.maybe)
+	at    []uint64        // positions reported, a bit each (the ids: passing.streamed)
 	own   int             // messages read that are not copies of this replay
 	batch []replay.HeldMessage
 	last  time.Time // of the last batch sent
@@ -124,11 +124,12 @@ func (s *streamOut) took(i int) {
 	s.own++
 	base := p.bases[i]
 	sum, stored := p.sums[i]
-	if !stored || !p.selected(base) || p.maybe[base]&streamedID != 0 {
+	k, want := p.want.place(base)
+	if !stored || !want || p.want.kind[k]&selectedID == 0 || p.streamed.has(uint64(k)) {
 		return // not selected, or a second with its id: named at the end
 	}
 	s.mark(i)
-	p.maybe[base] |= streamedID
+	p.streamed.add(uint64(k))
 	h := s.r.held
 	h.mu.Lock()
 	h.hold(base, p.tags[i], heldAt{record: i, position: n})
@@ -175,4 +176,10 @@ func (s *streamOut) reported(i int) bool {
 	return s != nil && i/64 < len(s.at) && s.at[i/64]&(1<<(i%64)) != 0
 }
 
-func (s *streamOut) reportedID(id string) bool { return s != nil && s.p.maybe[id]&streamedID != 0 }
+func (s *streamOut) reportedID(id string) bool {
+	if s == nil {
+		return false
+	}
+	k, ok := s.p.want.place(id)
+	return ok && s.p.streamed.has(uint64(k))
+}

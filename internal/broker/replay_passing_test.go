@@ -38,7 +38,7 @@ func TestReplayHoldKeepsOnDiskOnlyWhatItMayReplay(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "dlqt")); len(entries) != 0 {
 		t.Errorf("the hold store left a file name on disk: %v", entries)
 	}
-	p := newPassing("q", []string{"a#2", "d"}, "r1", store)
+	p := newPassing("q", newWanted([]string{"a#2", "d"}), "r1", store)
 	for _, d := range ds {
 		p.take(d)
 	}
@@ -54,7 +54,7 @@ func TestReplayHoldKeepsOnDiskOnlyWhatItMayReplay(t *testing.T) {
 	if want := []string{"a", "b", "a", "", "d"}; !slices.Equal(p.bases, want) {
 		t.Errorf("bases %v, want %v", p.bases, want)
 	}
-	r := &Replay{queue: "q", held: &heldSources{ids: map[string]heldRef{}, store: store, tables: map[string]amqp.Table{}}}
+	r := &Replay{queue: "q", held: &heldSources{want: p.want, refs: make([]heldRef, len(p.want.ids)), store: store, tables: map[string]amqp.Table{}}}
 	out := r.sortHeld(p) // p was made for a#2 and d
 	var got []string
 	for _, m := range out {
@@ -63,10 +63,10 @@ func TestReplayHoldKeepsOnDiskOnlyWhatItMayReplay(t *testing.T) {
 	if !slices.Equal(got, []string{"c", "a#2", "d"}) || !out[0].Copy {
 		t.Errorf("held %v", out)
 	}
-	if r.held.ids["a#2"].tag != 3 || out[1].BodySHA256 != triage.BodySHA256([]byte("3")) {
-		t.Errorf("a#2 is tag %d with body sha %s, want tag 3, the sha of body 3", r.held.ids["a#2"].tag, out[1].BodySHA256)
+	if ref, _, _ := r.held.ref("a#2"); ref.tag != 3 || out[1].BodySHA256 != triage.BodySHA256([]byte("3")) {
+		t.Errorf("a#2 is tag %d with body sha %s, want tag 3, the sha of body 3", ref.tag, out[1].BodySHA256)
 	}
-	if _, ok := store.at[0]; ok {
+	if _, err := store.get(0); err == nil {
 		t.Errorf("the first a (not selected) is still in the store")
 	}
 	m, err := r.Load(context.Background(), "a#2")
