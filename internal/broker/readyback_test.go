@@ -17,7 +17,7 @@ func TestHoldWaitsForThePlansReadToComeBack(t *testing.T) {
 		i = min(i+1, len(steps)-1)
 		return steps[i], nil
 	}
-	if got, err := readyBack(context.Background(), 0, 2, count); err != nil || got < 2 {
+	if got, err := readyBack(context.Background(), 0, 2, count, nil); err != nil || got < 2 {
 		t.Errorf("came back to %d (%v), want at least the 2 the plan reaches", got, err)
 	}
 	start := time.Now()
@@ -27,17 +27,44 @@ func TestHoldWaitsForThePlansReadToComeBack(t *testing.T) {
 		}
 		return 10300, nil
 	}
-	if got, err := readyBack(context.Background(), 4583, 10300, paused); err != nil || got != 10300 {
+	if got, err := readyBack(context.Background(), 4583, 10300, paused, nil); err != nil || got != 10300 {
 		t.Errorf("after a pause of the broker: %d (%v), want all 10300 back", got, err)
 	}
 	start = time.Now()
-	got, err := readyBack(context.Background(), 5, 10, func() (int, error) { return 5, nil })
+	got, err := readyBack(context.Background(), 5, 10, func() (int, error) { return 5, nil }, nil)
 	if waited := time.Since(start); err != nil || got != 5 || waited < returnQuiet || waited > returnQuiet+time.Second {
 		t.Errorf("nothing coming back: %d after %s (%v), want 5 after about %s", got, waited, err, returnQuiet)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := readyBack(ctx, 0, 1, func() (int, error) { return 0, nil }); err == nil {
+	if _, err := readyBack(ctx, 0, 1, func() (int, error) { return 0, nil }, nil); err == nil {
 		t.Error("a cancelled wait gave no error")
+	}
+}
+
+// While what is missing is still the queue's and nobody else's (coming),
+// the wait goes on past returnQuiet with nothing back: a loaded node
+// returning a read of 1,000,000 paused longer than that at 711,175, and
+// the replay took the rest for gone. Once it is not (taken by another
+// consumer), the wait ends after the next returnQuiet.
+func TestHoldWaitsOnWhileThePlansReadIsStillTheQueues(t *testing.T) {
+	start := time.Now()
+	slow := func() (int, error) { // nothing back for returnQuiet and 2 s more, then the rest
+		if time.Since(start) < returnQuiet+2*time.Second {
+			return 711175, nil
+		}
+		return 1000000, nil
+	}
+	asked := 0
+	coming := func(context.Context) bool { asked++; return true }
+	if got, err := readyBack(context.Background(), 711175, 1000000, slow, coming); err != nil || got != 1000000 || asked != 1 {
+		t.Errorf("came back to %d (%v), asked %d times; want all 1000000, asked once", got, err, asked)
+	}
+	start = time.Now()
+	asked = 0
+	takenAfterOneAsk := func(context.Context) bool { asked++; return asked == 1 }
+	got, err := readyBack(context.Background(), 5, 10, func() (int, error) { return 5, nil }, takenAfterOneAsk)
+	if waited := time.Since(start); err != nil || got != 5 || asked != 2 || waited < 2*returnQuiet || waited > 2*returnQuiet+time.Second {
+		t.Errorf("taken by another: %d after %s (%v), asked %d; want 5 after about %s, asked twice", got, waited, err, asked, 2*returnQuiet)
 	}
 }

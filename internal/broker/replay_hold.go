@@ -231,8 +231,17 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 		// The plan's own read may still be on its way back (see
 		// returning.go): a hold that took the part already back for the
 		// queue would leave chosen messages out as gone.
-		if depth, err = readyBack(ctx, depth, target, func() (int, error) { return passiveDepth(r.hold, queue, r.live.cfg.Vhost) }); err != nil {
+		coming := func(ctx context.Context) bool { return r.stillComing(ctx, queue, target) }
+		if depth, err = readyBack(ctx, depth, target, func() (int, error) { return passiveDepth(r.hold, queue, r.live.cfg.Vhost) }, coming); err != nil {
 			return nil, err
+		}
+		if depth < target && coming(ctx) {
+			// Held now, they would be left out as gone: a replay of
+			// 1,000,000 on a loaded node held 711,175, the rest still on
+			// their way back, and said "untouched 288825: no longer in
+			// big.dlq".
+			return nil, fmt.Errorf("%d of the %d messages the plan read are not back in %s after %s, and no consumer holds them: the broker is still returning the plan's read; nothing was held or changed, run the replay again in a moment",
+				target-depth, target, queue, returnWait)
 		}
 	}
 	if cost.AsksFirst() && !r.AcceptDeliveryCost {
@@ -312,11 +321,22 @@ func (r *Replay) endHoldRead(hr *holdRead, short *shortRead) error {
 // behind: with 4,583 of a quorum queue's 10,300 back when the hold began
 // and the broker busy for over a second, the replay moved 4,583 and said
 // "untouched 5617".
-func readyBack(ctx context.Context, have, want int, count func() (int, error)) (int, error) {
+//
+// coming, asked once returnQuiet passed with nothing back, says whether
+// what is missing is still on its way (stillComing): then the wait goes
+// on, up to returnWait. A node paging the requeue of a read of 1,000,000
+// returned nothing for over returnQuiet at 711,175.
+func readyBack(ctx context.Context, have, want int, count func() (int, error), coming func(context.Context) bool) (int, error) {
 	start, last := time.Now(), time.Now()
 	for have < want {
-		if time.Since(last) >= returnQuiet || time.Since(start) >= returnWait {
+		if time.Since(start) >= returnWait {
 			return have, nil
+		}
+		if time.Since(last) >= returnQuiet {
+			if coming == nil || !coming(ctx) {
+				return have, nil
+			}
+			last = time.Now() // asked again after another returnQuiet
 		}
 		select {
 		case <-ctx.Done():
@@ -333,6 +353,21 @@ func readyBack(ctx context.Context, have, want int, count func() (int, error)) (
 		have = n
 	}
 	return have, nil
+}
+
+// stillComing says whether the messages queue lacks of want ready are
+// still its own, on their way back: no consumer holds any (the passive
+// declare's count is exact), and the management API still counts want in
+// all (seconds old: a message taken a moment ago is seen gone at the next
+// ask). The replay holds the queue's lease, so no other dlqt action holds
+// them either.
+func (r *Replay) stillComing(ctx context.Context, queue string, want int) bool {
+	_, consumers, err := passiveCounts(r.hold, queue, r.live.cfg.Vhost)
+	if err != nil || consumers > 0 {
+		return false
+	}
+	q, _, err := r.live.queueInfo(ctx, queue)
+	return err == nil && q.Messages >= want
 }
 
 // holdWindow is the windowed consume of a hold of want messages of q (see
