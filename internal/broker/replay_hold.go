@@ -23,8 +23,9 @@ import (
 type heldSources struct {
 	mu sync.Mutex
 	ch *amqp.Channel
-	// refs are, by their place among want, where the held messages are:
-	// a tag of 0 is none (delivery tags begin at 1).
+	// want are the ids the hold was asked for; refs, by their place
+	// among them, where each held message is (a tag of 0: not held, as
+	// delivery tags begin at 1).
 	want  *wanted
 	refs  []heldRef
 	store *heldStore // the held deliveries, on disk until published
@@ -79,8 +80,7 @@ func (h *heldSources) readEnded() {
 	h.mu.Unlock()
 }
 
-// hold registers selected message id as held under tag (h.mu held).
-// hold notes that it holds selected id under tag, at. h.mu is held.
+// hold registers selected message id as held under tag, at (h.mu held).
 func (h *heldSources) hold(id string, tag uint64, at heldAt) {
 	k, ok := h.want.place(id)
 	if !ok {
