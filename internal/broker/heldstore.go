@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,8 +60,10 @@ func (s *heldStore) put(pos int, d amqp.Delivery) ([32]byte, error) {
 	if i >= math.MaxInt32 {
 		return sum, fmt.Errorf("replay: hold store: more than %d messages", math.MaxInt32-1)
 	}
-	if pos >= len(s.at) {
-		s.at = append(s.at, make([]int32, pos+1-len(s.at))...)
+	if n := pos + 1; n > len(s.at) { // grown in place: no slice made a message
+		was := len(s.at)
+		s.at = slices.Grow(s.at, n-was)[:n]
+		clear(s.at[was:])
 	}
 	s.at[pos] = int32(i) + 1
 	return sum, nil
