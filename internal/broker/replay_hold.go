@@ -418,7 +418,7 @@ func (r *Replay) sortHeld(p *passing) (out []replay.HeldMessage) {
 			h.store.drop(i)
 		case p.selected(id):
 			out = append(out, replay.HeldMessage{ID: id, BodySHA256: hex.EncodeToString(sum[:])})
-			h.hold(id, p.tags[i], heldAt{record: i, position: n})
+			h.hold(id, p.tags[i], heldAt{record: int32(i), position: int32(n)})
 		default: // its base id looked wanted, its occurrence is not
 			h.store.drop(i)
 		}
@@ -428,7 +428,7 @@ func (r *Replay) sortHeld(p *passing) (out []replay.HeldMessage) {
 
 // heldAt is where a held message is: its record in the hold's store and its
 // position among the queue's own messages (not this replay's copies).
-type heldAt struct{ record, position int }
+type heldAt struct{ record, position int32 } // a hold reads fewer than 2^31 deliveries: 16 bytes a held message with its tag
 
 // heldRef is a held message: its delivery tag and where it is.
 type heldRef struct {
@@ -464,14 +464,14 @@ func (r *Replay) Load(_ context.Context, id string) (triage.Message, error) {
 	if !ok {
 		return triage.Message{}, fmt.Errorf("replay %s holds no message %s", r.replayID, id)
 	}
-	d, err := h.store.get(at.record)
+	d, err := h.store.get(int(at.record))
 	if err != nil {
 		return triage.Message{}, err
 	}
 	h.mu.Lock()
 	h.tables[id] = d.Headers
 	h.mu.Unlock()
-	return toMessage(d, r.queue, at.position), nil
+	return toMessage(d, r.queue, int(at.position)), nil
 }
 
 // passing keeps of each delivery a hold reads only what the replay may
@@ -741,7 +741,7 @@ func (r *Replay) settle(ids []string, do func(*amqp.Channel, uint64) error) erro
 		}
 		h.refs[k] = heldRef{}
 		h.settled.add(ref.tag)
-		h.store.drop(ref.record)
+		h.store.drop(int(ref.record))
 		delete(h.tables, id)
 	}
 	return nil

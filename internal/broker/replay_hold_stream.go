@@ -132,7 +132,7 @@ func (s *streamOut) took(i int) {
 	p.streamed.add(uint64(k))
 	h := s.r.held
 	h.mu.Lock()
-	h.hold(base, p.tags[i], heldAt{record: i, position: n})
+	h.hold(base, p.tags[i], heldAt{record: int32(i), position: int32(n)})
 	h.mu.Unlock()
 	s.batch = append(s.batch, replay.HeldMessage{ID: base, BodySHA256: hex.EncodeToString(sum[:])})
 	delete(p.sums, i) // reported: the end of the read does not look at it again
