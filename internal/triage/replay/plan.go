@@ -74,25 +74,25 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 // choose is where the messages sel selects are in msgs: a plan of a whole
 // queue does not copy every entry it routes (100,000 index entries in a
 // slice are 55 MB; a packed read unpacks each as it is routed).
-func choose(sel triage.Selection, msgs triage.List) []int {
-	var out []int
+func choose(sel triage.Selection, msgs triage.List) []int32 {
+	var out []int32 // four bytes a message: a read holds fewer than 2^31
 	selected := sel.Matcher()
 	for i := range msgs.Len() {
 		if selected(msgs.At(i)) {
-			out = append(out, i)
+			out = append(out, int32(i))
 		}
 	}
 	return out
 }
 
 // missingIDs are the selected ids the inspection did not find.
-func missingIDs(ids []string, msgs triage.List, chosen []int) []string {
+func missingIDs(ids []string, msgs triage.List, chosen []int32) []string {
 	if len(ids) == 0 {
 		return nil
 	}
 	found := map[string]bool{}
 	for _, i := range chosen {
-		found[msgs.At(i).ID] = true
+		found[msgs.At(int(i)).ID] = true
 	}
 	var missing []string
 	for _, id := range ids {
@@ -112,15 +112,15 @@ func missingIDs(ids []string, msgs triage.List, chosen []int) []string {
 // headers may pick) or a route that may lead through a retry bucket, and
 // dropped again, so a plan of a whole queue holds its index, not its
 // messages, and reads back a few of them.
-func (p *Plan) route(msgs triage.List, chosen []int, top triage.Topology) (map[triage.Route]*Destination, []triage.Route, error) {
+func (p *Plan) route(msgs triage.List, chosen []int32, top triage.Topology) (map[triage.Route]*Destination, []triage.Route, error) {
 	dests := map[triage.Route]*Destination{}
 	var order []triage.Route
 	rt := triage.NewRouter(top) // indexed once: a --to asks it of every message
 	if len(chosen) > 0 {
-		p.Items, p.at = make([]Item, 0, len(chosen)), make([]int, 0, len(chosen))
+		p.Items, p.at = make([]Item, 0, len(chosen)), make([]int32, 0, len(chosen))
 	}
 	for _, i := range chosen {
-		t, back := msgs.At(i), false
+		t, back := msgs.At(int(i)), false
 		// readBack reads an index entry's message back (routable), once:
 		// only for what its entry does not say, so a plan of a whole queue
 		// reads back its samples and one message a destination, not every

@@ -12,10 +12,10 @@ import (
 // a lost hold cannot spend its deliveries. The position is the browse's
 // (the TUI plans from the chosen messages alone), or the place in the
 // inspection where a message carries none.
-func holdBound(msgs triage.List, chosen []int) int {
+func holdBound(msgs triage.List, chosen []int32) int {
 	bound := 0
 	for _, i := range chosen {
-		bound = max(bound, i+1, msgs.At(i).Message.Position+1)
+		bound = max(bound, int(i)+1, msgs.At(int(i)).Message.Position+1)
 	}
 	return bound
 }

@@ -31,8 +31,8 @@ func (p *Plan) LargestBody(in triage.Inspection) int64 {
 func (p *Plan) eachSize(in triage.Inspection, each func(it Item, size int64)) {
 	sizeOf := func(t triage.Triaged) int64 { return int64(max(t.PayloadBytes, len(t.Message.Body))) }
 	k := 0 // the items passed to each
-	for ; len(p.at) == len(p.Items) && k < len(p.at) && p.at[k] < in.Len(); k++ {
-		t := in.At(p.at[k])
+	for ; len(p.at) == len(p.Items) && k < len(p.at) && int(p.at[k]) < in.Len(); k++ {
+		t := in.At(int(p.at[k]))
 		if t.ID != p.Items[k].ID {
 			break // not the inspection the plan was made from
 		}

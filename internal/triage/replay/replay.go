@@ -90,7 +90,7 @@ type Destination struct {
 type Plan struct {
 	// at is where each item's message is in the inspection the plan was
 	// made from (NewPlan), for the checks that read it again.
-	at           []int
+	at           []int32
 	ID           string           `json:"id"`
 	Vhost        string           `json:"vhost"`
 	Queue        string           `json:"queue"`
