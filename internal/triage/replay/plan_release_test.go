@@ -24,7 +24,7 @@ func TestAPlanLetsTheReadItWasMadeFromGo(t *testing.T) {
 		t.Fatalf("planned %d items, want %d", len(plan.Items), n)
 	}
 	kept := liveHeap() - before // in is not used again: the read may go
-	// The items themselves: 80 bytes, an id (48) and a place (8) each.
+	// The items themselves: 80 bytes, an id (48) and a place (4) each.
 	if limit := uint64(n * 150); kept > limit {
 		t.Errorf("the plan of %d keeps %.1f MB once its read (%.1f MB) is let go; want under %.1f MB", n, float64(kept)/1e6, float64(read)/1e6, float64(limit)/1e6)
 	}
