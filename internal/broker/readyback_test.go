@@ -17,7 +17,7 @@ func TestHoldWaitsForThePlansReadToComeBack(t *testing.T) {
 		i = min(i+1, len(steps)-1)
 		return steps[i], nil
 	}
-	if got, err := readyBack(context.Background(), 0, 2, count, nil); err != nil || got < 2 {
+	if got, err := readyBack(context.Background(), 0, 2, count, nil, readyWaits); err != nil || got < 2 {
 		t.Errorf("came back to %d (%v), want at least the 2 the plan reaches", got, err)
 	}
 	start := time.Now()
@@ -27,17 +27,17 @@ func TestHoldWaitsForThePlansReadToComeBack(t *testing.T) {
 		}
 		return 10300, nil
 	}
-	if got, err := readyBack(context.Background(), 4583, 10300, paused, nil); err != nil || got != 10300 {
+	if got, err := readyBack(context.Background(), 4583, 10300, paused, nil, readyWaits); err != nil || got != 10300 {
 		t.Errorf("after a pause of the broker: %d (%v), want all 10300 back", got, err)
 	}
 	start = time.Now()
-	got, err := readyBack(context.Background(), 5, 10, func() (int, error) { return 5, nil }, nil)
+	got, err := readyBack(context.Background(), 5, 10, func() (int, error) { return 5, nil }, nil, readyWaits)
 	if waited := time.Since(start); err != nil || got != 5 || waited < returnQuiet || waited > returnQuiet+time.Second {
 		t.Errorf("nothing coming back: %d after %s (%v), want 5 after about %s", got, waited, err, returnQuiet)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := readyBack(ctx, 0, 1, func() (int, error) { return 0, nil }, nil); err == nil {
+	if _, err := readyBack(ctx, 0, 1, func() (int, error) { return 0, nil }, nil, readyWaits); err == nil {
 		t.Error("a cancelled wait gave no error")
 	}
 }
@@ -57,14 +57,39 @@ func TestHoldWaitsOnWhileThePlansReadIsStillTheQueues(t *testing.T) {
 	}
 	asked := 0
 	coming := func(context.Context) bool { asked++; return true }
-	if got, err := readyBack(context.Background(), 711175, 1000000, slow, coming); err != nil || got != 1000000 || asked != 1 {
+	if got, err := readyBack(context.Background(), 711175, 1000000, slow, coming, readyWaits); err != nil || got != 1000000 || asked != 1 {
 		t.Errorf("came back to %d (%v), asked %d times; want all 1000000, asked once", got, err, asked)
 	}
 	start = time.Now()
 	asked = 0
 	takenAfterOneAsk := func(context.Context) bool { asked++; return asked == 1 }
-	got, err := readyBack(context.Background(), 5, 10, func() (int, error) { return 5, nil }, takenAfterOneAsk)
+	got, err := readyBack(context.Background(), 5, 10, func() (int, error) { return 5, nil }, takenAfterOneAsk, readyWaits)
 	if waited := time.Since(start); err != nil || got != 5 || asked != 2 || waited < 2*returnQuiet || waited > 2*returnQuiet+time.Second {
 		t.Errorf("taken by another: %d after %s (%v), asked %d; want 5 after about %s, asked twice", got, waited, err, asked, 2*returnQuiet)
+	}
+}
+
+// A count that still grows is waited for past c.wait, up to c.limit: a
+// read of 1,000,000 came back over more than two minutes on a slow day,
+// and a hold that stopped at returnWait refused with 52,402 still coming.
+// A quiet spell past c.wait ends the wait. (The waits here are scaled
+// down: 300 ms quiet, 1 s wait, 5 s limit.)
+func TestHoldWaitsWhileThePlansReadStillComesBackPastTheWait(t *testing.T) {
+	c := readyWait{quiet: 300 * time.Millisecond, wait: time.Second, limit: 5 * time.Second}
+	start := time.Now()
+	growing := func() (int, error) { // 10 more every 200 ms: all 100 at 2 s, past the 1 s wait
+		return min(100, int(time.Since(start)/(200*time.Millisecond))*10), nil
+	}
+	always := func(context.Context) bool { return true }
+	if got, err := readyBack(context.Background(), 0, 100, growing, always, c); err != nil || got != 100 {
+		t.Errorf("a count still growing past the wait: %d (%v), want all 100", got, err)
+	}
+	start = time.Now()
+	stalls := func() (int, error) { // 50 by 500 ms, then nothing more
+		return min(50, int(time.Since(start)/(100*time.Millisecond))*10), nil
+	}
+	got, err := readyBack(context.Background(), 0, 100, stalls, always, c)
+	if waited := time.Since(start); err != nil || got != 50 || waited > c.wait+c.quiet+time.Second {
+		t.Errorf("a count that stopped: %d after %v (%v), want 50 soon after %v", got, waited, err, c.wait)
 	}
 }

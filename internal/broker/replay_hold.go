@@ -232,7 +232,8 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 		// returning.go): a hold that took the part already back for the
 		// queue would leave chosen messages out as gone.
 		coming := func(ctx context.Context) bool { return r.stillComing(ctx, queue, target) }
-		if depth, err = readyBack(ctx, depth, target, func() (int, error) { return passiveDepth(r.hold, queue, r.live.cfg.Vhost) }, coming); err != nil {
+		began := time.Now()
+		if depth, err = readyBack(ctx, depth, target, func() (int, error) { return passiveDepth(r.hold, queue, r.live.cfg.Vhost) }, coming, readyWaits); err != nil {
 			return nil, err
 		}
 		if depth < target && coming(ctx) {
@@ -241,7 +242,7 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 			// their way back, and said "untouched 288825: no longer in
 			// big.dlq".
 			return nil, fmt.Errorf("%d of the %d messages the plan read are not back in %s after %s, and no consumer holds them: the broker is still returning the plan's read; nothing was held or changed, run the replay again in a moment",
-				target-depth, target, queue, returnWait)
+				target-depth, target, queue, time.Since(began).Round(time.Second))
 		}
 	}
 	if cost.AsksFirst() && !r.AcceptDeliveryCost {
@@ -322,21 +323,25 @@ func (r *Replay) endHoldRead(hr *holdRead, short *shortRead) error {
 // and the broker busy for over a second, the replay moved 4,583 and said
 // "untouched 5617".
 //
-// coming, asked once returnQuiet passed with nothing back, says whether
-// what is missing is still on its way (stillComing): then the wait goes
-// on, up to returnWait. A node paging the requeue of a read of 1,000,000
-// returned nothing for over returnQuiet at 711,175.
-func readyBack(ctx context.Context, have, want int, count func() (int, error), coming func(context.Context) bool) (int, error) {
+// coming, asked once c.quiet passed with nothing back, says whether what
+// is missing is still on its way (stillComing): then the wait goes on, up
+// to c.wait. A node paging the requeue of a read of 1,000,000 returned
+// nothing for over returnQuiet at 711,175. A count that still grows is
+// waited for up to c.limit: the same node, slower another day, took over
+// two minutes to give a read of 1,000,000 back (steps of about 35,000
+// every 2 to 5 s), and a hold that gave up at returnWait refused the
+// replay with 52,402 still to come.
+func readyBack(ctx context.Context, have, want int, count func() (int, error), coming func(context.Context) bool, c readyWait) (int, error) {
 	start, last := time.Now(), time.Now()
 	for have < want {
-		if time.Since(start) >= returnWait {
+		if time.Since(start) >= c.limit {
 			return have, nil
 		}
-		if time.Since(last) >= returnQuiet {
-			if coming == nil || !coming(ctx) {
+		if time.Since(last) >= c.quiet { // nothing back for a while
+			if coming == nil || time.Since(start) >= c.wait || !coming(ctx) {
 				return have, nil
 			}
-			last = time.Now() // asked again after another returnQuiet
+			last = time.Now() // asked again after another quiet spell
 		}
 		select {
 		case <-ctx.Done():
@@ -354,6 +359,15 @@ func readyBack(ctx context.Context, have, want int, count func() (int, error), c
 	}
 	return have, nil
 }
+
+// readyWait are the waits of readyBack: quiet with nothing back, wait in
+// all once quiet, limit in all while the count grows.
+type readyWait struct{ quiet, wait, limit time.Duration }
+
+// readyWaits are readyBack's waits. The limit is a bound, not a pace: a
+// count that grows reaches what it waits for, or stops growing, long
+// before it.
+var readyWaits = readyWait{quiet: returnQuiet, wait: returnWait, limit: 10 * time.Minute}
 
 // stillComing says whether the messages queue lacks of want ready are
 // still its own, on their way back: no consumer holds any (the passive
