@@ -48,6 +48,7 @@ func TestAHoldWaitsForItsPlansReadStillOnItsWayBack(t *testing.T) {
 		}
 	}
 	const back = 8 * time.Second // past the quiet wait (6 s) with nothing back
+	start := time.Now()          // before the give-back's clock starts: the hold cannot end before start+back
 	go func() {
 		time.Sleep(back)
 		_ = reader.Nack(last, true, true)
@@ -60,7 +61,6 @@ func TestAHoldWaitsForItsPlansReadStillOnItsWayBack(t *testing.T) {
 	}
 	defer port.Close()
 	port.HoldLimit, port.ReadDepth = n, n
-	start := time.Now()
 	held, err := port.Hold(ctx, "parked", ids, "rp-holdreturning")
 	if err != nil {
 		t.Fatal(err)
