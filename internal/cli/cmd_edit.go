@@ -164,7 +164,7 @@ func (a *app) useRevisions(plan *replay.Plan) error {
 // kept apart, else from the journal's store by their SHA-256. A revision
 // left without its body is not published (replay.Item.changed).
 func revisionBodies(j approval.BodyStore, plan *replay.Plan) error {
-	for i, it := range plan.Items {
+	for i, it := range plan.Items.All() {
 		rev := it.Revision
 		if rev == nil || rev.Body != nil {
 			continue
@@ -179,7 +179,8 @@ func revisionBodies(j approval.BodyStore, plan *replay.Plan) error {
 			}
 			withBody.Body = body
 		}
-		plan.Items[i].Revision = &withBody
+		it.Revision = &withBody
+		plan.Items.Set(i, it)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -197,7 +196,7 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 	mem.fit(plan.LargestBody(in))
 	a.noteTenant(sel.Where)
 	out := cmd.OutOrStdout()
-	if f.yes && !f.dryRun && !f.approved && a.gated(approval.GateReplay, len(plan.Items)) {
+	if f.yes && !f.dryRun && !f.approved && a.gated(approval.GateReplay, plan.Items.Len()) {
 		return a.proposeReplay(out, plan, in, f, sel)
 	}
 	if f.asJSON && f.yes && !f.dryRun {
@@ -281,8 +280,8 @@ func (f replayFlags) approvalPlan(sel triage.Selection) approval.Plan {
 // planMessages are the inspected messages a plan replays, in plan order.
 func planMessages(p replay.Plan, in triage.Inspection) []triage.Triaged {
 	at := positions(in)
-	out := make([]triage.Triaged, 0, len(p.Items))
-	for _, it := range p.Items {
+	out := make([]triage.Triaged, 0, p.Items.Len())
+	for _, it := range p.Items.All() {
 		if i, ok := at[it.ID]; ok {
 			out = append(out, in.At(i))
 		} else {
@@ -330,7 +329,7 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 	if err := a.refuseReplayWithoutPermission(cmd.Context(), plan, true); err != nil {
 		return err
 	}
-	fmt.Fprint(cmd.OutOrStdout(), resumeNotice(sanitize.Line(st.ID), sanitize.Line(st.Queue), len(plan.Items), st.Counts()))
+	fmt.Fprint(cmd.OutOrStdout(), resumeNotice(sanitize.Line(st.ID), sanitize.Line(st.Queue), plan.Items.Len(), st.Counts()))
 	return a.runReplay(cmd.Context(), cmd, plan)
 }
 
@@ -442,7 +441,7 @@ func progressLines(w io.Writer) func(replay.Progress) {
 }
 
 func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Redactor) {
-	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", sanitize.Line(p.ID), len(p.Items), sanitize.Line(p.Queue), sanitize.Line(p.Selection.String()), sanitize.Line(p.Vhost))
+	fmt.Fprintf(w, "replay %s: %d message(s) of %s (%s), vhost %s\n", sanitize.Line(p.ID), p.Items.Len(), sanitize.Line(p.Queue), sanitize.Line(p.Selection.String()), sanitize.Line(p.Vhost))
 	switch b := in.Batch; {
 	case !b.Truncated():
 	case b.Bound != "":
@@ -468,7 +467,7 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Red
 		}
 		fmt.Fprintf(w, "  -> %s  %d message(s), %s, reaches %s\n", sanitize.Line(d.Route.String()), d.Count, how, queues)
 	}
-	for _, it := range p.Items {
+	for _, it := range p.Items.All() {
 		if it.Revision != nil {
 			fmt.Fprintf(w, "  %s: publishes revision %s (original sha256 %s)\n", sanitize.Line(it.ID), sanitize.Line(it.Revision.ID), sanitize.Line(it.Revision.OriginalSHA256))
 		}
@@ -507,12 +506,12 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Red
 // message read was 100,000 copies of an index entry, 150 MB of RSS for a
 // moment at the end of a whole group's plan.
 func changedSince(plan replay.Plan, in triage.Inspection) []string {
-	if !slices.ContainsFunc(plan.Items, func(it replay.Item) bool { return it.Revision != nil || it.BodySHA256 != "" }) {
+	if !plan.Items.DecidedByBody() {
 		return nil
 	}
 	at := positions(in)
 	var out []string
-	for _, it := range plan.Items {
+	for _, it := range plan.Items.All() {
 		i, ok := at[it.ID]
 		if !ok || it.Revision == nil && it.BodySHA256 == "" {
 			continue

@@ -93,7 +93,7 @@ func replayPlanJSON(plan replay.Plan, in triage.Inspection) ReplayPlanJSON {
 	}
 	p.Unroutable = orEmpty(plan.Unroutable)
 	p.Revisions = map[string]string{}
-	for _, it := range plan.Items {
+	for _, it := range plan.Items.All() {
 		if it.Revision != nil {
 			p.Revisions[sanitize.Line(it.ID)] = it.Revision.ID
 		}

@@ -15,7 +15,7 @@ func TestReplayPlanJSON(t *testing.T) {
 	k := triage.GroupKey{Reason: triage.ReasonRejected, Code: "address_invalid"}
 	p := replay.Plan{
 		ID: "r-1", Vhost: "prod", Queue: "billing.parking", Selection: triage.Selection{Group: &k},
-		Items:        []replay.Item{{ID: "m-1"}, {ID: "m-2"}},
+		Items:        replay.ItemsOf(replay.Item{ID: "m-1"}, replay.Item{ID: "m-2"}),
 		Destinations: []replay.Destination{{Route: triage.Route{Exchange: "billing", RoutingKey: "invoice"}, Count: 2, Original: true, Allowed: true}},
 		Allowed:      true,
 		Options:      replay.Options{Canary: 5, CanaryRate: 1, Observe: 30 * time.Second, Rate: 50, ConfirmTimeout: time.Minute},
@@ -124,7 +124,7 @@ func TestFullScanPlanJSON(t *testing.T) {
 // A destination that is a retry bucket says so in the plan's JSON, with
 // what it feeds and the route offered to skip it, sanitised as the route is.
 func TestReplayPlanJSONNamesARetryBucket(t *testing.T) {
-	p := replay.Plan{ID: "r-2", Queue: "orders.dlq", Items: []replay.Item{{ID: "o-1"}}, Allowed: true,
+	p := replay.Plan{ID: "r-2", Queue: "orders.dlq", Items: replay.ItemsOf(replay.Item{ID: "o-1"}), Allowed: true,
 		Destinations: []replay.Destination{{Route: triage.Route{RoutingKey: "orders.retry.1"}, Count: 1, Original: true, Allowed: true,
 			RetryBucket: &triage.RetryHop{Bucket: "orders.retry.1\x1b[2J", Next: triage.Route{RoutingKey: "orders.q"}, Feeds: []string{"orders.q"}}}}}
 	got := jsonOf(t, replayPlanJSON(p, triage.Inspection{}))

@@ -21,7 +21,7 @@ func TestPrintPlan(t *testing.T) {
 	k := triage.GroupKey{Reason: triage.ReasonRejected, Code: "address_invalid"}
 	p := replay.Plan{
 		ID: "r-1", Vhost: "prod", Queue: "billing.parking", Selection: triage.Selection{Group: &k},
-		Items: make([]replay.Item, 3),
+		Items: replay.ItemsOf(make([]replay.Item, 3)...),
 		Destinations: []replay.Destination{
 			{Route: triage.Route{Exchange: "billing", RoutingKey: "invoice"}, Count: 2, Original: true, Allowed: true, Queues: []string{"billing"}},
 			{Route: triage.Route{RoutingKey: "side\x1b[2J"}, Count: 1},
@@ -196,7 +196,7 @@ func TestGroupsAndMessagesHeadNameTheQueueAsOne(t *testing.T) {
 func TestPlanAndResultEscapeWhatTheJournalOrTheBrokerWrote(t *testing.T) {
 	const evil = "\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J"
 	p := replay.Plan{
-		ID: "rp-1" + evil, Queue: "q", Items: []replay.Item{{ID: "m-1", Revision: &replay.Revision{ID: "rev" + evil, OriginalSHA256: "ab" + evil}}},
+		ID: "rp-1" + evil, Queue: "q", Items: replay.ItemsOf(replay.Item{ID: "m-1", Revision: &replay.Revision{ID: "rev" + evil, OriginalSHA256: "ab" + evil}}),
 		Sample: []triage.Triaged{{ID: "m-1" + evil, Reason: triage.ReasonRejected}},
 	}
 	var b bytes.Buffer

@@ -43,7 +43,7 @@ func journalOf(n int, seed uint64, replayEvery, killedEvery int) []Entry {
 			id := fmt.Sprintf("rp-%d", replays)
 			replays++
 			d := func() map[string]any { return map[string]any{"replay_id": id} }
-			plan := replay.Plan{ID: id, Vhost: "v", Queue: q, Items: []replay.Item{{ID: "m-1"}}}
+			plan := replay.Plan{ID: id, Vhost: "v", Queue: q, Items: replay.ItemsOf(replay.Item{ID: "m-1"})}
 			out = append(out,
 				Entry{Action: triage.ActionReplayPlan, Vhost: "v", Queue: q, MessageIDs: plan.IDs(), Details: map[string]any{"replay_id": id, "plan": plan}},
 				Entry{Action: triage.ActionReplayStart, Vhost: "v", Queue: q, Details: d()},

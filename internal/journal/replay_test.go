@@ -22,7 +22,7 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 	rec := NewRecorder(j, "ops@bastion", "bastion")
 	to := triage.Route{Exchange: "orders", RoutingKey: "order.created"}
 	plan := replay.Plan{ID: "rp-1", Vhost: "v", Queue: "orders.parking",
-		Items:   []replay.Item{{ID: "a", Route: to, Original: true}, {ID: "b", Route: to}, {ID: "c", Route: to}, {ID: "d", Route: to}},
+		Items:   replay.ItemsOf(replay.Item{ID: "a", Route: to, Original: true}, replay.Item{ID: "b", Route: to}, replay.Item{ID: "c", Route: to}, replay.Item{ID: "d", Route: to}),
 		Options: replay.Options{Rate: 50, Canary: 2, Observe: 3 * time.Second, Allow: []string{"orders:*"}},
 	}
 	write := func(action triage.Action, reason string, ids []string, details map[string]any) {
@@ -53,7 +53,7 @@ func TestReplayStateFromTheJournal(t *testing.T) {
 	if s.ID != "rp-1" || s.Queue != "orders.parking" || s.Vhost != "v" || s.Actor != "ops@bastion" || !s.CanaryPassed || s.Status != triage.ActionReplayRamp {
 		t.Errorf("state %+v", s)
 	}
-	if s.Plan.Options.Observe != 3*time.Second || s.Plan.Items[0].Route != to || !s.Plan.Items[0].Original || len(s.Plan.Options.Allow) != 1 {
+	if s.Plan.Options.Observe != 3*time.Second || s.Plan.Items.At(0).Route != to || !s.Plan.Items.At(0).Original || len(s.Plan.Options.Allow) != 1 {
 		t.Errorf("plan did not round-trip: %+v", s.Plan)
 	}
 	p := s.ResumePlan()

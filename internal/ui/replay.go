@@ -3,7 +3,6 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"charm.land/bubbles/v2/key"
@@ -60,11 +59,11 @@ func (s *replayScreen) loadRevisions() tea.Cmd {
 	}
 	s.revsReq = s.c.nextID()
 	plan, id := s.Plan(), s.revsReq
-	plan.Items = slices.Clone(plan.Items)
+	plan.Items = plan.Items.Clone()
 	return func() tea.Msg {
 		err := read(&plan)
 		revs := map[string]replay.Revision{}
-		for _, it := range plan.Items {
+		for _, it := range plan.Items.All() {
 			if it.Revision != nil {
 				revs[it.ID] = *it.Revision
 			}

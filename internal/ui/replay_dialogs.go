@@ -33,7 +33,7 @@ func (d *startConfirm) View(width int) string {
 	lines := []string{
 		"Start the replay?",
 		"",
-		"messages  " + views.Plural(len(p.Items), "message") + " from " + sanitize.Line(p.Queue),
+		"messages  " + views.Plural(p.Items.Len(), "message") + " from " + sanitize.Line(p.Queue),
 		"ids       " + views.IDList(p.IDs(), width-20),
 		"to        " + dest,
 		fmt.Sprintf("canary    %d at %.1f msg/s, then %s of watching", o.Canary, o.CanaryRate, o.Observe),

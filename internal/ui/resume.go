@@ -68,7 +68,7 @@ func (s *replayScreen) banner() []string {
 // confirm has nothing to publish but is not done either.
 func leftToDo(st replay.State) string {
 	c := st.Counts()
-	total := len(st.Plan.Items)
+	total := st.Plan.Items.Len()
 	publish := total - c[replay.OutcomeConfirmed] - c[replay.OutcomeResolved] - c[replay.OutcomeFailedAgain] - c[replay.OutcomeReturned]
 	var parts []string
 	if publish > 0 {

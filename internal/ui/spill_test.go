@@ -176,8 +176,8 @@ func TestReplayPlanRoutesIndexEntriesByTheirHeaders(t *testing.T) {
 		t.Fatalf("screen %d after the read-back, want the replay dry run", h.m.c.focus)
 	}
 	plan := h.m.replay.Plan()
-	if len(plan.Items) != 3 || len(plan.Unroutable) != 0 {
-		t.Fatalf("plan items %d, unroutable %v", len(plan.Items), plan.Unroutable)
+	if plan.Items.Len() != 3 || len(plan.Unroutable) != 0 {
+		t.Fatalf("plan items %d, unroutable %v", plan.Items.Len(), plan.Unroutable)
 	}
 	h.mustShow("orders:order.placed", "original route (allowed)", "3 messages", `m-1002  rejected/INVALID_SKU  { "message_id": "m-1002"`)
 }

@@ -235,7 +235,7 @@ func TestAGroupDiscardIsJournalledWithItsGroupAndFilter(t *testing.T) {
 // confirm has acks left to do, not "0 of 5 not done", and no canary.
 func TestResumeWithNothingLeftToPublish(t *testing.T) {
 	st := replay.State{ID: "rp-1", Queue: "orders.dlq", Plan: replay.Plan{ID: "rp-1", Queue: "orders.dlq",
-		Items: []replay.Item{{ID: "a"}, {ID: "b"}}}, Outcomes: map[string]replay.Outcome{"a": replay.OutcomeConfirmed, "b": replay.OutcomeConfirmed}}
+		Items: replay.ItemsOf(replay.Item{ID: "a"}, replay.Item{ID: "b"})}, Outcomes: map[string]replay.Outcome{"a": replay.OutcomeConfirmed, "b": replay.OutcomeConfirmed}}
 	if got := leftToDo(st); got != "2 confirmed to ack" {
 		t.Fatalf("banner says %q", got)
 	}

@@ -131,7 +131,7 @@ func (r *Replay) dryRun() string {
 	if what == "" {
 		what = p.Selection.String()
 	}
-	r.row(&b, "messages", fmt.Sprintf("%s (%s)", Plural(len(p.Items), "message"), what))
+	r.row(&b, "messages", fmt.Sprintf("%s (%s)", Plural(p.Items.Len(), "message"), what))
 	if pr := p.Prior; pr != nil {
 		r.row(&b, "before", fmt.Sprintf("%d confirmed (acked, not sent again), %d settled", len(pr.Confirmed), len(pr.Settled)))
 	}
@@ -172,7 +172,7 @@ func (r *Replay) dryRun() string {
 		r.row(&b, "not found", strings.Join(sanitize.Lines(p.Missing), ", "))
 	}
 	var revised []string
-	for _, it := range p.Items {
+	for _, it := range p.Items.All() {
 		if it.Revision != nil {
 			revised = append(revised, sanitize.Line(it.ID)+" -> "+sanitize.Line(it.Revision.ID))
 		}
@@ -191,7 +191,7 @@ func (r *Replay) dryRun() string {
 	if ToPublish(p) == 0 {
 		hint = fmt.Sprintf("%s finishes it (asks first) • %s goes back, nothing sent", k.Open.Help().Key, k.Back.Help().Key)
 	}
-	if len(p.Problems) > 0 || len(p.Items) == 0 {
+	if len(p.Problems) > 0 || p.Items.Len() == 0 {
 		hint = "this plan may not run (see the problems above) • " + k.Back.Help().Key + " goes back"
 	}
 	b.WriteString(st.Dim.Render(hint) + "\n")
@@ -201,7 +201,7 @@ func (r *Replay) dryRun() string {
 // ToPublish is how many messages of p are still to be published: a resume
 // plan leaves out what was confirmed (acked only) and what was settled.
 func ToPublish(p replay.Plan) int {
-	n := len(p.Items)
+	n := p.Items.Len()
 	if pr := p.Prior; pr != nil {
 		n -= len(pr.Confirmed) + len(pr.Settled)
 	}
@@ -248,7 +248,7 @@ func (r *Replay) gauge() string {
 		dest = sanitize.Line(routeText(p.Destinations[0].Route))
 	}
 	b.WriteString(st.Title.Render(fmt.Sprintf("Replay %s: %s → %s", p.ID, sanitize.Line(p.Queue), dest)) + "\n")
-	pr := replay.Progress{Total: len(p.Items), Remaining: len(p.Items), DestinationDepth: -1}
+	pr := replay.Progress{Total: p.Items.Len(), Remaining: p.Items.Len(), DestinationDepth: -1}
 	if r.prog != nil {
 		pr = *r.prog
 	}

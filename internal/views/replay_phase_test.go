@@ -20,7 +20,7 @@ func TestPhaseTextNamesTheBaseline(t *testing.T) {
 // (a stale revision) is named with why in the outcome, not only counted.
 func TestOutcomeNamesAChangedMessage(t *testing.T) {
 	r := NewReplay(testContext())
-	r.SetPlan(replay.Plan{ID: "rp-1", Queue: "orders.parking", Items: []replay.Item{{ID: "m-30"}}}, "ids", false)
+	r.SetPlan(replay.Plan{ID: "rp-1", Queue: "orders.parking", Items: replay.ItemsOf(replay.Item{ID: "m-30"})}, "ids", false)
 	r.SetResult(replay.Result{ID: "rp-1", Untouched: 1, Changed: []string{"m-30"},
 		Why: map[string]string{"m-30": "revision rev-1 was made from a body with sha256 aaa, the message now has bbb"}}, nil)
 	if got := r.outcome(); !strings.Contains(got, "m-30 revision rev-1 was made from a body") {
@@ -33,7 +33,7 @@ func TestOutcomeNamesAChangedMessage(t *testing.T) {
 func TestGaugeSaysTheReplayWaitsForTheQueueToApplyItsAcks(t *testing.T) {
 	r := NewReplay(testContext())
 	r.SetSize(80, 24)
-	r.SetPlan(replay.Plan{ID: "rp-1", Queue: "orders.parking", Items: []replay.Item{{ID: "m-1"}}}, "ids", false)
+	r.SetPlan(replay.Plan{ID: "rp-1", Queue: "orders.parking", Items: replay.ItemsOf(replay.Item{ID: "m-1"})}, "ids", false)
 	r.SetProgress(replay.Progress{Phase: replay.PhaseDone, Total: 1, Published: 1, Confirmed: 1, DestinationDepth: -1})
 	if got := r.gauge(); strings.Contains(got, "source acks") {
 		t.Errorf("a finished replay that waits for nothing:\n%s", got)

@@ -19,3 +19,10 @@ func deathList(entries ...triage.Headers) any {
 	}
 	return list
 }
+
+// edit changes item i of items.
+func edit(items *Items, i int, change func(*Item)) {
+	it := items.At(i)
+	change(&it)
+	items.Set(i, it)
+}

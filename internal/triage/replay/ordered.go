@@ -146,15 +146,15 @@ func RunInOrder(ctx context.Context, aggs []Aggregate, wave Wave) ([]AggregateRe
 func (p Plan) Subset(ids []string, now time.Time) Plan {
 	q := p
 	q.ID = NewID(now)
-	q.Items = nil
-	for _, it := range p.Items {
+	q.Items = Items{}
+	for _, it := range p.Items.All() {
 		if slices.Contains(ids, it.ID) {
-			q.Items = append(q.Items, it)
+			q.Items.Append(it)
 		}
 	}
 	q.Selection = triage.Selection{IDs: ids}
 	q.Missing, q.Sample = nil, nil
-	q.Options.Canary = max(len(q.Items), 1)
+	q.Options.Canary = max(q.Items.Len(), 1)
 	q.Options.CanaryRate = q.Options.Rate
 	q.Options.AutoRamp = true
 	return q

@@ -66,9 +66,9 @@ func TestRunInOrderStopsOnlyTheAggregateThatFails(t *testing.T) {
 }
 
 func TestSubsetIsOneObservedWave(t *testing.T) {
-	p := Plan{ID: "rp-1", Items: []Item{{ID: "a"}, {ID: "b"}, {ID: "c"}}, Options: Options{Rate: 20, Canary: 5, CanaryRate: 1, Observe: time.Second}}
+	p := Plan{ID: "rp-1", Items: ItemsOf(Item{ID: "a"}, Item{ID: "b"}, Item{ID: "c"}), Options: Options{Rate: 20, Canary: 5, CanaryRate: 1, Observe: time.Second}}
 	q := p.Subset([]string{"c", "a"}, time.Now())
-	if q.ID == p.ID || len(q.Items) != 2 || q.Items[0].ID != "a" || q.Options.Canary != 2 || q.Options.CanaryRate != 20 || q.Options.Observe != time.Second || !q.Options.AutoRamp {
+	if q.ID == p.ID || q.Items.Len() != 2 || q.Items.At(0).ID != "a" || q.Options.Canary != 2 || q.Options.CanaryRate != 20 || q.Options.Observe != time.Second || !q.Options.AutoRamp {
 		t.Errorf("subset %+v", q)
 	}
 }

@@ -63,7 +63,7 @@ func NewPlan(in triage.Inspection, sel triage.Selection, opts Options) (Plan, er
 	}
 	p.Problems = planProblems(p, in.Topology)
 	p.Bounded = boundedQueues(p.DestinationQueues, in.Topology)
-	p.Warnings = boundedWarnings(p.Bounded, len(p.Items))
+	p.Warnings = boundedWarnings(p.Bounded, p.Items.Len())
 	p.HoldUpTo = holdBound(msgs, chosen)
 	p.ReadDepth = in.Batch.Depth
 	atLimit, warnings := atLimitWarning(in, p.HoldUpTo)
@@ -117,7 +117,8 @@ func (p *Plan) route(msgs triage.List, chosen []int32, top triage.Topology) (map
 	var order []triage.Route
 	rt := triage.NewRouter(top) // indexed once: a --to asks it of every message
 	if len(chosen) > 0 {
-		p.Items, p.at = make([]Item, 0, len(chosen)), make([]int32, 0, len(chosen))
+		p.Items.Grow(len(chosen))
+		p.at = make([]int32, 0, len(chosen))
 	}
 	for _, i := range chosen {
 		t, back := msgs.At(int(i)), false
@@ -147,7 +148,7 @@ func (p *Plan) route(msgs triage.List, chosen []int32, top triage.Topology) (map
 			t = w
 			orig, known = OriginalRoute(t)
 		}
-		item := Item{ID: strings.Clone(t.ID)} // not a string into the read's index: the plan outlives it
+		item := Item{ID: t.ID} // Items.Append copies it: the plan outlives the read's index
 		fedBy := ""
 		switch to := p.Options.To; {
 		case to != nil:
@@ -170,7 +171,7 @@ func (p *Plan) route(msgs triage.List, chosen []int32, top triage.Topology) (map
 			p.Unroutable = append(p.Unroutable, strings.Clone(t.ID))
 			continue
 		}
-		p.Items = append(p.Items, item)
+		p.Items.Append(item)
 		p.at = append(p.at, i)
 		d := dests[item.Route]
 		if d == nil {
@@ -263,7 +264,7 @@ func planProblems(p Plan, top triage.Topology) []string {
 		exchanges[x.Name] = true
 	}
 	var out []string
-	if len(p.Items) == 0 && len(p.Unroutable) == 0 {
+	if p.Items.Len() == 0 && len(p.Unroutable) == 0 {
 		out = append(out, "no message of "+p.Queue+" matches "+p.Selection.String())
 	}
 	if n := len(p.Unroutable); n > 0 {
@@ -296,7 +297,7 @@ func (p Plan) Runnable() error {
 	if len(p.Problems) > 0 {
 		return fmt.Errorf("replay %s may not run: %s", p.ID, strings.Join(p.Problems, "; "))
 	}
-	if len(p.Items) == 0 {
+	if p.Items.Len() == 0 {
 		return fmt.Errorf("replay %s has nothing to replay", p.ID)
 	}
 	return nil
@@ -304,11 +305,7 @@ func (p Plan) Runnable() error {
 
 // IDs are the plan's message ids in queue order.
 func (p Plan) IDs() []string {
-	ids := make([]string, len(p.Items))
-	for i, it := range p.Items {
-		ids[i] = it.ID
-	}
-	return ids
+	return p.Items.IDs()
 }
 
 // NewID names a replay: sortable by start, unique by a random suffix.

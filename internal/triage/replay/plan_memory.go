@@ -31,14 +31,14 @@ func (p *Plan) LargestBody(in triage.Inspection) int64 {
 func (p *Plan) eachSize(in triage.Inspection, each func(it Item, size int64)) {
 	sizeOf := func(t triage.Triaged) int64 { return int64(max(t.PayloadBytes, len(t.Message.Body))) }
 	k := 0 // the items passed to each
-	for ; len(p.at) == len(p.Items) && k < len(p.at) && int(p.at[k]) < in.Len(); k++ {
+	for ; len(p.at) == p.Items.Len() && k < len(p.at) && int(p.at[k]) < in.Len(); k++ {
 		t := in.At(int(p.at[k]))
-		if t.ID != p.Items[k].ID {
+		if t.ID != p.Items.ID(k) {
 			break // not the inspection the plan was made from
 		}
-		each(p.Items[k], sizeOf(t))
+		each(p.Items.At(k), sizeOf(t))
 	}
-	if k == len(p.Items) {
+	if k == p.Items.Len() {
 		return
 	}
 	size := make(map[string]int64, in.Len())
@@ -46,7 +46,8 @@ func (p *Plan) eachSize(in triage.Inspection, each func(it Item, size int64)) {
 		t := in.At(i)
 		size[t.ID] = sizeOf(t)
 	}
-	for _, it := range p.Items[k:] {
+	for ; k < p.Items.Len(); k++ {
+		it := p.Items.At(k)
 		each(it, size[it.ID])
 	}
 }

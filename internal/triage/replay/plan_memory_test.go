@@ -15,7 +15,7 @@ func TestPlanSaysWhatAMessageOverTheMemoryBudgetTakes(t *testing.T) {
 		{ID: "m-1", PayloadBytes: 128 << 20},
 		{ID: "m-2", PayloadBytes: 1 << 10},
 	}}
-	plan := func() Plan { return Plan{Items: []Item{{ID: "m-1"}, {ID: "m-2"}}} }
+	plan := func() Plan { return Plan{Items: ItemsOf(Item{ID: "m-1"}, Item{ID: "m-2"})} }
 
 	p := plan()
 	if n := p.LargestBody(in); n != 128<<20 {

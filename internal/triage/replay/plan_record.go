@@ -42,17 +42,20 @@ type itemExtras struct {
 // record is p as its journal entry keeps it, beside p.IDs().
 func (p Plan) record() planRecord {
 	rec := planRecord{Plan: p}
-	rec.Plan.Items = nil
+	rec.Plan.Items = Items{}
 	rec.Runs = []itemRun{} // never omitted: the plan is one of runs, even of none
-	for i, it := range p.Items {
-		if n := len(rec.Runs); n > 0 && rec.Runs[n-1].Route == it.Route && rec.Runs[n-1].Original == it.Original {
+	items := p.Items
+	for i, code := range items.route {
+		if n := len(rec.Runs); n > 0 && i > 0 && items.route[i-1] == code {
 			rec.Runs[n-1].Count++
 		} else {
+			it := items.At(i)
 			rec.Runs = append(rec.Runs, itemRun{Route: it.Route, Original: it.Original, Count: 1})
 		}
-		if it.Revision != nil || it.BodySHA256 != "" {
-			rec.Extras = append(rec.Extras, itemExtras{At: i, Revision: it.Revision, BodySHA256: it.BodySHA256})
-		}
+	}
+	for _, at := range items.extraPlaces() {
+		x := items.extras[at]
+		rec.Extras = append(rec.Extras, itemExtras{At: int(at), Revision: x.Revision, BodySHA256: x.BodySHA256})
 	}
 	return rec
 }
@@ -63,29 +66,32 @@ func (p Plan) record() planRecord {
 func (r planRecord) plan(ids []string) (Plan, error) {
 	p := r.Plan
 	if r.Runs == nil {
-		p.Items = r.Items
+		p.Items = ItemsOf(r.Items...)
 		return p, nil
 	}
 	if len(r.Items) > 0 {
 		return Plan{}, fmt.Errorf("replay plan: both items and item runs")
 	}
-	p.Items = make([]Item, 0, len(ids))
+	p.Items = Items{}
+	p.Items.Grow(len(ids))
 	for _, run := range r.Runs {
-		if run.Count <= 0 || run.Count > len(ids)-len(p.Items) {
+		if run.Count <= 0 || run.Count > len(ids)-p.Items.Len() {
 			return Plan{}, fmt.Errorf("replay plan: its item runs count more or other than its %d message ids", len(ids))
 		}
 		for range run.Count {
-			p.Items = append(p.Items, Item{ID: ids[len(p.Items)], Route: run.Route, Original: run.Original})
+			p.Items.Append(Item{ID: ids[p.Items.Len()], Route: run.Route, Original: run.Original})
 		}
 	}
-	if len(p.Items) != len(ids) {
-		return Plan{}, fmt.Errorf("replay plan: its item runs count %d of its %d message ids", len(p.Items), len(ids))
+	if p.Items.Len() != len(ids) {
+		return Plan{}, fmt.Errorf("replay plan: its item runs count %d of its %d message ids", p.Items.Len(), len(ids))
 	}
 	for _, x := range r.Extras {
-		if x.At < 0 || x.At >= len(p.Items) {
-			return Plan{}, fmt.Errorf("replay plan: item %d has extras, of %d items", x.At, len(p.Items))
+		if x.At < 0 || x.At >= p.Items.Len() {
+			return Plan{}, fmt.Errorf("replay plan: item %d has extras, of %d items", x.At, p.Items.Len())
 		}
-		p.Items[x.At].Revision, p.Items[x.At].BodySHA256 = x.Revision, x.BodySHA256
+		it := p.Items.At(x.At)
+		it.Revision, it.BodySHA256 = x.Revision, x.BodySHA256
+		p.Items.Set(x.At, it)
 	}
 	return p, nil
 }

@@ -39,7 +39,7 @@ func TestAPlanReadsBackFromItsJournalEntryAsItWasPlanned(t *testing.T) {
 		{"a revision and a named body", []Item{{ID: "m-1", Route: a, Original: true, Revision: rev}, {ID: "m-2", Route: a, Original: true}, {ID: "m-3", Route: a, Original: true, BodySHA256: strings.Repeat("c", 64)}}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Plan{ID: "rp-1", Vhost: "v", Queue: "orders.parking", Items: tc.items, Options: Options{Rate: 50, Canary: 2}}
+			p := Plan{ID: "rp-1", Vhost: "v", Queue: "orders.parking", Items: ItemsOf(tc.items...), Options: Options{Rate: 50, Canary: 2}}
 			rec := p.record()
 			if len(rec.Runs) != tc.runs {
 				t.Errorf("%d runs, want %d", len(rec.Runs), tc.runs)
@@ -49,7 +49,7 @@ func TestAPlanReadsBackFromItsJournalEntryAsItWasPlanned(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(s.Plan.Items) != len(tc.items) || (len(tc.items) > 0 && !reflect.DeepEqual(s.Plan.Items, tc.items)) {
+			if s.Plan.Items.Len() != len(tc.items) || (len(tc.items) > 0 && !reflect.DeepEqual(s.Plan.Items.Slice(), tc.items)) {
 				t.Errorf("items read back\n%+v\nwant\n%+v", s.Plan.Items, tc.items)
 			}
 			if s.Plan.ID != p.ID || s.Plan.Queue != p.Queue || s.Plan.Options.Rate != 50 {
@@ -65,14 +65,14 @@ func TestAPlanReadsBackFromItsJournalEntryAsItWasPlanned(t *testing.T) {
 func TestAPlansJournalEntryKeepsEachIDOnce(t *testing.T) {
 	p := Plan{ID: "rp-1", Queue: "big.dlq"}
 	for i := range 100_000 {
-		p.Items = append(p.Items, Item{ID: fmt.Sprintf("%036d", i), Route: triage.Route{RoutingKey: "dest"}})
+		p.Items.Append(Item{ID: fmt.Sprintf("%036d", i), Route: triage.Route{RoutingKey: "dest"}})
 	}
 	raw, err := json.Marshal(p.record())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(raw) > 2048 || strings.Contains(string(raw), p.Items[0].ID) {
-		t.Errorf("the plan detail is %d bytes (ids in it: %t)", len(raw), strings.Contains(string(raw), p.Items[0].ID))
+	if len(raw) > 2048 || strings.Contains(string(raw), p.Items.At(0).ID) {
+		t.Errorf("the plan detail is %d bytes (ids in it: %t)", len(raw), strings.Contains(string(raw), p.Items.At(0).ID))
 	}
 }
 
@@ -84,7 +84,7 @@ func TestAPlanJournalledWithItsItemsWholeReadsBack(t *testing.T) {
 	if err := s.apply(triage.Recorded{Record: triage.Record{Action: triage.ActionReplayPlan, MessageIDs: []string{"a", "b"}, Details: map[string]any{"plan": old}}}); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(s.Plan.Items, items) {
+	if !reflect.DeepEqual(s.Plan.Items.Slice(), items) {
 		t.Errorf("items %+v, want %+v", s.Plan.Items, items)
 	}
 }
@@ -93,7 +93,7 @@ func TestAPlanJournalledWithItsItemsWholeReadsBack(t *testing.T) {
 // refused, never guessed at: a resume would hold and publish other
 // messages than the plan's.
 func TestADamagedPlanEntryIsRefused(t *testing.T) {
-	p := Plan{ID: "rp-1", Items: []Item{{ID: "a", Route: triage.Route{RoutingKey: "q"}}, {ID: "b", Route: triage.Route{RoutingKey: "q"}, BodySHA256: "x"}}}
+	p := Plan{ID: "rp-1", Items: ItemsOf(Item{ID: "a", Route: triage.Route{RoutingKey: "q"}}, Item{ID: "b", Route: triage.Route{RoutingKey: "q"}, BodySHA256: "x"})}
 	good := p.record()
 	for _, tc := range []struct {
 		name string
@@ -105,7 +105,7 @@ func TestADamagedPlanEntryIsRefused(t *testing.T) {
 		{"a run of none", []string{"a", "b"}, func(r *planRecord) { r.Runs = append(r.Runs, itemRun{}) }},
 		{"a negative run", []string{"a", "b"}, func(r *planRecord) { r.Runs = []itemRun{{Count: 3}, {Count: -1}} }},
 		{"extras past the end", []string{"a", "b"}, func(r *planRecord) { r.Extras[0].At = 2 }},
-		{"items and runs", []string{"a", "b"}, func(r *planRecord) { r.Items = p.Items }},
+		{"items and runs", []string{"a", "b"}, func(r *planRecord) { r.Items = p.Items.Slice() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := good

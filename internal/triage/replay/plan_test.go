@@ -99,7 +99,7 @@ func TestPlanReplayOriginalRoutesAreAllowedWithoutAllowlist(t *testing.T) {
 	if err := p.Runnable(); err != nil {
 		t.Fatal(err)
 	}
-	if !p.Allowed || len(p.Items) != 4 || len(p.Destinations) != 1 || !p.Destinations[0].Original {
+	if !p.Allowed || p.Items.Len() != 4 || len(p.Destinations) != 1 || !p.Destinations[0].Original {
 		t.Fatalf("plan = %+v", p)
 	}
 	if !slices.Equal(p.DestinationQueues, []string{"orders"}) || len(p.Sample) != sampleSize {
@@ -140,14 +140,14 @@ func TestPlanReplayAllowlistAndMissingRoutes(t *testing.T) {
 		t.Errorf("a destination outside replay.allow was allowed: %+v", p)
 	}
 	p, _ = NewPlan(in, ids, Options{To: &to, Allow: []string{"billing:*", "ledger:entry.*"}})
-	if !p.Allowed || p.Runnable() != nil || len(p.Items) != 2 {
+	if !p.Allowed || p.Runnable() != nil || p.Items.Len() != 2 {
 		t.Errorf("replay.allow ledger:entry.* did not allow %v: %v", to, p.Problems)
 	}
 
 	// --to naming the message's own original route needs no allowlist.
 	own := triage.Route{Exchange: "orders", RoutingKey: "order.created"}
 	p, _ = NewPlan(in, triage.Selection{IDs: []string{"dead"}}, Options{To: &own})
-	if !p.Allowed || !p.Items[0].Original || p.Runnable() != nil {
+	if !p.Allowed || !p.Items.At(0).Original || p.Runnable() != nil {
 		t.Errorf("the message's own route was refused: %+v", p)
 	}
 

@@ -95,7 +95,7 @@ type Plan struct {
 	Vhost        string           `json:"vhost"`
 	Queue        string           `json:"queue"`
 	Selection    triage.Selection `json:"selection"`
-	Items        []Item           `json:"items"`
+	Items        Items            `json:"items"`
 	Destinations []Destination    `json:"destinations"`
 	// DestinationQueues are all queues the plan's routes reach: their depth
 	// is the destination backlog.

@@ -42,9 +42,10 @@ func (rev *Revision) apply(m triage.Message) triage.Message {
 
 // UseRevisions gives each item that has one its revision (by item id).
 func (p *Plan) UseRevisions(revs map[string]Revision) {
-	for i, it := range p.Items {
+	for i, it := range p.Items.All() {
 		if rev, ok := revs[it.ID]; ok {
-			p.Items[i].Revision = &rev
+			it.Revision = &rev
+			p.Items.Set(i, it)
 		}
 	}
 }
@@ -52,9 +53,10 @@ func (p *Plan) UseRevisions(revs map[string]Revision) {
 // NameBodies binds each item to the body SHA-256 a decision named it by
 // (an approved proposal's), by item id; nil binds none.
 func (p *Plan) NameBodies(sums map[string]string) {
-	for i, it := range p.Items {
+	for i, it := range p.Items.All() {
 		if sum, ok := sums[it.ID]; ok {
-			p.Items[i].BodySHA256 = sum
+			it.BodySHA256 = sum
+			p.Items.Set(i, it)
 		}
 	}
 }

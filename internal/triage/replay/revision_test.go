@@ -23,9 +23,9 @@ func TestRevisionReplacesTheBodyAndSaysSo(t *testing.T) {
 		got.Headers[HeaderOriginalSHA256] != "abc" || got.Headers["tenant"] != "acme" {
 		t.Errorf("copy %+v", got)
 	}
-	p := Plan{Items: []Item{{ID: "m1"}, {ID: "m2"}}}
+	p := Plan{Items: ItemsOf(Item{ID: "m1"}, Item{ID: "m2"})}
 	p.UseRevisions(map[string]Revision{"m1": *rev})
-	if p.Items[0].Revision == nil || p.Items[0].Revision.ID != "rev-1" || p.Items[1].Revision != nil {
+	if p.Items.At(0).Revision == nil || p.Items.At(0).Revision.ID != "rev-1" || p.Items.At(1).Revision != nil {
 		t.Errorf("items %+v", p.Items)
 	}
 }
@@ -38,11 +38,15 @@ func TestRevisionReplacesTheBodyAndSaysSo(t *testing.T) {
 func TestAChangedBodyIsLeftUntouched(t *testing.T) {
 	port := newFakePort()
 	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b", "c", "d")
-	plan.Items[0].BodySHA256 = sha256Hex(`{}`)
-	plan.Items[1].BodySHA256 = sha256Hex(`{"amount":10}`)
-	plan.Items[2].Revision = &Revision{ID: "rev-1", Body: []byte(`{"amount":999}`), SHA256: sha256Hex(`{"amount":999}`), OriginalSHA256: sha256Hex(`{"amount":10}`)}
+	edit(&plan.Items, 0, func(it *Item) { it.BodySHA256 = sha256Hex(`{}`) })
+	edit(&plan.Items, 1, func(it *Item) { it.BodySHA256 = sha256Hex(`{"amount":10}`) })
+	edit(&plan.Items, 2, func(it *Item) {
+		it.Revision = &Revision{ID: "rev-1", Body: []byte(`{"amount":999}`), SHA256: sha256Hex(`{"amount":999}`), OriginalSHA256: sha256Hex(`{"amount":10}`)}
+	})
 	// as a journaled plan reads back: its body is kept apart, not at hand
-	plan.Items[3].Revision = &Revision{ID: "rev-2", SHA256: sha256Hex(`{"amount":1}`), OriginalSHA256: sha256Hex(`{}`)}
+	edit(&plan.Items, 3, func(it *Item) {
+		it.Revision = &Revision{ID: "rev-2", SHA256: sha256Hex(`{"amount":1}`), OriginalSHA256: sha256Hex(`{}`)}
+	})
 	r := drive(t, plan, port, nil, nil)
 	if r.err != nil {
 		t.Fatal(r.err)

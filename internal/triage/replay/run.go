@@ -186,7 +186,7 @@ func (r *run) begin(ctx context.Context) error {
 		return r.beginStreamed(ctx, hs)
 	}
 	var want, resolved []string
-	for _, it := range r.plan.Items {
+	for _, it := range r.plan.Items.All() {
 		if o, done := prior.Settled[it.ID]; done {
 			r.led.settle(it.ID, o)
 			if o == OutcomeResolved {

@@ -17,7 +17,7 @@ import (
 func fakePlan(opts Options, ids ...string) Plan {
 	p := Plan{ID: "rp-fake", Vhost: "v", Queue: "orders.parking", Options: opts.withDefaults(), Allowed: true}
 	for _, id := range ids {
-		p.Items = append(p.Items, Item{ID: id, Route: triage.Route{Exchange: "orders", RoutingKey: "order.created"}, Original: true})
+		p.Items.Append(Item{ID: id, Route: triage.Route{Exchange: "orders", RoutingKey: "order.created"}, Original: true})
 	}
 	return p
 }

@@ -172,7 +172,7 @@ func TestSIGINTWithPublishesInFlight(t *testing.T) {
 		}
 	}
 	plan := fakePlan(Options{Rate: 2, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b", "c", "d")
-	plan.Items = append(plan.Items, Item{ID: "e", Route: plan.Items[0].Route})
+	plan.Items.Append(Item{ID: "e", Route: plan.Items.At(0).Route})
 	r := driveWith(t, ctx, &journalSpy{}, plan, port, nil, interrupt)
 	if r.err != nil || !r.res.Aborted {
 		t.Fatalf("result %+v, %v", r.res, r.err)
@@ -272,7 +272,7 @@ func TestAConnectionLossWithPublishesInFlight(t *testing.T) {
 		}
 	}
 	plan := fakePlan(Options{Rate: 20, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true, ConfirmTimeout: 5 * time.Second}, "a", "b", "c", "d")
-	plan.Items = append(plan.Items, Item{ID: "e", Route: plan.Items[0].Route})
+	plan.Items.Append(Item{ID: "e", Route: plan.Items.At(0).Route})
 	ctl := make(chan Command)
 	r := driveWith(t, context.Background(), &journalSpy{}, plan, port, ctl, dropWhenThreeFly)
 	if r.err != nil || !strings.Contains(r.res.StoppedBecause, "lost the broker connection") || !r.res.Resumable {

@@ -12,7 +12,7 @@ import (
 // and acks) took about 300 bytes an item: 225 MB of the heap of a replay
 // of 1,000,000 in a profile; one map from id to index, 47 bytes an item.
 type ledger struct {
-	items   []Item
+	items   Items
 	byID    []int32 // indexes in items, in the order of their ids
 	st      []itemState
 	unacked int // items flagged unacked
@@ -33,20 +33,20 @@ const (
 // outcomeCodes are the outcomeCodes a ledger can keep, by their code; "" is none.
 var outcomeCodes = []Outcome{"", OutcomeResolved, OutcomeFailedAgain, OutcomeReturned, OutcomeCollateral, OutcomeUntouched, OutcomeConfirmed, OutcomePublished}
 
-func newLedger(items []Item) ledger {
-	l := ledger{items: items, byID: make([]int32, len(items)), st: make([]itemState, len(items))}
-	for i := range items {
+func newLedger(items Items) ledger {
+	l := ledger{items: items, byID: make([]int32, items.Len()), st: make([]itemState, items.Len())}
+	for i := range items.Len() {
 		l.byID[i] = int32(i)
 	}
-	slices.SortStableFunc(l.byID, func(a, b int32) int { return cmp.Compare(items[a].ID, items[b].ID) })
+	slices.SortStableFunc(l.byID, func(a, b int32) int { return cmp.Compare(items.ID(int(a)), items.ID(int(b))) })
 	return l
 }
 
 // index is the index of item id in the plan; of an id planned twice, the
 // last.
 func (l *ledger) index(id string) (int32, bool) {
-	n := sort.Search(len(l.byID), func(k int) bool { return l.items[l.byID[k]].ID > id })
-	if n == 0 || l.items[l.byID[n-1]].ID != id {
+	n := sort.Search(len(l.byID), func(k int) bool { return l.items.ID(int(l.byID[k])) > id })
+	if n == 0 || l.items.ID(int(l.byID[n-1])) != id {
 		return 0, false
 	}
 	return l.byID[n-1], true
@@ -58,7 +58,7 @@ func (l *ledger) item(id string) (Item, bool) {
 	if !ok {
 		return Item{}, false
 	}
-	return l.items[i], true
+	return l.items.At(int(i)), true
 }
 
 // outcome is item id's outcome so far, and whether it has one.

@@ -27,18 +27,18 @@ func TestARunOfAMillionKeepsAFewBytesAnItem(t *testing.T) {
 	}
 	const n = 1000000
 	plan := Plan{ID: "rp-million", Queue: "q", Options: Options{Rate: 1}.withDefaults(), Allowed: true}
-	plan.Items = make([]Item, n)
+	plan.Items.Grow(n)
 	held := make([]HeldMessage, n)
 	sum := triage.BodySHA256(fakeBody)
-	for i := range plan.Items {
+	for i := range n {
 		id := fmt.Sprintf("m-%07d", i)
-		plan.Items[i] = Item{ID: id, Route: triage.Route{Exchange: "orders", RoutingKey: "order.created"}}
+		plan.Items.Append(Item{ID: id, Route: triage.Route{Exchange: "orders", RoutingKey: "order.created"}})
 		held[i] = HeldMessage{ID: id, BodySHA256: sum}
 	}
 	before := liveHeap()
 	r := newRun(plan, Runner{Journal: &journalSpy{}})
 	r.sortHeld(held, map[string]string{})
-	for _, it := range plan.Items { // every copy confirmed, as before its ack
+	for _, it := range plan.Items.All() { // every copy confirmed, as before its ack
 		r.settled(confirmResult{id: it.ID, res: PublishResult{Confirmed: true}})
 	}
 	r.toConfirm = nil // the flush's, not the run's state
@@ -56,7 +56,7 @@ func TestARunOfAMillionKeepsAFewBytesAnItem(t *testing.T) {
 // index did.
 func TestALedgerFindsItsItemsByID(t *testing.T) {
 	items := []Item{{ID: "m-3"}, {ID: "m-1"}, {ID: "m-2"}, {ID: "m-1"}, {ID: ""}}
-	l := newLedger(items)
+	l := newLedger(ItemsOf(items...))
 	for _, tc := range []struct {
 		id   string
 		at   int32

@@ -256,7 +256,7 @@ func (r *run) markUnacked() {
 
 func (r *run) unackedIDs() []string {
 	var ids []string
-	for _, it := range r.plan.Items {
+	for _, it := range r.plan.Items.All() {
 		if r.led.has(it.ID, flagUnacked) {
 			ids = append(ids, it.ID)
 		}
@@ -268,7 +268,7 @@ func (r *run) unackedIDs() []string {
 // published untouched; an error is the journal's.
 func (r *run) settleAll(ctx context.Context, why string) error {
 	var ids []string
-	for _, it := range r.plan.Items {
+	for _, it := range r.plan.Items.All() {
 		if r.led.has(it.ID, flagHeld) {
 			ids = append(ids, it.ID)
 		}
@@ -317,7 +317,7 @@ func (r *run) result() Result {
 		res.DeadLettersAtBaseline = len(r.collateral)
 	}
 	res.BaselineRate = r.base.rate
-	for _, it := range r.plan.Items {
+	for _, it := range r.plan.Items.All() {
 		o, ok := r.led.outcome(it.ID)
 		if !ok {
 			o = OutcomeUntouched

@@ -28,7 +28,7 @@ func (r *run) snapshot() Progress {
 	r.rollHistory(now)
 	p := Progress{
 		ReplayID: r.plan.ID, Phase: r.phase, TargetRate: r.target, AchievedRate: achieved,
-		Total: len(r.plan.Items), Published: r.published, Confirmed: r.confirmed, Returned: r.returned,
+		Total: r.plan.Items.Len(), Published: r.published, Confirmed: r.confirmed, Returned: r.returned,
 		FailedAgain: r.failedAgain, Remaining: len(r.queue) + r.unheard, InFlight: r.inFlight,
 		DestinationDepth: r.depth, History: slices.Clone(r.history[:]), Blocked: r.blocked,
 		StoppedBecause: r.stopped, Elapsed: now.Sub(r.start), DepthError: r.depthErr, Collateral: r.reportedCollateral(),

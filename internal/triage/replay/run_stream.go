@@ -23,7 +23,7 @@ func (r *run) beginStreamed(ctx context.Context, hs HoldStreamer) error {
 	if err != nil {
 		return fmt.Errorf("replay %s: hold the messages of %s: %w", r.plan.ID, r.plan.Queue, err)
 	}
-	r.holding, r.streamer, r.unheard, r.changedLater = held, hs, len(r.plan.Items), map[string]string{}
+	r.holding, r.streamer, r.unheard, r.changedLater = held, hs, r.plan.Items.Len(), map[string]string{}
 	r.baseDepthNow(ctx)
 	r.startBaseline(false)
 	return nil
@@ -56,7 +56,7 @@ func (r *run) holdEnded(ctx context.Context, cut bool) error {
 		why = "not held: the replay ended before its hold read it"
 	}
 	var gone []string
-	for _, it := range r.plan.Items {
+	for _, it := range r.plan.Items.All() {
 		_, settled := r.led.outcome(it.ID)
 		_, changed := r.changedLater[it.ID]
 		if !settled && !changed && !r.led.has(it.ID, flagHeld) {

@@ -189,7 +189,7 @@ func TestAStreamedHoldPutsBackAChangedBodyOnceItsReadEnds(t *testing.T) {
 		streamStep{wait: func(p *streamPort) bool { return p.hasPublished("b") }, batch: held("c")},
 	)
 	plan := fakePlan(Options{Rate: 100, Canary: 1, CanaryRate: 10, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
-	plan.Items[0].BodySHA256 = triage.BodySHA256(fakeBody) // decided on the fake body; the hold finds another
+	edit(&plan.Items, 0, func(it *Item) { it.BodySHA256 = triage.BodySHA256(fakeBody) }) // decided on the fake body; the hold finds another
 	r := drive(t, plan, port, nil, nil)
 	if r.err != nil || r.res.Resolved != 2 || !slices.Equal(r.res.Changed, []string{"a"}) {
 		t.Fatalf("result %+v, %v", r.res, r.err)

@@ -63,11 +63,11 @@ func runFor(opts Options, items int) (*run, *journalSpy) {
 	plan := Plan{ID: "rp-test", Queue: "q", Options: opts}
 	for i := range items {
 		id := string(rune('a' + i))
-		plan.Items = append(plan.Items, Item{ID: id})
+		plan.Items.Append(Item{ID: id})
 	}
 	spy := &journalSpy{}
 	r := newRun(plan, Runner{Journal: spy})
-	for _, it := range plan.Items {
+	for _, it := range plan.Items.All() {
 		r.queue = append(r.queue, it.ID)
 	}
 	return r, spy

@@ -58,7 +58,7 @@ func (s State) Counts() map[Outcome]int {
 func (s State) ResumePlan() Plan {
 	p := s.Plan
 	prior := &Prior{Settled: map[string]Outcome{}, CanaryPassed: s.CanaryPassed}
-	for _, it := range p.Items {
+	for _, it := range p.Items.All() {
 		switch o := s.Outcomes[it.ID]; o {
 		case OutcomeConfirmed:
 			prior.Confirmed = append(prior.Confirmed, it.ID)
