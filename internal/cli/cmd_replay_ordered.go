@@ -41,7 +41,7 @@ func (a *app) runInOrder(ctx context.Context, cmd *cobra.Command, plan replay.Pl
 		}
 		first = false
 		res, err := a.replayOnce(ctx, cmd, sub)
-		return res.Outcomes, err
+		return res.Outcomes(), err
 	}
 	results, err := replay.RunInOrder(ctx, aggs, wave)
 	out := cmd.OutOrStdout()

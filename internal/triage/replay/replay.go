@@ -218,8 +218,11 @@ type Progress struct {
 
 // Result is how a replay ended. Every item has one outcome.
 type Result struct {
-	ID          string
-	Outcomes    map[string]Outcome
+	ID string
+	// outcomes is every item's outcome (Outcome, Outcomes): a code an item,
+	// not a map of a million ids (84 MB at the end of a replay of a
+	// whole queue, when the journal writes its last entries).
+	outcomes    outcomeTable
 	Why         map[string]string // per returned id: return text, nack or timeout
 	Resolved    int
 	FailedAgain int

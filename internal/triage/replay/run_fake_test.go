@@ -70,7 +70,7 @@ func driveWith(t *testing.T, ctx context.Context, spy *journalSpy, plan Plan, po
 func outcomes(res Result, ids ...string) []Outcome {
 	var out []Outcome
 	for _, id := range ids {
-		out = append(out, res.Outcomes[id])
+		out = append(out, res.Outcome(id))
 	}
 	return out
 }
@@ -117,7 +117,7 @@ func TestANackStopsTheRunAndKeepsTheRestParked(t *testing.T) {
 		t.Errorf("the nacked source was not put back: acked %v requeued %v", acked, requeued)
 	}
 	for _, id := range []string{"c", "d", "e"} {
-		if o := r.res.Outcomes[id]; o == OutcomeResolved {
+		if o := r.res.Outcome(id); o == OutcomeResolved {
 			t.Errorf("%s resolved after the stop", id)
 		} else if o == OutcomeUntouched && !slices.Contains(requeued, id) {
 			t.Errorf("untouched %s was not requeued: %v", id, requeued)
@@ -165,7 +165,7 @@ func TestAnUnansweredPublishTimesOutOnTheRunsClock(t *testing.T) {
 	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, ConfirmTimeout: 5 * time.Second}, "a", "b")
 	began := time.Now()
 	r := drive(t, plan, port, nil, nil)
-	if r.err != nil || r.res.Outcomes["a"] != OutcomeReturned || !strings.Contains(r.res.StoppedBecause, "no confirm in time") {
+	if r.err != nil || r.res.Outcome("a") != OutcomeReturned || !strings.Contains(r.res.StoppedBecause, "no confirm in time") {
 		t.Fatalf("result %+v, %v", r.res, r.err)
 	}
 	if r.elapsed < 6*time.Second {

@@ -46,8 +46,8 @@ func TestAnAckLostWithTheConnectionLeavesTheReplayResumable(t *testing.T) {
 	if r.err != nil || r.res.StoppedBecause == "" || !r.res.Resumable {
 		t.Fatalf("result %+v, %v: want a resumable stop", r.res, r.err)
 	}
-	if r.res.Outcomes["a"] != OutcomeConfirmed || !slices.Equal(r.res.Unacked, []string{"a"}) || r.res.Confirmed != 1 || r.res.Resolved != 0 {
-		t.Errorf("a was confirmed and never acked: outcome %s, unacked %v, result %+v", r.res.Outcomes["a"], r.res.Unacked, r.res)
+	if r.res.Outcome("a") != OutcomeConfirmed || !slices.Equal(r.res.Unacked, []string{"a"}) || r.res.Confirmed != 1 || r.res.Resolved != 0 {
+		t.Errorf("a was confirmed and never acked: outcome %s, unacked %v, result %+v", r.res.Outcome("a"), r.res.Unacked, r.res)
 	}
 	if got := r.spy.actions(); slices.Contains(got, "replay-finish") || got[len(got)-1] != "replay-stop" {
 		t.Fatalf("journal %v: a replay with unacked sources must end with a stop, not a finish", got)
@@ -84,7 +84,7 @@ func TestAResumeSaysWhenAConfirmedSourceIsGone(t *testing.T) {
 	port.gone = map[string]bool{"a": true}
 	r := drive(t, plan, port, nil, nil)
 	published, acked, _ := port.snapshot()
-	if r.err != nil || r.res.Outcomes["a"] != OutcomeResolved || slices.Contains(published, "a") || slices.Contains(acked, "a") {
+	if r.err != nil || r.res.Outcome("a") != OutcomeResolved || slices.Contains(published, "a") || slices.Contains(acked, "a") {
 		t.Fatalf("result %+v, %v; published %v acked %v", r.res, r.err, published, acked)
 	}
 	if !strings.Contains(r.res.Why["a"], "no longer in the queue") || !slices.Equal(r.res.Gone, []string{"a"}) {
@@ -120,8 +120,8 @@ func TestAJournalFailureWaitsForTheConfirmsInFlight(t *testing.T) {
 	}
 	want := map[string]Outcome{"a": OutcomeResolved, "b": OutcomeConfirmed, "c": OutcomeReturned, "d": OutcomeReturned, "e": OutcomeConfirmed}
 	for id, o := range want {
-		if r.res.Outcomes[id] != o {
-			t.Errorf("%s: %s (%s), want %s", id, r.res.Outcomes[id], r.res.Why[id], o)
+		if r.res.Outcome(id) != o {
+			t.Errorf("%s: %s (%s), want %s", id, r.res.Outcome(id), r.res.Why[id], o)
 		}
 	}
 	if !slices.Equal(r.res.Unconfirmed, []string{"d"}) || !strings.Contains(r.res.Why["d"], "may be delivered twice") || r.res.Why["c"] != "nack" {
@@ -179,8 +179,8 @@ func TestSIGINTWithPublishesInFlight(t *testing.T) {
 	}
 	published, acked, _ := port.snapshot()
 	for _, id := range published {
-		if r.res.Outcomes[id] != OutcomeResolved || !slices.Contains(acked, id) {
-			t.Errorf("%s published and then %s (acked %v)", id, r.res.Outcomes[id], acked)
+		if r.res.Outcome(id) != OutcomeResolved || !slices.Contains(acked, id) {
+			t.Errorf("%s published and then %s (acked %v)", id, r.res.Outcome(id), acked)
 		}
 	}
 	if r.res.Resolved+r.res.Untouched != 5 || r.res.Untouched == 0 {
@@ -199,7 +199,7 @@ func TestAReturnKeepsTheSourceAndStops(t *testing.T) {
 	plan := fakePlan(Options{Rate: 10, Canary: 1, CanaryRate: 1, Observe: time.Second, AutoRamp: true}, "a", "b")
 	r := drive(t, plan, port, nil, nil)
 	_, acked, requeued := port.snapshot()
-	if r.err != nil || r.res.Outcomes["a"] != OutcomeReturned || len(acked) != 0 || !slices.Equal(requeued, []string{"a", "b"}) ||
+	if r.err != nil || r.res.Outcome("a") != OutcomeReturned || len(acked) != 0 || !slices.Equal(requeued, []string{"a", "b"}) ||
 		!strings.Contains(r.res.StoppedBecause, "312 NO_ROUTE") {
 		t.Errorf("result %+v, %v; acked %v requeued %v", r.res, r.err, acked, requeued)
 	}
@@ -282,8 +282,8 @@ func TestAConnectionLossWithPublishesInFlight(t *testing.T) {
 	// d's timeout, confirmed, and its ack fails like b's.
 	want := map[string]Outcome{"a": OutcomeResolved, "b": OutcomeConfirmed, "c": OutcomeReturned, "d": OutcomeReturned, "e": OutcomeConfirmed}
 	for id, o := range want {
-		if r.res.Outcomes[id] != o {
-			t.Errorf("%s: %s (%s), want %s", id, r.res.Outcomes[id], r.res.Why[id], o)
+		if r.res.Outcome(id) != o {
+			t.Errorf("%s: %s (%s), want %s", id, r.res.Outcome(id), r.res.Why[id], o)
 		}
 	}
 	if !slices.Equal(r.res.Unacked, []string{"b", "e"}) || !slices.Equal(r.res.Unconfirmed, []string{"d"}) {
@@ -310,8 +310,8 @@ func TestAResumeWhoseAcksFailStaysResumable(t *testing.T) {
 		t.Errorf("journal %v: the resume ended the replay", got)
 	}
 	st, err := Find(journalOf(t, r.spy), plan.ID)
-	if err != nil || r.res.Outcomes["a"] != OutcomeConfirmed || st.Outcomes["a"] == OutcomeUntouched {
-		t.Errorf("a: result %s, journal %s (%v): it must stay confirmed for the next resume", r.res.Outcomes["a"], st.Outcomes["a"], err)
+	if err != nil || r.res.Outcome("a") != OutcomeConfirmed || st.Outcomes["a"] == OutcomeUntouched {
+		t.Errorf("a: result %s, journal %s (%v): it must stay confirmed for the next resume", r.res.Outcome("a"), st.Outcomes["a"], err)
 	}
 	if published, _, _ := port.snapshot(); len(published) != 0 {
 		t.Errorf("published %v", published)
@@ -401,8 +401,8 @@ func TestAnAbortWithPublishesInFlight(t *testing.T) {
 		case slices.Contains(published, id):
 			want = OutcomeResolved
 		}
-		if r.res.Outcomes[id] != want {
-			t.Errorf("%s: %s, want %s", id, r.res.Outcomes[id], want)
+		if r.res.Outcome(id) != want {
+			t.Errorf("%s: %s, want %s", id, r.res.Outcome(id), want)
 		}
 		if want == OutcomeResolved {
 			wantAcked = append(wantAcked, id)

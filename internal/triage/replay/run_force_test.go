@@ -88,7 +88,7 @@ func TestAReplayStoppedByAShutdownIsResumable(t *testing.T) {
 	published, _, _ := port.snapshot()
 	published2, _, _ := port2.snapshot()
 	for _, id := range published2 {
-		if slices.Contains(published, id) && r.res.Outcomes[id] == OutcomeResolved {
+		if slices.Contains(published, id) && r.res.Outcome(id) == OutcomeResolved {
 			t.Errorf("%s was resolved before the shutdown and published again on resume", id)
 		}
 	}

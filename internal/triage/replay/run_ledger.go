@@ -79,7 +79,7 @@ func (l *ledger) is(id string, o Outcome) bool {
 // settle gives item id its outcome (an id the plan does not have has none).
 func (l *ledger) settle(id string, o Outcome) {
 	if i, ok := l.index(id); ok {
-		l.st[i].outcome = uint8(slices.Index(outcomeCodes, o))
+		l.st[i].outcome = outcomeCode(o)
 	}
 }
 
@@ -110,4 +110,34 @@ func (l *ledger) flagAt(i int, f uint8, on bool) {
 			l.unacked--
 		}
 	}
+}
+
+// outcomeCode is o's code in outcomeCodes.
+func outcomeCode(o Outcome) uint8 { return uint8(slices.Index(outcomeCodes, o)) }
+
+// outcomeTable is a run's result by item: what finds an id (a ledger's
+// items and byID, which never change once made) and a code an item.
+type outcomeTable struct {
+	find  ledger
+	codes []uint8
+}
+
+// Outcome is message id's outcome in the replay; "" when it was not in
+// the plan.
+func (r Result) Outcome(id string) Outcome {
+	i, ok := r.outcomes.find.index(id)
+	if !ok || int(i) >= len(r.outcomes.codes) {
+		return ""
+	}
+	return outcomeCodes[r.outcomes.codes[i]]
+}
+
+// Outcomes are every message's outcome, by id: a map of the whole plan,
+// for a small one (a wave of an ordered replay); Outcome looks one up.
+func (r Result) Outcomes() map[string]Outcome {
+	out := make(map[string]Outcome, len(r.outcomes.codes))
+	for i, c := range r.outcomes.codes {
+		out[r.outcomes.find.items.ID(i)] = outcomeCodes[c]
+	}
+	return out
 }

@@ -301,7 +301,7 @@ func (r *run) settleAll(ctx context.Context, why string) error {
 // result is every item's outcome so far (a confirmed one counts as
 // resolved, unless its ack is known to have failed) and the counts.
 func (r *run) result() Result {
-	res := Result{ID: r.plan.ID, Outcomes: map[string]Outcome{}, Why: map[string]string{},
+	res := Result{ID: r.plan.ID, Why: map[string]string{},
 		Published: r.published, StoppedBecause: r.stopped, Aborted: r.aborted && r.stopped == "",
 		PacedPublished: r.pacedCount, Unconfirmed: slices.Clone(r.unconfirmed), Republished: slices.Clone(r.republished), Resumable: r.resumable, Gone: slices.Clone(r.gone), AckedAgain: slices.Clone(r.ackedAgain),
 		Changed:  slices.Clone(r.changed),
@@ -317,7 +317,8 @@ func (r *run) result() Result {
 		res.DeadLettersAtBaseline = len(r.collateral)
 	}
 	res.BaselineRate = r.base.rate
-	for _, it := range r.plan.Items.All() {
+	res.outcomes = outcomeTable{find: ledger{items: r.led.items, byID: r.led.byID}, codes: make([]uint8, r.plan.Items.Len())}
+	for i, it := range r.plan.Items.All() {
 		o, ok := r.led.outcome(it.ID)
 		if !ok {
 			o = OutcomeUntouched
@@ -329,7 +330,7 @@ func (r *run) result() Result {
 		if unacked {
 			res.Unacked = append(res.Unacked, it.ID)
 		}
-		res.Outcomes[it.ID] = o
+		res.outcomes.codes[i] = outcomeCode(o)
 		if w := r.why[it.ID]; w != "" {
 			res.Why[it.ID] = w
 		}

@@ -190,8 +190,8 @@ func TestSettledOutcomesAndTheResult(t *testing.T) {
 	res := r.result()
 	want := map[string]Outcome{"a": OutcomeResolved, "b": OutcomeReturned, "c": OutcomeFailedAgain, "d": OutcomeUntouched}
 	for id, o := range want {
-		if res.Outcomes[id] != o {
-			t.Errorf("%s: %s, want %s", id, res.Outcomes[id], o)
+		if res.Outcome(id) != o {
+			t.Errorf("%s: %s, want %s", id, res.Outcome(id), o)
 		}
 	}
 	if res.Resolved != 1 || res.Returned != 1 || res.FailedAgain != 1 || res.Untouched != 1 || res.Why["b"] != "nack" {
@@ -212,8 +212,8 @@ func TestAFailedAgainSeenBeforeItsConfirmStaysFailedAgain(t *testing.T) {
 	r.signal(Signal{Kind: SignalFailedAgain, ID: "a", Reason: "rejected in queue orders"})
 	r.settled(confirmResult{"a", PublishResult{Confirmed: true}})
 	res := r.result()
-	if res.Outcomes["a"] != OutcomeFailedAgain || res.FailedAgain != 1 || res.Resolved != 0 {
-		t.Errorf("outcome %s, result %+v: want failed-again", res.Outcomes["a"], res)
+	if res.Outcome("a") != OutcomeFailedAgain || res.FailedAgain != 1 || res.Resolved != 0 {
+		t.Errorf("outcome %s, result %+v: want failed-again", res.Outcome("a"), res)
 	}
 	if len(r.toConfirm) != 1 || r.toConfirm[0] != "a" {
 		t.Errorf("the source of a confirmed copy must be acked: toConfirm %v", r.toConfirm)
