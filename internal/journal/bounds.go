@@ -35,23 +35,13 @@ func checkBounds(path string) error {
 		return fmt.Errorf("journal %s: %w", path, err)
 	}
 	defer f.Close()
-	m, ok := readMeta(f, 0)
-	if m2, ok2 := readMeta(f, int64(m.pageSize)); ok2 && (!ok || m2.txid > m.txid) {
-		m, ok = m2, true
-	}
-	if !ok {
-		return damaged(path, "neither meta page is a bbolt meta page")
+	m, err := latestMeta(path, f)
+	if err != nil {
+		return err
 	}
 	// mapped, as bbolt maps it: a read per page cost 0.2 s at 100,000
 	// entries, the map a tenth of that. The file holds at least its pages
 	// (checkFile), and guard turns a fault into a panic it recovers.
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", path, err)
-	}
-	if need := int64(m.pgid) * int64(m.pageSize); st.Size() < need || need <= 0 {
-		return damaged(path, "it is %d bytes but its pages need %d (truncated)", st.Size(), need)
-	}
 	data, err := syscall.Mmap(int(f.Fd()), 0, int(m.pgid)*int(m.pageSize), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", path, err)
@@ -59,11 +49,31 @@ func checkBounds(path string) error {
 	defer syscall.Munmap(data)
 	w := pageWalk{f: f, data: data, path: path, meta: m, seen: map[uint64]bool{}}
 	if m.freelist != noFreelist {
-		if err := w.freelist(m.freelist); err != nil {
+		if _, err := w.freelist(m.freelist); err != nil {
 			return err
 		}
 	}
-	return w.tree(m.root, 0)
+	return w.tree(m.root, 0, nil, nil)
+}
+
+// latestMeta is the meta page of f's last transaction, once the file is
+// known to hold every page it names.
+func latestMeta(path string, f *os.File) (metaPage, error) {
+	m, ok := readMeta(f, 0)
+	if m2, ok2 := readMeta(f, int64(m.pageSize)); ok2 && (!ok || m2.txid > m.txid) {
+		m, ok = m2, true
+	}
+	if !ok {
+		return m, damaged(path, "neither meta page is a bbolt meta page")
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return m, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if need := int64(m.pgid) * int64(m.pageSize); st.Size() < need || need <= 0 {
+		return m, damaged(path, "it is %d bytes but its pages need %d (truncated)", st.Size(), need)
+	}
+	return m, nil
 }
 
 type pageWalk struct {
@@ -72,6 +82,13 @@ type pageWalk struct {
 	path string
 	meta metaPage
 	seen map[uint64]bool
+	// reached marks every page the walk reached, overflow included; nil:
+	// not kept (checkBounds, before bbolt's check does it).
+	reached []bool
+	// keys: the walk checks each page's keys are in order, within the
+	// range its parent gives it (checkFilePages; bbolt's check does it
+	// otherwise).
+	keys bool
 }
 
 // pageBytes is a page as the walk reads it: its first bytes (the header
@@ -104,10 +121,12 @@ func (w *pageWalk) read(id uint64) (*pageBytes, error) {
 	if id < 2 || id >= w.meta.pgid {
 		return nil, damaged(w.path, "a page id %d is outside the file's %d pages", id, w.meta.pgid)
 	}
-	if w.seen[id] {
-		return nil, damaged(w.path, "page %d is reached twice", id)
+	if w.reached == nil { // else marked with its overflow, below
+		if w.seen[id] {
+			return nil, damaged(w.path, "page %d is reached twice", id)
+		}
+		w.seen[id] = true
 	}
-	w.seen[id] = true
 	p := &pageBytes{id: id, readAt: func(off, n uint64) ([]byte, error) {
 		if w.data != nil {
 			return w.data[id*ps+off : id*ps+off+n], nil
@@ -123,11 +142,22 @@ func (w *pageWalk) read(id uint64) (*pageBytes, error) {
 		return nil, err
 	}
 	p.head = head
+	if self := binary.NativeEndian.Uint64(head[0:8]); self != id {
+		return nil, damaged(w.path, "page %d calls itself page %d", id, self)
+	}
 	overflow := uint64(binary.NativeEndian.Uint32(head[12:16]))
 	if id+overflow >= w.meta.pgid {
 		return nil, damaged(w.path, "page %d runs %d pages past the file's %d pages", id, overflow, w.meta.pgid)
 	}
 	p.size = (overflow + 1) * ps
+	if w.reached != nil {
+		for k := id; k <= id+overflow; k++ {
+			if w.reached[k] {
+				return nil, damaged(w.path, "page %d is reached twice", k)
+			}
+			w.reached[k] = true
+		}
+	}
 	return p, nil
 }
 
@@ -135,26 +165,35 @@ func (w *pageWalk) read(id uint64) (*pageBytes, error) {
 // the elements of a full 4 KiB leaf of journal entries.
 const headRead = 512
 
-func (w *pageWalk) freelist(id uint64) error {
+// freelist checks the freelist page id; what it lists is read by
+// freedPages, when asked.
+func (w *pageWalk) freelist(id uint64) (freed freedPages, err error) {
 	p, err := w.read(id)
 	if err != nil {
-		return err
+		return freed, err
 	}
 	if flags(p.head) != freelistPage {
-		return damaged(w.path, "page %d is not the freelist its meta page names", id)
+		return freed, damaged(w.path, "page %d is not the freelist its meta page names", id)
 	}
 	n, at := uint64(count(p.head)), uint64(pageHeaderSize)
 	if n == 0xFFFF { // a long freelist keeps its count in its first id
 		n, at = binary.NativeEndian.Uint64(p.head[pageHeaderSize:]), at+8
 	}
 	if n > p.size || at+n*8 > p.size {
-		return damaged(w.path, "freelist page %d counts %d ids, more than it holds: outside its page", id, n)
+		return freed, damaged(w.path, "freelist page %d counts %d ids, more than it holds: outside its page", id, n)
 	}
-	return nil
+	return freedPages{page: p, at: at, n: n}, nil
 }
 
-// tree checks the page id of a bucket and every page below it.
-func (w *pageWalk) tree(id uint64, depth int) error {
+// freedPages is where a freelist page keeps its n ids: from at.
+type freedPages struct {
+	page  *pageBytes
+	at, n uint64
+}
+
+// tree checks the page id of a bucket and every page below it; with
+// keys, that its keys lie in [lo, hi) (nil: unbounded).
+func (w *pageWalk) tree(id uint64, depth int, lo, hi []byte) error {
 	if depth > maxTreeDepth {
 		return damaged(w.path, "page %d is %d levels deep", id, depth)
 	}
@@ -162,17 +201,20 @@ func (w *pageWalk) tree(id uint64, depth int) error {
 	if err != nil {
 		return err
 	}
-	return w.page(p, depth)
+	return w.page(p, depth, lo, hi)
 }
 
 // page checks the elements of p (a page of the file, or an inline
 // bucket's page within its parent, id 0) and what they lead to.
-func (w *pageWalk) page(p *pageBytes, depth int) error {
+func (w *pageWalk) page(p *pageBytes, depth int, lo, hi []byte) error {
 	f := flags(p.head)
 	if f != branchPage && f != leafPage {
 		return damaged(w.path, "page %d is neither a branch nor a leaf page (flags %#x)", p.id, f)
 	}
 	n := uint64(count(p.head))
+	if f == branchPage && n == 0 { // bbolt's cursor reads its first element
+		return damaged(w.path, "page %d is a branch page of no elements", p.id)
+	}
 	if pageHeaderSize+n*elementSize > p.size {
 		return damaged(w.path, "page %d counts %d elements: they reach outside its page", p.id, n)
 	}
@@ -181,6 +223,10 @@ func (w *pageWalk) page(p *pageBytes, depth int) error {
 		return err
 	}
 	ne := binary.NativeEndian
+	order := keyOrder{w: w, page: p, lo: lo, hi: hi}
+	if f == branchPage && w.keys {
+		order.branch = elems
+	}
 	for i := range n {
 		e := pageHeaderSize + i*elementSize
 		el := elems[e : e+elementSize]
@@ -189,7 +235,11 @@ func (w *pageWalk) page(p *pageBytes, depth int) error {
 			if e+pos+ksize > p.size {
 				return damaged(w.path, "page %d: element %d's key lies outside its page", p.id, i)
 			}
-			if err := w.tree(child, depth+1); err != nil {
+			key, next, err := order.next(i, n, e+pos, ksize)
+			if err != nil {
+				return err
+			}
+			if err := w.tree(child, depth+1, key, next); err != nil {
 				return err
 			}
 			continue
@@ -198,6 +248,9 @@ func (w *pageWalk) page(p *pageBytes, depth int) error {
 		end := e + pos + ksize + vsize
 		if end > p.size {
 			return damaged(w.path, "page %d: element %d's key and value lie outside its page", p.id, i)
+		}
+		if _, _, err := order.next(i, n, e+pos, ksize); err != nil {
+			return err
 		}
 		if kind&bucketLeaf == 0 {
 			continue
@@ -220,7 +273,7 @@ func (w *pageWalk) bucket(id uint64, v []byte, depth int) error {
 		return damaged(w.path, "page %d: a bucket's value is cut short", id)
 	}
 	if root := binary.NativeEndian.Uint64(v[0:8]); root != 0 {
-		return w.tree(root, depth+1)
+		return w.tree(root, depth+1, nil, nil)
 	}
 	inline := v[inBucketSize:]
 	if len(inline) < pageHeaderSize {
@@ -231,7 +284,7 @@ func (w *pageWalk) bucket(id uint64, v []byte, depth int) error {
 	}
 	return w.page(&pageBytes{id: id, head: inline, size: uint64(len(inline)), readAt: func(off, n uint64) ([]byte, error) {
 		return inline[off : off+n], nil
-	}}, depth+1)
+	}}, depth+1, nil, nil)
 }
 
 func flags(p []byte) uint16 { return binary.NativeEndian.Uint16(p[8:10]) }

@@ -100,7 +100,7 @@ func checkFile(path string) (size int64, err error) {
 	}
 	if m.freelist != noFreelist { // bbolt reads it at every open, and trusts its count
 		w := pageWalk{f: f, path: path, meta: m, seen: map[uint64]bool{}}
-		if err := w.freelist(m.freelist); err != nil {
+		if _, err := w.freelist(m.freelist); err != nil {
 			return st.Size(), err
 		}
 	}

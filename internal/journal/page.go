@@ -99,6 +99,20 @@ func (j *Journal) checkPagesAlone() error {
 	})
 }
 
+// checkFileAlone is checkFilePages in a write transaction it rolls back,
+// so nothing is written while it reads the file: the check a Shared makes
+// as it appends.
+func (j *Journal) checkFileAlone() error {
+	return guard(j.path, func() error {
+		tx, err := j.db.Begin(true)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		return checkFilePages(j.path)
+	})
+}
+
 // openReadTrusting opens the journal read-only for a process that has
 // checked it whole up to entry trusted.Entries (as openTrusting does for
 // writing): that entry must still have its hash, the entries after it must

@@ -184,7 +184,8 @@ func (s *Shared) write(fn func(*Journal) error) error {
 }
 
 // checkPagesDue checks the held file before a write: its meta pages and
-// size every time, every page when that is due. A failed check refuses
+// size every time, every page when that is due (checkFilePages: read, not
+// mapped, so the check does not bring the whole file into RSS). A failed check refuses
 // this write and every later one, as a failed Verify does.
 func (s *Shared) checkPagesDue() error {
 	if s.unverified {
@@ -193,7 +194,7 @@ func (s *Shared) checkPagesDue() error {
 	_, err := checkFile(s.path)
 	if err == nil && time.Since(s.pagesCheckedAt) >= max(pageCheckEvery, pageCheckShare*s.pageCheckCost) {
 		start := time.Now()
-		err = s.held.checkPagesAlone()
+		err = s.held.checkFileAlone()
 		s.pagesCheckedAt, s.pageCheckCost = time.Now(), time.Since(start)
 	}
 	if err != nil {
