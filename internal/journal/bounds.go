@@ -30,15 +30,11 @@ const (
 // reached twice (a cycle would recurse for ever), a page that is not what
 // its parent says, or an element outside its page is refused here.
 func checkBounds(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", path, err)
-	}
-	defer f.Close()
-	m, err := latestMeta(path, f)
+	f, m, err := openPages(path)
 	if err != nil {
 		return err
 	}
+	defer f.Close()
 	// mapped, as bbolt maps it: a read per page cost 0.2 s at 100,000
 	// entries, the map a tenth of that. The file holds at least its pages
 	// (checkFile), and guard turns a fault into a panic it recovers.
@@ -54,6 +50,21 @@ func checkBounds(path string) error {
 		}
 	}
 	return w.tree(m.root, 0, nil, nil)
+}
+
+// openPages opens the journal at path for a walk of its pages, with the
+// meta page of its last transaction.
+func openPages(path string) (*os.File, metaPage, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, metaPage{}, fmt.Errorf("journal %s: %w", path, err)
+	}
+	m, err := latestMeta(path, f)
+	if err != nil {
+		f.Close()
+		return nil, metaPage{}, err
+	}
+	return f, m, nil
 }
 
 // latestMeta is the meta page of f's last transaction, once the file is

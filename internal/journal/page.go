@@ -89,27 +89,25 @@ func (j *Journal) checkWhole(progress func(done, total uint64)) (head, error) {
 // while its check runs. Writes wait for the page check (~50 ms at 100,000
 // entries), not for the chain.
 func (j *Journal) checkPagesAlone() error {
-	return guard(j.path, func() error {
-		tx, err := j.db.Begin(true)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		return checkTx(j.path, tx)
-	})
+	return j.alone(func(tx *bolt.Tx) error { return checkTx(j.path, tx) })
 }
 
 // checkFileAlone is checkFilePages in a write transaction it rolls back,
 // so nothing is written while it reads the file: the check a Shared makes
 // as it appends.
 func (j *Journal) checkFileAlone() error {
+	return j.alone(func(*bolt.Tx) error { return checkFilePages(j.path) })
+}
+
+// alone runs check in a write transaction it rolls back, guarded.
+func (j *Journal) alone(check func(*bolt.Tx) error) error {
 	return guard(j.path, func() error {
 		tx, err := j.db.Begin(true)
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
-		return checkFilePages(j.path)
+		return check(tx)
 	})
 }
 

@@ -3,8 +3,6 @@ package journal
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
-	"os"
 )
 
 // checkFilePages checks every page of the journal at path as bbolt's
@@ -23,15 +21,11 @@ import (
 // page. The full check at open and at verify is still bbolt's own
 // (checkTx).
 func checkFilePages(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", path, err)
-	}
-	defer f.Close()
-	m, err := latestMeta(path, f)
+	f, m, err := openPages(path)
 	if err != nil {
 		return err
 	}
+	defer f.Close()
 	w := pageWalk{f: f, path: path, meta: m, reached: make([]bool, m.pgid), keys: true}
 	var free freedPages
 	if m.freelist != noFreelist {

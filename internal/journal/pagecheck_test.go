@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -192,15 +191,8 @@ func editFreelist(t *testing.T, path string, edit func(ids []uint64, m metaPage)
 // needle, and writes them back.
 func leafKeys(t *testing.T, path, needle string, edit func(first, second []byte)) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := bytes.Index(data, []byte(needle))
-	if at < 0 {
-		t.Fatalf("%q is not in %s", needle, path)
-	}
-	p := data[at/4096*4096:]
+	data, at := pageHolding(t, path, needle)
+	p := data[at:]
 	if binary.NativeEndian.Uint16(p[8:10]) != leafPage || binary.NativeEndian.Uint16(p[10:12]) < 2 {
 		t.Fatalf("%q is not on a leaf page of 2 or more elements", needle)
 	}

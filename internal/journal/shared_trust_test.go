@@ -122,9 +122,9 @@ func TestAPageOverwrittenDuringAReplayStopsItsAppends(t *testing.T) {
 	}
 }
 
-// overwritePageOf overwrites the header of the page that holds needle, as
-// a stray write into the file would, behind the back of whoever has it open.
-func overwritePageOf(t *testing.T, path, needle string) {
+// pageHolding is the file at path and the offset of the 4 KiB page that
+// holds needle.
+func pageHolding(t *testing.T, path, needle string) ([]byte, int) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -134,13 +134,20 @@ func overwritePageOf(t *testing.T, path, needle string) {
 	if at < 0 {
 		t.Fatalf("%q is not in %s", needle, path)
 	}
+	return data, at / 4096 * 4096
+}
+
+// overwritePageOf overwrites the header of the page that holds needle, as
+// a stray write into the file would, behind the back of whoever has it open.
+func overwritePageOf(t *testing.T, path, needle string) {
+	t.Helper()
+	_, at := pageHolding(t, path, needle)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	page := int64(at / 4096 * 4096)
-	if _, err := f.WriteAt([]byte{0xff, 0xff}, page+8); err != nil { // its flags: no page type
+	if _, err := f.WriteAt([]byte{0xff, 0xff}, int64(at)+8); err != nil { // its flags: no page type
 		t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -26,7 +27,7 @@ import (
 type Items struct {
 	ids    []string
 	route  []uint32             // the route's index in t.routes <<1 | 1 when it is the message's original
-	extras map[int32]itemExtras // by place; At is unused here
+	extras map[int32]itemExtras // by place (their At unused)
 	t      *itemTable
 }
 
@@ -155,7 +156,7 @@ func (t *itemTable) pack(id string) string {
 		return ""
 	}
 	if len(id) > idChunk/4 {
-		return string(bytes.Clone([]byte(id)))
+		return strings.Clone(id)
 	}
 	if cap(t.chunk)-len(t.chunk) < len(id) {
 		t.chunk = make([]byte, 0, idChunk)
