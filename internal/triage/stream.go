@@ -208,26 +208,26 @@ func (p *pipeline) finish() error {
 // know those, so there that later message gets the next suffix instead.)
 type idSuffixer struct {
 	seed maphash.Seed
-	seen map[uint64]uint32
+	seen *hashCounts
 }
 
 func newIDSuffixer() idSuffixer {
-	return idSuffixer{seed: maphash.MakeSeed(), seen: map[uint64]uint32{}}
+	return idSuffixer{seed: maphash.MakeSeed(), seen: &hashCounts{}}
 }
 
 func (s *idSuffixer) assign(base string) string {
 	h := maphash.String(s.seed, base)
-	n := s.seen[h] + 1
-	s.seen[h] = n
+	n := s.seen.get(h) + 1
+	s.seen.set(h, n)
 	if n == 1 {
 		return base
 	}
 	for {
 		cand := base + "#" + strconv.Itoa(int(n))
 		hc := maphash.String(s.seed, cand)
-		if s.seen[hc] == 0 {
-			s.seen[hc] = 1
-			s.seen[h] = n
+		if s.seen.get(hc) == 0 {
+			s.seen.set(hc, 1)
+			s.seen.set(h, n)
 			return cand
 		}
 		n++
