@@ -11,33 +11,25 @@ import (
 // set last, 0 for one never set; through growth, the hash 0, hashes that
 // share a slot, and counts that go back to one.
 func TestHashCountsAnswerAsAMap(t *testing.T) {
+	type set struct {
+		h uint64
+		n uint32
+	}
 	for _, tc := range []struct {
 		name string
-		ops  []struct {
-			h uint64
-			n uint32
-		}
+		sets []set
 	}{
 		{"none", nil},
-		{"one, then counted again", []struct {
-			h uint64
-			n uint32
-		}{{7, 1}, {7, 2}, {7, 3}}},
-		{"hashes of one slot", []struct {
-			h uint64
-			n uint32
-		}{{5, 1}, {5 + 1024, 1}, {5 + 2048, 2}, {6, 1}}},
-		{"a count back to one", []struct {
-			h uint64
-			n uint32
-		}{{9, 4}, {9, 1}}},
+		{"one, then counted again", []set{{7, 1}, {7, 2}, {7, 3}}},
+		{"hashes of one slot", []set{{5, 1}, {5 + 1024, 1}, {5 + 2048, 2}, {6, 1}}},
+		{"a count back to one", []set{{9, 4}, {9, 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c hashCounts
 			want := map[uint64]uint32{}
-			for _, op := range tc.ops {
-				c.set(op.h, op.n)
-				want[op.h] = op.n
+			for _, s := range tc.sets {
+				c.set(s.h, s.n)
+				want[s.h] = s.n
 			}
 			for h, n := range want {
 				if got := c.get(h); got != n {
