@@ -139,12 +139,19 @@ func (s Items) DecidedByBody() bool { return len(s.extras) > 0 }
 // String lists the items, for tests and debugging.
 func (s Items) String() string { return fmt.Sprint(s.Slice()) }
 
-// Clone is a copy whose items may change without changing s's.
+// Clone is a copy whose items may change without changing s's, even from
+// another goroutine: it has a route table of its own (its ids still point
+// into s's chunks, which never change), so what it adds is written to
+// nothing s reads.
 func (s Items) Clone() Items {
-	return Items{ids: slices.Clone(s.ids), route: slices.Clone(s.route), extras: maps.Clone(s.extras), t: s.t}
+	c := Items{ids: slices.Clone(s.ids), route: slices.Clone(s.route), extras: maps.Clone(s.extras)}
+	if s.t != nil {
+		c.t = &itemTable{routes: slices.Clone(s.t.routes), find: maps.Clone(s.t.find)}
+	}
+	return c
 }
 
-// Extras are the places of the items with a revision or a named body, in
+// extraPlaces are the places of the items with a revision or a named body, in
 // order.
 func (s Items) extraPlaces() []int32 {
 	return slices.Sorted(maps.Keys(s.extras))

@@ -136,3 +136,30 @@ func TestAMillionItemsKeepAFewBytesBesideTheirIDs(t *testing.T) {
 		t.Errorf("last item %+v", s.At(n-1))
 	}
 }
+
+// A clone is changed from another goroutine while the items it was made
+// from are read (a screen's plan while its revisions are read): nothing
+// they share is written (go test -race).
+func TestAClonesChangesRaceWithNothing(t *testing.T) {
+	a := triage.Route{RoutingKey: "a"}
+	s := ItemsOf(Item{ID: "m-1", Route: a}, Item{ID: "m-2", Route: a})
+	c := s.Clone()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 100 {
+			c.Append(Item{ID: fmt.Sprint("c-", i), Route: triage.Route{RoutingKey: fmt.Sprint("r-", i)}})
+			c.Set(0, Item{ID: "m-1", Route: triage.Route{RoutingKey: fmt.Sprint("s-", i)}, Revision: &Revision{ID: "rev"}})
+		}
+	}()
+	for range 100 {
+		if it := s.At(0); it.Route != a || it.Revision != nil {
+			t.Fatalf("the original's item changed: %+v", it)
+		}
+		s.Append(Item{ID: "s-3", Route: triage.Route{RoutingKey: "x"}})
+	}
+	<-done
+	if c.Len() != 102 || c.At(0).Revision == nil || c.At(101).Route.RoutingKey != "r-99" {
+		t.Errorf("the clone: %d items, first %+v, last %+v", c.Len(), c.At(0), c.At(101))
+	}
+}
