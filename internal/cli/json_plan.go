@@ -57,7 +57,7 @@ func basePlan(action string, in triage.Inspection, vhost, queue, selection strin
 	return PlanJSON{
 		Action: action, Vhost: sanitize.Line(vhost), Queue: sanitize.Line(queue), Selection: sanitize.Line(selection),
 		Count: len(ids), IDs: orEmpty(ids), Missing: orEmpty(missing),
-		Read: len(in.Batch.Messages), Depth: in.Batch.Depth, Truncated: in.Batch.Truncated(), Problems: []string{},
+		Read: in.Batch.Count(), Depth: in.Batch.Depth, Truncated: in.Batch.Truncated(), Problems: []string{},
 	}
 }
 

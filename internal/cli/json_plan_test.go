@@ -145,3 +145,21 @@ func TestReplayPlanJSONNamesARetryBucket(t *testing.T) {
 		t.Errorf("retry_bucket = %+v in\n%s", h, got)
 	}
 }
+
+// A plan made from a read kept as an index (every headless replay and
+// discard) has no messages in its batch, only their count: its JSON said
+// "read": 0 of a queue read whole.
+func TestAPlansJSONCountsAnIndexedRead(t *testing.T) {
+	p := replay.Plan{ID: "r-3", Queue: "orders.dlq", Items: replay.ItemsOf(replay.Item{ID: "o-1"})}
+	in := triage.Inspection{Batch: triage.Batch{Depth: 2000, Read: 2000}}
+	var back struct {
+		Read  int `json:"read"`
+		Depth int `json:"depth"`
+	}
+	if err := json.Unmarshal([]byte(jsonOf(t, replayPlanJSON(p, in))), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Read != 2000 || back.Depth != 2000 {
+		t.Errorf("read %d of depth %d; want 2000 of 2000", back.Read, back.Depth)
+	}
+}
