@@ -1,5 +1,7 @@
 package triage
 
+import "hash/maphash"
+
 // hashCounts counts 64-bit hashes (a read's ids, by idSuffixer): an
 // open-addressed table of the hashes seen (8 bytes a slot, linear probing,
 // at most three quarters full) and, in a map of their own, the counts
@@ -87,4 +89,28 @@ func (c *hashCounts) grow() {
 		}
 		c.slots[i] = h
 	}
+}
+
+// FirstSeen tells, id by id in queue order, the first of each id from
+// the ones met before, keeping a hash of each (16.8 bytes an id, as
+// hashCounts). The first of an id is exactly what Identify and SuffixIDs
+// leave unsuffixed, so a reader that takes only first ones names them as
+// a whole read would. Two ids of one hash count as one (2^-64 a pair):
+// the later is then taken for a repeat, never a repeat for a first.
+type FirstSeen struct {
+	seed maphash.Seed
+	seen hashCounts
+}
+
+// NewFirstSeen is a FirstSeen that has met no id yet.
+func NewFirstSeen() *FirstSeen { return &FirstSeen{seed: maphash.MakeSeed()} }
+
+// First records id and says whether it is the first of its id.
+func (f *FirstSeen) First(id string) bool {
+	h := maphash.String(f.seed, id)
+	if f.seen.get(h) > 0 {
+		return false
+	}
+	f.seen.set(h, 1)
+	return true
 }

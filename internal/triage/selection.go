@@ -198,3 +198,16 @@ func (s Selection) String() string {
 	}
 	return what
 }
+
+// MessageMatcher is Matches for messages as they are read, one at a time,
+// before any batch they belong to is whole (a replay that selects while it
+// holds): each is triaged on its own, without the payload and timeline
+// the screens render, under id, its identity so far (the first of its id
+// keeps it: FirstSeen).
+func (s Selection) MessageMatcher(top Topology) func(m Message, id string) bool {
+	r := newRouter(top)
+	selected := s.Matcher()
+	return func(m Message, id string) bool {
+		return selected(analyzeOne(r, m, EnvelopeOf(m), id, nil, false))
+	}
+}
