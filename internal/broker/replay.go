@@ -57,7 +57,8 @@ type Replay struct {
 
 	notesMu sync.Mutex
 	notes   []string
-	stream  *holdStream // a hold whose read goes on while the replay publishes
+	stream  *holdStream    // a hold whose read goes on while the replay publishes
+	choose  replay.Chooser // a hold that selects as it reads (HoldSelecting)
 	once    sync.Once
 	done    chan struct{}
 }

@@ -60,13 +60,16 @@ type heldSources struct {
 	selNext         int
 	back            uint64
 	baseReady, gave int
+	// floor is the lowest delivery tag the hold may not have settled
+	// (ackAsOne): every tag below it was acked, requeued or given back.
+	floor uint64
 }
 
 // ref is where held message id is and its place among want, if the hold
 // holds it. h.mu is held.
 func (h *heldSources) ref(id string) (heldRef, int, bool) {
 	k, ok := h.want.place(id)
-	if !ok || h.refs[k].tag == 0 {
+	if !ok || k >= len(h.refs) || h.refs[k].tag == 0 {
 		return heldRef{}, 0, false
 	}
 	return h.refs[k], k, true
@@ -84,7 +87,10 @@ func (h *heldSources) readEnded() {
 func (h *heldSources) hold(id string, tag uint64, at heldAt) {
 	k, ok := h.want.place(id)
 	if !ok {
-		return // never: the hold holds only the ids it was asked for
+		return // never: the hold holds only the ids it was asked for, or chose
+	}
+	for len(h.refs) <= k { // chosen as it read (HoldSelecting)
+		h.refs = append(h.refs, heldRef{})
 	}
 	h.refs[k] = heldRef{tag: tag, heldAt: at}
 	i, _ := slices.BinarySearch(h.sel, tag) // in queue order but for a few the read names at its end
@@ -261,7 +267,7 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 	r.held = &heldSources{ch: ch, want: wanted, refs: make([]heldRef, len(wanted.ids)), store: store, tables: map[string]amqp.Table{},
 		classic: q.Type == triage.QueueClassic}
 	r.watchClose(ch.NotifyClose(make(chan *amqp.Error, 1)), "hold channel")
-	if depth == 0 || len(ids) == 0 {
+	if depth == 0 || (len(ids) == 0 && r.choose == nil) {
 		return nil, nil
 	}
 	// A plan bounds the hold at its last chosen message (Plan.HoldLimit):
@@ -280,6 +286,9 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 	}
 	pass := newPassing(queue, wanted, replayID, store)
 	pass.cost = cost
+	if r.choose != nil {
+		pass.choose, pass.first, pass.lock = r.choose, triage.NewFirstSeen(), &r.held.mu
+	}
 	w := r.holdWindow(ch, queue, q, want)
 	r.held.order = w
 	return &holdRead{queue: queue, cost: cost, quorum: q.Type == triage.QueueQuorum, w: w, owed: r.live.owedRule(r.hold, q, depth),
@@ -510,6 +519,11 @@ type passing struct {
 	// stream, on a hold whose read goes on while the replay publishes,
 	// reports each wanted message as soon as it is read (HoldStream).
 	stream *streamOut
+	// choose, on a selecting hold (HoldSelecting), takes the first message
+	// of an id (first) that the selection takes; lock guards want then.
+	choose replay.Chooser
+	first  *triage.FirstSeen
+	lock   sync.Locker
 }
 
 func newPassing(queue string, want *wanted, replayID string, store *heldStore) *passing {
@@ -534,6 +548,12 @@ func (p *passing) take(d amqp.Delivery) {
 	}
 	base := baseID(d, p.queue)
 	_, maybe := p.want.place(base)
+	if p.choose != nil && p.first.First(base) && p.choose(toMessage(d, p.queue, i), base) {
+		p.lock.Lock()
+		p.want.add(base)
+		p.lock.Unlock()
+		maybe = true
+	}
 	p.bases = append(p.bases, p.want.intern(base))
 	if maybe && p.err == nil {
 		sum, err := p.store.put(i, d)
@@ -716,10 +736,15 @@ func (r *Replay) releaseHeld() {
 	h.store.close()
 }
 
-// Ack implements replay.Port: each source on its own, never multiple.
+// Ack implements replay.Port: in one multiple ack when the sources are
+// every delivery the hold channel may still hold from its oldest up
+// (ackAsOne), else each source on its own.
 func (r *Replay) Ack(_ context.Context, ids []string) error {
 	if err := r.lease.Check(); err != nil {
 		return fmt.Errorf("replay: nothing acked: %w", err)
+	}
+	if done, err := r.ackAsOne(ids); done || err != nil {
+		return err
 	}
 	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error {
 		if err := r.held.giveBackBefore(tag); err != nil {
@@ -736,6 +761,51 @@ func (r *Replay) Ack(_ context.Context, ids []string) error {
 // Requeue implements replay.Port.
 func (r *Replay) Requeue(_ context.Context, ids []string) error {
 	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error { return ch.Nack(tag, false, true) })
+}
+
+// ackAsOne acks ids in one Ack(multiple) when their delivery tags are
+// every tag from the lowest the hold has not settled up: a multiple ack
+// then names exactly them, and nothing the replay does not take. Acked one
+// by one, 100,000 sources were 100,000 frames for the broker to apply
+// while it also read and took the copies. done is false, with nothing
+// acked, when some other delivery lies among them (a message read past,
+// or one not read from the client's buffer yet).
+func (r *Replay) ackAsOne(ids []string) (done bool, err error) {
+	if r.held == nil || len(ids) < 2 {
+		return false, nil
+	}
+	h := r.held
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tags := make([]uint64, 0, len(ids))
+	for _, id := range ids {
+		ref, _, ok := h.ref(id)
+		if !ok {
+			return false, nil
+		}
+		tags = append(tags, ref.tag)
+	}
+	slices.Sort(tags)
+	for h.floor == 0 || h.settled.has(h.floor) || h.floor <= h.back { // tags begin at 1; what is below back went back
+		h.floor++
+	}
+	for i, tag := range tags {
+		if tag != h.floor+uint64(i) {
+			return false, nil
+		}
+	}
+	if err := h.ch.Ack(tags[len(tags)-1], true); err != nil {
+		return true, fmt.Errorf("replay: settle %d sources: %w", len(ids), err)
+	}
+	for _, id := range ids {
+		ref, k, _ := h.ref(id)
+		h.refs[k] = heldRef{}
+		h.settled.add(ref.tag)
+		h.store.drop(int(ref.record))
+		delete(h.tables, id)
+	}
+	h.acked += len(ids)
+	return true, nil
 }
 
 func (r *Replay) settle(ids []string, do func(*amqp.Channel, uint64) error) error {

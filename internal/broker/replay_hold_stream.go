@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage/replay"
@@ -42,12 +43,19 @@ func (r *Replay) HoldStream(ctx context.Context, queue string, ids []string, rep
 	out := make(chan replay.HeldBatch, 16)
 	if hr == nil || hr.quorum || hr.cost.Limited {
 		var held []replay.HeldMessage
+		past := 0
 		if hr != nil {
 			if held, err = r.holdRest(ctx, hr); err != nil {
 				return nil, err
 			}
+			past = hr.pass.read()
+			for _, h := range held {
+				if !h.Copy {
+					past--
+				}
+			}
 		}
-		out <- replay.HeldBatch{Held: held}
+		out <- replay.HeldBatch{Held: held, ReadPast: past}
 		close(out)
 		return out, nil
 	}
@@ -62,6 +70,20 @@ func (r *Replay) HoldStream(ctx context.Context, queue string, ids []string, rep
 		so.end(r.streamRest(sctx, hr))
 	}()
 	return out, nil
+}
+
+var _ replay.HoldSelector = (*Replay)(nil)
+
+// HoldSelecting implements replay.HoldSelector: a streamed hold (HoldStream)
+// of what choose takes as the hold reads, the first message of each id
+// (triage.FirstSeen): a later one with the id of one read before is read
+// past and stays in the queue, as every message choose does not take.
+func (r *Replay) HoldSelecting(ctx context.Context, queue string, choose replay.Chooser, replayID string) (<-chan replay.HeldBatch, error) {
+	if choose == nil {
+		return nil, fmt.Errorf("replay %s: a selecting hold needs its selection", r.replayID)
+	}
+	r.choose = choose
+	return r.HoldStream(ctx, queue, nil, replayID)
 }
 
 // streamRest reads the hold through, then names what the read could not
@@ -108,6 +130,7 @@ type streamOut struct {
 	ctx   context.Context // the hold's: once it ends nobody listens
 	at    []uint64        // positions reported, a bit each (the ids: passing.streamed)
 	own   int             // messages read that are not copies of this replay
+	past  int             // messages read and not reported as held (HeldBatch.ReadPast)
 	batch []replay.HeldMessage
 	last  time.Time // of the last batch sent
 }
@@ -116,6 +139,7 @@ type streamOut struct {
 func (s *streamOut) took(i int) {
 	p := s.p
 	if item, copied := p.copies[i]; copied {
+		s.past++
 		s.mark(i)
 		s.batch = append(s.batch, replay.HeldMessage{ID: item, Copy: true})
 		return
@@ -126,6 +150,7 @@ func (s *streamOut) took(i int) {
 	sum, stored := p.sums[i]
 	k, want := p.want.place(base)
 	if !stored || !want || p.want.kind[k]&selectedID == 0 || p.streamed.has(uint64(k)) {
+		s.past++
 		return // not selected, or a second with its id: named at the end
 	}
 	s.mark(i)
@@ -147,7 +172,7 @@ func (s *streamOut) flush(idle bool) {
 	if len(s.batch) < streamBatch && !(idle && time.Since(s.last) >= 20*time.Millisecond) {
 		return
 	}
-	s.send(replay.HeldBatch{Held: s.batch})
+	s.send(replay.HeldBatch{Held: s.batch, ReadPast: s.past})
 	s.batch = nil
 }
 
@@ -161,7 +186,7 @@ func (s *streamOut) send(b replay.HeldBatch) {
 
 // end sends what is left, and why the read ended short, if it did.
 func (s *streamOut) end(err error) {
-	s.send(replay.HeldBatch{Held: s.batch, Err: err})
+	s.send(replay.HeldBatch{Held: s.batch, Err: err, ReadPast: s.past})
 	s.batch = nil
 }
 

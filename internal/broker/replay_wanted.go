@@ -12,9 +12,14 @@ import (
 // id (what each id may be, where each held one is, and where the store
 // has it) took some 170 bytes a message held: 30% of the heap of a replay
 // of 300,000 in a profile. The ids are the caller's strings, not copies.
+//
+// A selecting hold (HoldSelecting) is asked for no id: it adds each id it
+// takes as it reads (add), after the sorted ones, and finds those by a map.
 type wanted struct {
-	ids  []string
-	kind []byte // by place: selectedID, suffixedID or both
+	ids    []string
+	kind   []byte // by place: selectedID, suffixedID or both
+	sorted int    // ids[:sorted] are the ones asked for, sorted
+	added  map[string]int32
 }
 
 func newWanted(ids []string) *wanted {
@@ -40,6 +45,7 @@ func newWanted(ids []string) *wanted {
 		}
 		w.ids, w.kind = append(w.ids, e.id), append(w.kind, e.kind)
 	}
+	w.sorted = len(w.ids)
 	return w
 }
 
@@ -48,7 +54,25 @@ func (w *wanted) place(id string) (int, bool) {
 	if w == nil {
 		return 0, false
 	}
-	return slices.BinarySearch(w.ids, id)
+	if k, ok := w.added[id]; ok {
+		return int(k), true
+	}
+	return slices.BinarySearch(w.ids[:w.sorted], id)
+}
+
+// add makes id a selected one, a selecting hold's choice, and returns its
+// place. The hold's lock (heldSources.mu) is held: Load and Ack look ids up.
+func (w *wanted) add(id string) int {
+	if k, ok := w.place(id); ok {
+		return k
+	}
+	if w.added == nil {
+		w.added = map[string]int32{}
+	}
+	k := len(w.ids)
+	w.ids, w.kind = append(w.ids, id), append(w.kind, selectedID)
+	w.added[id] = int32(k)
+	return k
 }
 
 // is says whether id is wanted as kind (selectedID, suffixedID).

@@ -177,6 +177,9 @@ func (a *app) replay(cmd *cobra.Command, queue string, f replayFlags) error {
 		}
 		defer lease.Release()
 		ctx = broker.WithLease(ctx, lease)
+		if ran, err := a.replaySelecting(ctx, cmd, queue, sel, opts, f); ran {
+			return err
+		}
 	}
 	in, closeRead, err := a.inspectIndexed(ctx, queue)
 	defer closeRead()
@@ -330,6 +333,10 @@ func (a *app) resumeReplay(cmd *cobra.Command, f replayFlags) error {
 		return err
 	}
 	fmt.Fprint(cmd.OutOrStdout(), resumeNotice(sanitize.Line(st.ID), sanitize.Line(st.Queue), plan.Items.Len(), st.Counts()))
+	if st.Plan.Selecting {
+		fmt.Fprintf(cmd.OutOrStdout(), "replay %s selected as it held: it resumes the %d message(s) it had taken; the ones it had not are still in %s, for a new replay\n",
+			sanitize.Line(st.ID), plan.Items.Len(), sanitize.Line(st.Queue))
+	}
 	return a.runReplay(cmd.Context(), cmd, plan)
 }
 
@@ -399,6 +406,12 @@ func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Pl
 // stdout, a non-zero exit when a threshold stopped it.
 func (a *app) runReplay(ctx context.Context, cmd *cobra.Command, plan replay.Plan) error {
 	res, err := a.replayOnce(ctx, cmd, plan)
+	return replayEnded(plan, res, err)
+}
+
+// replayEnded is how a headless replay's run ends for the shell: its error,
+// or the error of a threshold, an abort or messages changed since.
+func replayEnded(plan replay.Plan, res replay.Result, err error) error {
 	switch {
 	case err != nil:
 		return err

@@ -264,7 +264,7 @@ func planProblems(p Plan, top triage.Topology) []string {
 		exchanges[x.Name] = true
 	}
 	var out []string
-	if p.Items.Len() == 0 && len(p.Unroutable) == 0 {
+	if p.Items.Len() == 0 && len(p.Unroutable) == 0 && !p.Selecting { // a selecting plan's items come as it holds
 		out = append(out, "no message of "+p.Queue+" matches "+p.Selection.String())
 	}
 	if n := len(p.Unroutable); n > 0 {
@@ -297,7 +297,7 @@ func (p Plan) Runnable() error {
 	if len(p.Problems) > 0 {
 		return fmt.Errorf("replay %s may not run: %s", p.ID, strings.Join(p.Problems, "; "))
 	}
-	if p.Items.Len() == 0 {
+	if p.Items.Len() == 0 && !p.Selecting {
 		return fmt.Errorf("replay %s has nothing to replay", p.ID)
 	}
 	return nil

@@ -125,6 +125,11 @@ type Plan struct {
 	AtLimit int `json:"at_limit,omitempty"`
 	// Prior is set when resuming an interrupted replay from the journal.
 	Prior *Prior `json:"-"`
+	// Selecting is set on a replay that selects while it holds
+	// (NewSelectingPlan): Items begins empty, and the run adds each
+	// message its hold takes.
+	Selecting bool    `json:"selecting,omitempty"`
+	choose    Chooser // a selecting plan's: the selection, message by message
 }
 
 // Prior is what an interrupted replay already did, from the journal.
@@ -300,6 +305,11 @@ type HeldMessage struct {
 type HeldBatch struct {
 	Held []HeldMessage
 	Err  error
+	// ReadPast counts the messages the hold has read so far and holds
+	// without replaying them (not selected, a repeated id, a copy): while
+	// there are none, a source acked is the oldest the hold has, cheap to
+	// settle, and the bulk may go on while the hold reads.
+	ReadPast int
 }
 
 // HoldStreamer is a Port whose hold goes on reading while the replay

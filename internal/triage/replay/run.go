@@ -107,6 +107,7 @@ type run struct {
 	unheard      int
 	changedLater map[string]string
 	holdErr      error
+	readPast     int // what the streamed hold read and holds without replaying it (HeldBatch.ReadPast)
 	base         baseline
 	warnings     []string // what went wrong without stopping the run
 	depthErr     string
@@ -182,6 +183,13 @@ func (r *run) begin(ctx context.Context) error {
 	}
 	r.started = true
 	r.emit()
+	if r.plan.Selecting && r.plan.Prior == nil {
+		hs, ok := r.port.(HoldSelector)
+		if !ok || r.plan.choose == nil || r.opts.To == nil {
+			return fmt.Errorf("replay %s selects as it holds, and this broker port cannot: nothing was held", r.plan.ID)
+		}
+		return r.beginStreamed(ctx, hs)
+	}
 	if hs, ok := r.port.(HoldStreamer); ok && r.plan.Prior == nil {
 		return r.beginStreamed(ctx, hs)
 	}

@@ -76,7 +76,11 @@ func (r *run) endBaseline() {
 		r.afterObservation()
 		return
 	}
-	r.canaryLeft = min(r.opts.Canary, len(r.queue)+r.unheard) // a streamed hold's come yet
+	come := len(r.queue) + r.unheard // a streamed hold's come yet
+	if r.plan.Selecting && r.holding != nil {
+		come = r.opts.Canary // how many it takes is known once it has read (holdEnded)
+	}
+	r.canaryLeft = min(r.opts.Canary, come)
 	r.setRate(r.opts.CanaryRate)
 	r.phase = PhaseCanary
 }

@@ -16,6 +16,11 @@ type ledger struct {
 	byID    []int32 // indexes in items, in the order of their ids
 	st      []itemState
 	unacked int // items flagged unacked
+	// later are items added while the run goes on (a selecting replay's,
+	// add), by id, until they are sorted into byID: that happens once
+	// they are a quarter as many as byID, so each id is sorted in a few
+	// times over a run, and the map stays a small part of the items.
+	later map[string]int32
 }
 
 type itemState struct {
@@ -45,6 +50,9 @@ func newLedger(items Items) ledger {
 // index is the index of item id in the plan; of an id planned twice, the
 // last.
 func (l *ledger) index(id string) (int32, bool) {
+	if i, ok := l.later[id]; ok {
+		return i, true
+	}
 	n := sort.Search(len(l.byID), func(k int) bool { return l.items.ID(int(l.byID[k])) > id })
 	if n == 0 || l.items.ID(int(l.byID[n-1])) != id {
 		return 0, false
@@ -59,6 +67,45 @@ func (l *ledger) item(id string) (Item, bool) {
 		return Item{}, false
 	}
 	return l.items.At(int(i)), true
+}
+
+// add makes it an item of the run, with no outcome yet: a message a
+// selecting replay's hold took. The caller's Items is the ledger's after.
+func (l *ledger) add(it Item) {
+	i := int32(l.items.Len())
+	l.items.Append(it)
+	l.st = append(l.st, itemState{})
+	if l.later == nil {
+		l.later = map[string]int32{}
+	}
+	l.later[it.ID] = i
+	if len(l.later) >= max(1024, len(l.byID)/4) {
+		l.sortLater()
+	}
+}
+
+// sortLater merges the items added since the last time into byID.
+func (l *ledger) sortLater() {
+	if len(l.later) == 0 {
+		return
+	}
+	add := make([]int32, 0, len(l.later))
+	for _, i := range l.later {
+		add = append(add, i)
+	}
+	byID := func(a, b int32) int { return cmp.Compare(l.items.ID(int(a)), l.items.ID(int(b))) }
+	slices.SortFunc(add, byID)
+	merged := make([]int32, 0, len(l.byID)+len(add))
+	i, j := 0, 0
+	for i < len(l.byID) && j < len(add) {
+		if byID(l.byID[i], add[j]) <= 0 {
+			merged, i = append(merged, l.byID[i]), i+1
+		} else {
+			merged, j = append(merged, add[j]), j+1
+		}
+	}
+	l.byID = append(append(merged, l.byID[i:]...), add[j:]...)
+	l.later = nil
 }
 
 // outcome is item id's outcome so far, and whether it has one.
@@ -131,6 +178,10 @@ func (r Result) Outcome(id string) Outcome {
 	}
 	return outcomeCodes[r.outcomes.codes[i]]
 }
+
+// Items counts the messages the replay was about: its plan's, or, of a
+// replay that selected as it held, the ones its hold took.
+func (r Result) Items() int { return len(r.outcomes.codes) }
 
 // Outcomes are every message's outcome, by id: a map of the whole plan,
 // for a small one (a wave of an ordered replay); Outcome looks one up.

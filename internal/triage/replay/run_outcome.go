@@ -317,6 +317,7 @@ func (r *run) result() Result {
 		res.DeadLettersAtBaseline = len(r.collateral)
 	}
 	res.BaselineRate = r.base.rate
+	r.led.sortLater() // what finds an id in the result is sorted
 	res.outcomes = outcomeTable{find: ledger{items: r.led.items, byID: r.led.byID}, codes: make([]uint8, r.plan.Items.Len())}
 	for i, it := range r.plan.Items.All() {
 		o, ok := r.led.outcome(it.ID)

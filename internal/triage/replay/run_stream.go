@@ -19,7 +19,13 @@ import (
 
 // beginStreamed starts the streamed hold, then the baseline and the canary.
 func (r *run) beginStreamed(ctx context.Context, hs HoldStreamer) error {
-	held, err := hs.HoldStream(ctx, r.plan.Queue, r.plan.IDs(), r.plan.ID)
+	var held <-chan HeldBatch
+	var err error
+	if r.plan.Selecting {
+		held, err = hs.(HoldSelector).HoldSelecting(ctx, r.plan.Queue, r.plan.choose, r.plan.ID) // begin checked it can
+	} else {
+		held, err = hs.HoldStream(ctx, r.plan.Queue, r.plan.IDs(), r.plan.ID)
+	}
 	if err != nil {
 		return fmt.Errorf("replay %s: hold the messages of %s: %w", r.plan.ID, r.plan.Queue, err)
 	}
@@ -32,7 +38,11 @@ func (r *run) beginStreamed(ctx context.Context, hs HoldStreamer) error {
 // heldMore takes one batch of the streamed hold: its sources join the
 // queue to publish, in the order read.
 func (r *run) heldMore(b HeldBatch) {
+	if r.plan.Selecting {
+		r.takeItems(b.Held)
+	}
 	r.unheard = max(0, r.unheard-len(b.Held))
+	r.readPast = max(r.readPast, b.ReadPast)
 	r.queue = append(r.queue, r.sortHeld(b.Held, r.changedLater)...)
 	if b.Err != nil {
 		r.holdErr = b.Err
@@ -90,4 +100,17 @@ func (r *run) stopHold(ctx context.Context) error {
 	}
 	r.holdErr = nil // asked for
 	return r.holdEnded(ctx, true)
+}
+
+// takeItems makes each source a selecting replay's hold took an item of
+// the plan, to the plan's one destination. Its first outcome is
+// journalled before it is sent (published), so the journal names every
+// message the replay took, and a resume finds them all.
+func (r *run) takeItems(held []HeldMessage) {
+	for _, h := range held {
+		if _, known := r.led.index(h.ID); !known && !h.Copy {
+			r.led.add(Item{ID: h.ID, Route: *r.opts.To})
+		}
+	}
+	r.plan.Items = r.led.items
 }

@@ -69,6 +69,7 @@ func (s State) ResumePlan() Plan {
 		}
 	}
 	p.Prior = prior
+	p.Selecting = false // what it took is known: a resume takes no other message
 	return p
 }
 
@@ -236,6 +237,11 @@ func (s *State) apply(e triage.Recorded) error {
 			return nil
 		}
 		for _, id := range e.MessageIDs {
+			if _, known := s.Outcomes[id]; !known && s.Plan.Selecting && s.Plan.Options.To != nil {
+				// A selecting replay's message is journalled first as it
+				// is published (or left): that makes it one of the plan's.
+				s.Plan.Items.Append(Item{ID: id, Route: *s.Plan.Options.To})
+			}
 			// failed-again is final, whatever the order of the entries;
 			// untouched after confirmed cannot happen (settled ids are skipped).
 			if s.Outcomes[id] == OutcomeFailedAgain {

@@ -1,0 +1,140 @@
+package broker_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/dlqt/dlqt/internal/broker/brokertest"
+	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/replay"
+)
+
+// A selecting hold holds what its chooser takes, the first message of
+// each id, in queue order, and says how many it read past; a repeated id
+// is read past. Acked, the sources leave the queue; released, the rest is
+// back, in its order on a classic queue. A quorum queue's hold reads it
+// whole first (its messages may pay a delivery to be held), then holds
+// the same.
+func TestASelectingHoldHoldsWhatItsChooserTakes(t *testing.T) {
+	brokertest.SkipShort(t)
+	t.Run("classic", func(t *testing.T) { selectingHoldTakes(t, nil) })
+	t.Run("quorum", func(t *testing.T) { selectingHoldTakes(t, amqp.Table{"x-queue-type": "quorum"}) })
+}
+
+func selectingHoldTakes(t *testing.T, args amqp.Table) {
+	const n = 6000
+	f := newFixture(t, "holdselect")
+	f.declare("parked", args)
+	all := f.publish("parked", n, 256)
+	again := testMessage(4, []byte(`{"message_id":"m-00004"}`)) // m-00004 a second time, at the tail
+	f.publishOne("", "parked", again)
+	all = append(all, again.MessageId)
+	f.waitDepth("parked", n+1)
+	even := func(m triage.Message, id string) bool {
+		k, err := strconv.Atoi(id[2:])
+		return err == nil && k%2 == 0 && m.Properties.MessageID == id
+	}
+	var picked []string
+	for i := 0; i < n; i += 2 {
+		picked = append(picked, all[i])
+	}
+
+	got, past, acked := holdSelecting(t, f, "rp-holdselect", even, true)
+	if !slices.Equal(got, picked) {
+		t.Fatalf("held %d ids, not the %d even ones in queue order (first %v)", len(got), len(picked), got[:min(4, len(got))])
+	}
+	if past != n/2+1 {
+		t.Errorf("read past %d, want the %d odd ones and the repeat", past, n/2+1)
+	}
+	if !slices.Equal(acked, picked) {
+		t.Fatalf("acked %d of the %d held", len(acked), len(picked))
+	}
+	var want []string // the odd ones and the repeat of m-00004
+	for i, id := range all {
+		if i%2 == 1 || i == n {
+			want = append(want, id)
+		}
+	}
+	f.waitDepth("parked", len(want))
+	ids, _ := streamedIDs(t, f, "parked", 0)
+	if args != nil { // a quorum queue puts what was returned in the order it applies the returns
+		slices.Sort(ids)
+		slices.Sort(want)
+	}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("after the hold the queue holds %d ids, want the %d not acked", len(ids), len(want))
+	}
+}
+
+// The sources of a group at the head of its queue are acked in one
+// multiple ack: the rest of the queue, read past after them, stays.
+func TestASelectingHoldAcksAGroupAtTheHeadAsOne(t *testing.T) {
+	brokertest.SkipShort(t)
+	const n = 4000
+	f := newFixture(t, "holdhead")
+	f.declare("parked", nil)
+	all := f.publish("parked", n, 256)
+	f.waitDepth("parked", n)
+	head := func(_ triage.Message, id string) bool { k, _ := strconv.Atoi(id[2:]); return k < n/2 }
+	got, past, acked := holdSelecting(t, f, "rp-holdhead", head, false)
+	if !slices.Equal(got, all[:n/2]) || past != n/2 {
+		t.Fatalf("held %d, read past %d; want the first %d held and the rest read past", len(got), past, n/2)
+	}
+	if !slices.Equal(acked, got) {
+		t.Fatalf("acked %d of the %d held", len(acked), len(got))
+	}
+	f.waitDepth("parked", n/2)
+	if ids, _ := streamedIDs(t, f, "parked", 0); !slices.Equal(ids, all[n/2:]) {
+		t.Fatalf("after the hold the queue holds %d ids, want the %d after the group, in order", len(ids), n/2)
+	}
+}
+
+// holdSelecting holds parked with choose, acks what it held (the first
+// batch while the read goes on, when early, the rest after), closes the
+// port, and returns the ids held, how many the hold read past, and the
+// ids acked.
+func holdSelecting(t *testing.T, f *fixture, replayID string, choose replay.Chooser, early bool) (got []string, past int, acked []string) {
+	t.Helper()
+	ctx := context.Background()
+	port, err := f.live().OpenReplay(ctx, replayID, "parked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer port.Close()
+	port.AcceptDeliveryCost = true // a quorum queue's delivery limit (4.x: 20 by default)
+	held, err := port.HoldSelecting(ctx, "parked", choose, replayID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range held {
+		if b.Err != nil {
+			t.Fatalf("the read ended short: %v", b.Err)
+		}
+		past = max(past, b.ReadPast)
+		for _, h := range b.Held {
+			if h.Copy || len(h.BodySHA256) != 64 {
+				t.Fatalf("held %+v", h)
+			}
+			got = append(got, h.ID)
+		}
+		if early && len(acked) == 0 && len(got) > 0 {
+			acked = slices.Clone(got)
+			if err := port.Ack(ctx, acked); err != nil {
+				t.Fatalf("Ack during the read: %v", err)
+			}
+		}
+	}
+	rest := got[len(acked):]
+	if err := port.Ack(ctx, rest); err != nil {
+		t.Fatalf("Ack after the read: %v", err)
+	}
+	acked = append(acked, rest...)
+	if err := port.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return got, past, acked
+}
