@@ -59,6 +59,7 @@ type Replay struct {
 	notes   []string
 	stream  *holdStream    // a hold whose read goes on while the replay publishes
 	choose  replay.Chooser // a hold that selects as it reads (HoldSelecting)
+	bound   *headroomCut   // how far the broker's headroom let the hold read, when it cut it
 	once    sync.Once
 	done    chan struct{}
 }

@@ -176,6 +176,7 @@ func (r *Replay) holdRest(ctx context.Context, hr *holdRead) ([]replay.HeldMessa
 	}
 	if hr.quorum && keepsConsumersUp(hr.cost) {
 		r.noteShort(queue, short, hr.pass.read(), hr.want)
+		r.noteRepeats(hr.pass)
 		out := r.sortHeld(hr.pass)
 		r.keepConsuming(hr.w)
 		return out, nil
@@ -184,6 +185,7 @@ func (r *Replay) holdRest(ctx context.Context, hr *holdRead) ([]replay.HeldMessa
 		hr.abandon()
 		return nil, err
 	}
+	r.noteRepeats(hr.pass)
 	// The messages not selected stay unacked, bodiless, until the hold is
 	// released (releaseHeld), and go back then in one Nack(0, multiple,
 	// requeue). Released as they pass, while a consumer is up, each would
@@ -281,6 +283,7 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 		want = depth
 		if safe, why := r.live.safeHold(ctx, q, want); safe < want {
 			r.note(fmt.Sprintf("the hold of %s reads %d of its %d messages: %s", queue, safe, depth, why))
+			r.bound = &headroomCut{read: safe, depth: depth, why: why}
 			want = safe
 		}
 	}
@@ -449,6 +452,31 @@ func (r *Replay) sortHeld(p *passing) (out []replay.HeldMessage) {
 	return out
 }
 
+// headroomCut is how far the broker's memory headroom let a hold read.
+type headroomCut struct {
+	read, depth int
+	why         string
+}
+
+// HoldBound says, once the hold has begun, whether the broker's memory
+// headroom bounded its read: it read the first read of depth messages,
+// for why. why is "" when it read the whole queue (or --limit bounded it).
+func (r *Replay) HoldBound() (read, depth int, why string) {
+	if b := r.bound; b != nil {
+		return b.read, b.depth, b.why
+	}
+	return 0, 0, ""
+}
+
+// noteRepeats says what a selecting hold read past that its selection
+// takes: messages with the id of one read before them.
+func (r *Replay) noteRepeats(p *passing) {
+	if p.repeats > 0 {
+		r.note(fmt.Sprintf("%d message(s) of %s that the selection takes repeat the id of one read before them: they stay in %s (a planned replay names them ID#2, ID#3...: dlqt replay %s --id ID#2)",
+			p.repeats, r.queue, r.queue, r.queue))
+	}
+}
+
 // heldAt is where a held message is: its record in the hold's store and its
 // position among the queue's own messages (not this replay's copies).
 type heldAt struct{ record, position int32 } // a hold reads fewer than 2^31 deliveries: 16 bytes a held message with its tag
@@ -521,9 +549,10 @@ type passing struct {
 	stream *streamOut
 	// choose, on a selecting hold (HoldSelecting), takes the first message
 	// of an id (first) that the selection takes; lock guards want then.
-	choose replay.Chooser
-	first  *triage.FirstSeen
-	lock   sync.Locker
+	choose  replay.Chooser
+	first   *triage.FirstSeen
+	lock    sync.Locker
+	repeats int // chosen, with the id of a message read before: read past
 }
 
 func newPassing(queue string, want *wanted, replayID string, store *heldStore) *passing {
@@ -548,11 +577,17 @@ func (p *passing) take(d amqp.Delivery) {
 	}
 	base := baseID(d, p.queue)
 	_, maybe := p.want.place(base)
-	if p.choose != nil && p.first.First(base) && p.choose(toMessage(d, p.queue, i), base) {
-		p.lock.Lock()
-		p.want.add(base)
-		p.lock.Unlock()
-		maybe = true
+	if p.choose != nil {
+		first := p.first.First(base)
+		switch chosen := p.choose(toMessage(d, p.queue, i), base); {
+		case chosen && first:
+			p.lock.Lock()
+			p.want.add(base)
+			p.lock.Unlock()
+			maybe = true
+		case chosen:
+			p.repeats++
+		}
 	}
 	p.bases = append(p.bases, p.want.intern(base))
 	if maybe && p.err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -43,12 +44,15 @@ func selectingHoldTakes(t *testing.T, args amqp.Table) {
 		picked = append(picked, all[i])
 	}
 
-	got, past, acked := holdSelecting(t, f, "rp-holdselect", even, true)
+	got, past, acked, notes := holdSelecting(t, f, "rp-holdselect", even, true)
 	if !slices.Equal(got, picked) {
 		t.Fatalf("held %d ids, not the %d even ones in queue order (first %v)", len(got), len(picked), got[:min(4, len(got))])
 	}
 	if past != n/2+1 {
 		t.Errorf("read past %d, want the %d odd ones and the repeat", past, n/2+1)
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, "1 message(s) of parked that the selection takes repeat the id") }) {
+		t.Errorf("the repeat of m-00004 went unsaid: %q", notes)
 	}
 	if !slices.Equal(acked, picked) {
 		t.Fatalf("acked %d of the %d held", len(acked), len(picked))
@@ -80,7 +84,7 @@ func TestASelectingHoldAcksAGroupAtTheHeadAsOne(t *testing.T) {
 	all := f.publish("parked", n, 256)
 	f.waitDepth("parked", n)
 	head := func(_ triage.Message, id string) bool { k, _ := strconv.Atoi(id[2:]); return k < n/2 }
-	got, past, acked := holdSelecting(t, f, "rp-holdhead", head, false)
+	got, past, acked, _ := holdSelecting(t, f, "rp-holdhead", head, false)
 	if !slices.Equal(got, all[:n/2]) || past != n/2 {
 		t.Fatalf("held %d, read past %d; want the first %d held and the rest read past", len(got), past, n/2)
 	}
@@ -95,9 +99,9 @@ func TestASelectingHoldAcksAGroupAtTheHeadAsOne(t *testing.T) {
 
 // holdSelecting holds parked with choose, acks what it held (the first
 // batch while the read goes on, when early, the rest after), closes the
-// port, and returns the ids held, how many the hold read past, and the
-// ids acked.
-func holdSelecting(t *testing.T, f *fixture, replayID string, choose replay.Chooser, early bool) (got []string, past int, acked []string) {
+// port, and returns the ids held, how many the hold read past, the ids
+// acked and the port's notes.
+func holdSelecting(t *testing.T, f *fixture, replayID string, choose replay.Chooser, early bool) (got []string, past int, acked, notes []string) {
 	t.Helper()
 	ctx := context.Background()
 	port, err := f.live().OpenReplay(ctx, replayID, "parked")
@@ -136,5 +140,5 @@ func holdSelecting(t *testing.T, f *fixture, replayID string, choose replay.Choo
 	if err := port.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return got, past, acked
+	return got, past, acked, port.Notes()
 }

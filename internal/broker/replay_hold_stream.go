@@ -104,6 +104,7 @@ func (r *Replay) streamRest(ctx context.Context, hr *holdRead) error {
 	if err := r.endHoldRead(hr, short); err != nil {
 		return err
 	}
+	r.noteRepeats(hr.pass)
 	s := hr.pass.stream
 	s.batch = append(s.batch, r.sortHeld(hr.pass)...)
 	r.held.readEnded() // every message it holds is named: the runs not selected may go back

@@ -370,6 +370,12 @@ func (a *app) holdLimit() int {
 // replayOnce runs a plan headless, progress on stderr and the result on
 // stdout, and returns how it ended.
 func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Plan) (replay.Result, error) {
+	return a.replayHeld(ctx, cmd, plan, nil)
+}
+
+// replayHeld is replayOnce; ended, if set, sees the port once the run and
+// its hold have ended.
+func (a *app) replayHeld(ctx context.Context, cmd *cobra.Command, plan replay.Plan, ended func(*broker.Replay)) (replay.Result, error) {
 	rec, live, done, err := a.openForChange(ctx)
 	if err != nil {
 		return replay.Result{}, err
@@ -399,6 +405,9 @@ func (a *app) replayOnce(ctx context.Context, cmd *cobra.Command, plan replay.Pl
 		fmt.Fprintln(errw, "dlqt: note:", sanitize.Line(ferr.Error()))
 	}
 	printResult(cmd.OutOrStdout(), res)
+	if ended != nil {
+		ended(port)
+	}
 	return res, err
 }
 

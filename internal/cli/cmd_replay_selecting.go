@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dlqt/dlqt/internal/broker"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
 	"github.com/dlqt/dlqt/internal/triage/replay"
@@ -64,11 +65,20 @@ func (a *app) replaySelecting(ctx context.Context, cmd *cobra.Command, queue str
 	if err := a.changing(); err != nil {
 		return true, err
 	}
-	res, err := a.replayOnce(ctx, cmd, plan)
-	if err == nil && res.Items() == 0 && res.StoppedBecause == "" && !res.Aborted {
+	var cut error // the broker's headroom bounded the hold, as it bounds a plan's read (cutShort)
+	res, err := a.replayHeld(ctx, cmd, plan, func(port *broker.Replay) {
+		if read, depth, why := port.HoldBound(); why != "" {
+			cut = partialRead{action: "replay " + plan.ID, queue: queue, read: read, depth: depth, bound: why}
+		}
+	})
+	if err == nil && res.Items() == 0 && res.StoppedBecause == "" && !res.Aborted && cut == nil {
 		return true, fmt.Errorf("replay %s: no message of %s matches %s: nothing was changed", plan.ID, sanitize.Line(queue), sanitize.Line(sel.String()))
 	}
-	return true, replayEnded(plan, res, err)
+	if err := replayEnded(plan, res, err); err != nil || cut == nil {
+		return true, err
+	}
+	fmt.Fprintln(out, "not read:", cut)
+	return true, cut
 }
 
 // revisedIn says whether an approved revision names a message of queue:
