@@ -41,6 +41,13 @@ func newHeldStore() (*heldStore, error) {
 	return &heldStore{rs: rs}, nil
 }
 
+// reserve makes room for the positions of n deliveries.
+func (s *heldStore) reserve(n int) {
+	s.mu.Lock()
+	s.at = slices.Grow(s.at, n)
+	s.mu.Unlock()
+}
+
 // put writes delivery d under pos and returns the SHA-256 of its body. The
 // body is written as it is, never copied: a hold of one 128 MiB message
 // costs no second 128 MiB.

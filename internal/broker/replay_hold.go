@@ -289,6 +289,8 @@ func (r *Replay) beginHold(ctx context.Context, queue string, ids []string, repl
 	}
 	pass := newPassing(queue, wanted, replayID, store)
 	pass.cost = cost
+	pass.tags = make([]uint64, 0, want) // a tag a delivery: grown by append, a hold of 1,000,000 kept a quarter more
+	store.reserve(want)
 	if r.choose != nil {
 		pass.choose, pass.first, pass.lock = r.choose, triage.NewFirstSeen(), &r.held.mu
 	}
@@ -429,12 +431,18 @@ func (r *Replay) sortHeld(p *passing) (out []replay.HeldMessage) {
 			}
 			continue
 		}
-		own, ownBases = append(own, i), append(ownBases, p.bases[i])
+		if !p.namesAsItReads() { // it reported what it took as it read
+			own, ownBases = append(own, i), append(ownBases, p.bases[i])
+		}
 	}
 	h := r.held
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for n, id := range triage.SuffixIDs(ownBases) {
+	names := ownBases // a selecting hold's: the first of each id it took, named as it read them
+	if p.choose == nil {
+		names = triage.SuffixIDs(ownBases)
+	}
+	for n, id := range names {
 		i := own[n]
 		sum, stored := p.sums[i]
 		switch {
@@ -571,13 +579,14 @@ func (p *passing) take(d amqp.Delivery) {
 		p.bases = append(p.bases, "")
 		p.copies[i], _ = d.Headers[triage.HeaderReplayItem].(string)
 		if p.stream != nil {
-			p.stream.took(i)
+			p.stream.took(i, "")
 		}
 		return
 	}
 	base := baseID(d, p.queue)
 	_, maybe := p.want.place(base)
 	if p.choose != nil {
+		maybe = false // its first messages it chooses, and only those
 		first := p.first.First(base)
 		switch chosen := p.choose(toMessage(d, p.queue, i), base); {
 		case chosen && first:
@@ -589,7 +598,12 @@ func (p *passing) take(d amqp.Delivery) {
 			p.repeats++
 		}
 	}
-	p.bases = append(p.bases, p.want.intern(base))
+	if p.choose != nil && !maybe {
+		base = "" // a selecting hold names what it takes as it reads: what it does not, it needs no name of
+	}
+	if !p.namesAsItReads() {
+		p.bases = append(p.bases, p.want.intern(base))
+	}
 	if maybe && p.err == nil {
 		sum, err := p.store.put(i, d)
 		if err != nil {
@@ -599,9 +613,14 @@ func (p *passing) take(d amqp.Delivery) {
 		p.sums[i] = sum
 	}
 	if p.stream != nil {
-		p.stream.took(i)
+		p.stream.took(i, p.want.intern(base))
 	}
 }
+
+// namesAsItReads says p is a streamed selecting hold's: it reports each
+// message it takes as it reads it, under the id it read, and keeps no base
+// id of each delivery for the end of its read (16 bytes a message).
+func (p *passing) namesAsItReads() bool { return p.choose != nil && p.stream != nil }
 
 func (p *passing) read() int { return len(p.tags) }
 

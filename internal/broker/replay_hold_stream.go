@@ -43,19 +43,12 @@ func (r *Replay) HoldStream(ctx context.Context, queue string, ids []string, rep
 	out := make(chan replay.HeldBatch, 16)
 	if hr == nil || hr.quorum || hr.cost.Limited {
 		var held []replay.HeldMessage
-		past := 0
 		if hr != nil {
 			if held, err = r.holdRest(ctx, hr); err != nil {
 				return nil, err
 			}
-			past = hr.pass.read()
-			for _, h := range held {
-				if !h.Copy {
-					past--
-				}
-			}
 		}
-		out <- replay.HeldBatch{Held: held, ReadPast: past}
+		out <- replay.HeldBatch{Held: held}
 		close(out)
 		return out, nil
 	}
@@ -131,27 +124,23 @@ type streamOut struct {
 	ctx   context.Context // the hold's: once it ends nobody listens
 	at    []uint64        // positions reported, a bit each (the ids: passing.streamed)
 	own   int             // messages read that are not copies of this replay
-	past  int             // messages read and not reported as held (HeldBatch.ReadPast)
 	batch []replay.HeldMessage
 	last  time.Time // of the last batch sent
 }
 
 // took reports what the read took at position i, if it is to be.
-func (s *streamOut) took(i int) {
+func (s *streamOut) took(i int, base string) {
 	p := s.p
 	if item, copied := p.copies[i]; copied {
-		s.past++
 		s.mark(i)
 		s.batch = append(s.batch, replay.HeldMessage{ID: item, Copy: true})
 		return
 	}
 	n := s.own
 	s.own++
-	base := p.bases[i]
 	sum, stored := p.sums[i]
 	k, want := p.want.place(base)
 	if !stored || !want || p.want.kind[k]&selectedID == 0 || p.streamed.has(uint64(k)) {
-		s.past++
 		return // not selected, or a second with its id: named at the end
 	}
 	s.mark(i)
@@ -173,7 +162,7 @@ func (s *streamOut) flush(idle bool) {
 	if len(s.batch) < streamBatch && !(idle && time.Since(s.last) >= 20*time.Millisecond) {
 		return
 	}
-	s.send(replay.HeldBatch{Held: s.batch, ReadPast: s.past})
+	s.send(replay.HeldBatch{Held: s.batch})
 	s.batch = nil
 }
 
@@ -187,7 +176,7 @@ func (s *streamOut) send(b replay.HeldBatch) {
 
 // end sends what is left, and why the read ended short, if it did.
 func (s *streamOut) end(err error) {
-	s.send(replay.HeldBatch{Held: s.batch, Err: err, ReadPast: s.past})
+	s.send(replay.HeldBatch{Held: s.batch, Err: err})
 	s.batch = nil
 }
 

@@ -305,11 +305,6 @@ type HeldMessage struct {
 type HeldBatch struct {
 	Held []HeldMessage
 	Err  error
-	// ReadPast counts the messages the hold has read so far and holds
-	// without replaying them (not selected, a repeated id, a copy): while
-	// there are none, a source acked is the oldest the hold has, cheap to
-	// settle, and the bulk may go on while the hold reads.
-	ReadPast int
 }
 
 // HoldStreamer is a Port whose hold goes on reading while the replay

@@ -107,7 +107,6 @@ type run struct {
 	unheard      int
 	changedLater map[string]string
 	holdErr      error
-	readPast     int // what the streamed hold read and holds without replaying it (HeldBatch.ReadPast)
 	base         baseline
 	warnings     []string // what went wrong without stopping the run
 	depthErr     string

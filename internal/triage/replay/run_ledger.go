@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+
+	"github.com/dlqt/dlqt/internal/triage"
 )
 
 // ledger is what a run knows of each item of its plan, by the item's index
@@ -95,16 +97,7 @@ func (l *ledger) sortLater() {
 	}
 	byID := func(a, b int32) int { return cmp.Compare(l.items.ID(int(a)), l.items.ID(int(b))) }
 	slices.SortFunc(add, byID)
-	merged := make([]int32, 0, len(l.byID)+len(add))
-	i, j := 0, 0
-	for i < len(l.byID) && j < len(add) {
-		if byID(l.byID[i], add[j]) <= 0 {
-			merged, i = append(merged, l.byID[i]), i+1
-		} else {
-			merged, j = append(merged, add[j]), j+1
-		}
-	}
-	l.byID = append(append(merged, l.byID[i:]...), add[j:]...)
+	l.byID = triage.MergePlaces(l.byID, add, byID)
 	l.later = nil
 }
 

@@ -42,7 +42,6 @@ func (r *run) heldMore(b HeldBatch) {
 		r.takeItems(b.Held)
 	}
 	r.unheard = max(0, r.unheard-len(b.Held))
-	r.readPast = max(r.readPast, b.ReadPast)
 	r.queue = append(r.queue, r.sortHeld(b.Held, r.changedLater)...)
 	if b.Err != nil {
 		r.holdErr = b.Err
