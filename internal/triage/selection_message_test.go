@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dlqt/dlqt/internal/triage"
+	"github.com/dlqt/dlqt/internal/triage/filter"
 	"github.com/dlqt/dlqt/internal/triage/triagetest"
 )
 
@@ -26,7 +27,11 @@ func TestAMessageMatcherSelectsAsAWholeReadDoes(t *testing.T) {
 	when := triagetest.MustTime("2026-12-01T09:00:00Z")
 	var msgs []triage.Message
 	for i := range 60 {
-		m := triage.Message{Queue: "nghia-dia", Properties: triage.Properties{MessageID: fmt.Sprintf("m-%d", i)}, Body: []byte(`{"order_id": 1}`),
+		body := `{"order_id": 1}`
+		if i%5 == 0 {
+			body = `{"tenant": "acme", "n": 1}`
+		}
+		m := triage.Message{Queue: "nghia-dia", Properties: triage.Properties{MessageID: fmt.Sprintf("m-%d", i)}, Body: []byte(body),
 			Headers: triage.Headers{}}
 		switch i % 4 {
 		case 0:
@@ -47,7 +52,18 @@ func TestAMessageMatcherSelectsAsAWholeReadDoes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, sel := range []triage.Selection{{Group: &key}, {Group: &key, Where: codeFilter("TIMEOUT")}, {Where: codeFilter("TIMEOUT")}} {
+		// text~ and tenant= read the message's payload and headers: the
+		// message triaged alone carries them whole, as a read's does.
+		text, err := filter.ParseWhere([]string{"text~order_id"}, filter.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tenant, err := filter.ParseWhere([]string{"tenant=acme"}, filter.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sel := range []triage.Selection{{Group: &key}, {Group: &key, Where: codeFilter("TIMEOUT")}, {Where: codeFilter("TIMEOUT")},
+			{Group: &key, Where: text}, {Where: tenant}} {
 			chose := sel.MessageMatcher(top)
 			n := 0
 			for i, m := range msgs {
@@ -59,7 +75,7 @@ func TestAMessageMatcherSelectsAsAWholeReadDoes(t *testing.T) {
 					n++
 				}
 			}
-			if n == 0 && sel.Where == nil {
+			if n == 0 && (sel.Where == nil || sel.Where.String() == tenant.String()) {
 				t.Errorf("%s selects nothing: the case proves nothing", sel)
 			}
 		}
