@@ -507,6 +507,12 @@ func printPlan(w io.Writer, p replay.Plan, in triage.Inspection, red *redact.Red
 	} else {
 		fmt.Fprintln(w, "  allowed: no")
 	}
+	printPlanEnd(w, p)
+}
+
+// printPlanEnd is the end of a plan as printed, planned or selecting as it
+// holds: why it may not run, its warnings, and how it will run.
+func printPlanEnd(w io.Writer, p replay.Plan) {
 	for _, pr := range p.Problems {
 		fmt.Fprintln(w, "  problem:", sanitize.Line(pr))
 	}

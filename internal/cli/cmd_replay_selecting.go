@@ -108,15 +108,5 @@ func printSelectingPlan(w io.Writer, p replay.Plan) {
 		}
 		fmt.Fprintf(w, "  -> %s  allowed by replay.allow, reaches %s\n", sanitize.Line(d.Route.String()), queues)
 	}
-	for _, pr := range p.Problems {
-		fmt.Fprintln(w, "  problem:", sanitize.Line(pr))
-	}
-	for _, warning := range p.Warnings {
-		fmt.Fprintln(w, "  warning:", sanitize.Line(warning))
-	}
-	if p.Options.Baseline > 0 && len(p.DestinationQueues) > 0 {
-		fmt.Fprintf(w, "  first %s counting the destination's own dead letters (only more than that rate is collateral)\n", p.Options.Baseline)
-	}
-	fmt.Fprintf(w, "  canary %d at %.1f msg/s, observe %s, then up to %.1f msg/s; at-least-once: a duplicate is possible after a crash\n",
-		p.Options.Canary, p.Options.CanaryRate, p.Options.Observe, p.Options.Rate)
+	printPlanEnd(w, p)
 }
