@@ -27,6 +27,7 @@ type replayFlags struct {
 	to         string
 	rate       float64
 	canary     int
+	canaryRate float64
 	observe    time.Duration
 	baseline   time.Duration
 	maxBacklog int
@@ -57,7 +58,7 @@ the config file unless it is the messages' own route. The empty exchange is
 written :ROUTING_KEY.
 
 Without --yes (or with --dry-run) nothing changes: the plan is printed.
-With --yes: a canary of --canary messages at 1 msg/s, then --observe of
+With --yes: a canary of --canary messages at --canary-rate (1 msg/s), then --observe of
 watching (did any fail again into a parking queue? was any returned or
 nacked? did the destination backlog grow past --max-backlog? did a
 destination dead-letter messages of its own faster than during the
@@ -99,6 +100,7 @@ exit status is that of the plan, non-zero when it may not run.`,
 	fl.StringVar(&f.to, "to", "", "destination EXCHANGE:ROUTING_KEY instead of each message's original route")
 	fl.Float64Var(&f.rate, "rate", replay.DefaultRate, "ceiling in messages per second")
 	fl.IntVar(&f.canary, "canary", replay.DefaultCanary, "messages in the canary")
+	fl.Float64Var(&f.canaryRate, "canary-rate", replay.DefaultCanaryRate, "messages per second during the canary (at most --rate)")
 	fl.DurationVar(&f.observe, "observe", replay.DefaultObserve, "how long to watch the canary")
 	fl.DurationVar(&f.baseline, "baseline", replay.DefaultBaseline, "before the canary, count the destination's own dead letters this long from the start (the hold's read counts): only those above that rate stop the replay as collateral")
 	fl.IntVar(&f.maxBacklog, "max-backlog", 0, "stop when the destination queues grow by more than this many messages (0: no limit)")
@@ -113,12 +115,14 @@ exit status is that of the plan, non-zero when it may not run.`,
 }
 
 func (f replayFlags) options(allow []string) (replay.Options, error) {
-	o := replay.Options{Rate: f.rate, Canary: f.canary, Observe: f.observe, Baseline: f.baseline, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
+	o := replay.Options{Rate: f.rate, Canary: f.canary, CanaryRate: f.canaryRate, Observe: f.observe, Baseline: f.baseline, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
 	switch {
 	case f.rate <= 0:
 		return o, usageError{fmt.Errorf("--rate must be positive, got %g", f.rate)}
 	case f.canary <= 0:
 		return o, usageError{fmt.Errorf("--canary must be at least 1, got %d", f.canary)}
+	case f.canaryRate <= 0:
+		return o, usageError{fmt.Errorf("--canary-rate must be positive, got %g", f.canaryRate)}
 	case f.observe <= 0:
 		// Zero is refused rather than taken as "no watch": a canary nobody
 		// watches checks nothing (a copy that fails again comes back after
@@ -276,7 +280,7 @@ func (a *app) proposeReplay(out io.Writer, plan replay.Plan, in triage.Inspectio
 
 // approvalPlan is what a replay proposal will run with: the options given.
 func (f replayFlags) approvalPlan(sel triage.Selection) approval.Plan {
-	return approval.Plan{Selection: sel.String(), To: f.to, Rate: f.rate, Canary: f.canary,
+	return approval.Plan{Selection: sel.String(), To: f.to, Rate: f.rate, Canary: f.canary, CanaryRate: f.canaryRate,
 		Observe: f.observe.String(), Baseline: f.baseline.String(), MaxBacklog: f.maxBacklog, OrderBy: f.orderBy, InOrder: f.inOrder}
 }
 

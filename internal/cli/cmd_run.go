@@ -12,6 +12,7 @@ import (
 	"github.com/dlqt/dlqt/internal/journal"
 	"github.com/dlqt/dlqt/internal/triage"
 	"github.com/dlqt/dlqt/internal/triage/approval"
+	"github.com/dlqt/dlqt/internal/triage/replay"
 )
 
 func (a *app) runCommand() *cobra.Command {
@@ -157,8 +158,11 @@ func (a *app) carryOut(cmd *cobra.Command, p approval.Proposal, d approval.Decis
 
 // replayFlagsOf are the replay options a proposal was made with.
 func replayFlagsOf(p approval.Proposal) (replayFlags, error) {
-	f := replayFlags{ids: p.MessageIDs, bodies: p.Bodies(), to: p.Plan.To, rate: p.Plan.Rate, canary: p.Plan.Canary,
+	f := replayFlags{ids: p.MessageIDs, bodies: p.Bodies(), to: p.Plan.To, rate: p.Plan.Rate, canary: p.Plan.Canary, canaryRate: p.Plan.CanaryRate,
 		maxBacklog: p.Plan.MaxBacklog, orderBy: p.Plan.OrderBy, inOrder: p.Plan.InOrder, yes: true, approved: true}
+	if f.canaryRate == 0 {
+		f.canaryRate = replay.DefaultCanaryRate
+	}
 	for _, d := range []struct {
 		name, text string
 		to         *time.Duration

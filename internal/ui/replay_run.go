@@ -172,7 +172,7 @@ func (s *replayScreen) startRun(plan replay.Plan) tea.Cmd {
 		return nil
 	}
 	o := plan.Options
-	gate := approval.Plan{Selection: s.what, Rate: o.Rate, Canary: o.Canary, Observe: o.Observe.String(), Baseline: o.Baseline.String(), MaxBacklog: o.MaxBacklog}
+	gate := approval.Plan{Selection: s.what, Rate: o.Rate, Canary: o.Canary, CanaryRate: o.CanaryRate, Observe: o.Observe.String(), Baseline: o.Baseline.String(), MaxBacklog: o.MaxBacklog}
 	if o.To != nil {
 		gate.To = o.To.String()
 	}

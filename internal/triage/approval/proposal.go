@@ -11,11 +11,14 @@ import (
 // options of its replay, the reason of its discard. It is part of the
 // signed hash, so a run cannot use other options than the approved ones.
 type Plan struct {
-	Reason     string  `json:"reason,omitempty"`
-	Selection  string  `json:"selection,omitempty"` // how the ids were chosen, for people
-	To         string  `json:"to,omitempty"`        // replay destination EXCHANGE:ROUTING_KEY
-	Rate       float64 `json:"rate,omitempty"`
-	Canary     int     `json:"canary,omitempty"`
+	Reason    string  `json:"reason,omitempty"`
+	Selection string  `json:"selection,omitempty"` // how the ids were chosen, for people
+	To        string  `json:"to,omitempty"`        // replay destination EXCHANGE:ROUTING_KEY
+	Rate      float64 `json:"rate,omitempty"`
+	Canary    int     `json:"canary,omitempty"`
+	// CanaryRate is the canary's msg/s; proposals made before it existed
+	// lack it (omitempty keeps their hash) and ran at the default.
+	CanaryRate float64 `json:"canary_rate,omitempty"`
 	Observe    string  `json:"observe,omitempty"`  // a duration, as text
 	Baseline   string  `json:"baseline,omitempty"` // a duration, as text
 	MaxBacklog int     `json:"max_backlog,omitempty"`
