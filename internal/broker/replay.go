@@ -34,6 +34,7 @@ type Replay struct {
 	ReadDepth int
 
 	lease   *Lease // the queue's: one action per queue at a time
+	blind   bool   // no watch queue: no copy can be seen failing again
 	hold    *amqp.Connection
 	publish *amqp.Connection
 	pubCh   *amqp.Channel

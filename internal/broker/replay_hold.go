@@ -885,6 +885,10 @@ func (r *Replay) settle(ids []string, do func(*amqp.Channel, uint64) error) erro
 	return nil
 }
 
+// Blind reports that the replay has no watch queue (replay.Blind): set
+// once, when the replay opens.
+func (r *Replay) Blind() bool { return r.blind }
+
 // watch binds a temporary exclusive queue like every parking queue of the
 // vhost (and the replay's own queue), so a copy of this replay that is dead
 // lettered or parked again shows up here too; the parking queues keep their
@@ -909,6 +913,7 @@ func (r *Replay) watch(top triage.Topology) error {
 	}
 	if len(binds) == 0 {
 		r.note(fmt.Sprintf("%s is reached only through the default exchange: copies that fail again cannot be watched", r.queue))
+		r.blind = true
 		return nil
 	}
 	ch, err := r.hold.Channel()

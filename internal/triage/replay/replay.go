@@ -320,6 +320,14 @@ type HoldStreamer interface {
 	StopHold()
 }
 
+// Blind is a Port that can tell it sees no copy fail again: its queue is
+// reached only through the default exchange, so no watch queue could be
+// bound like it. The watch after the last publish is then left out (unless
+// MaxBacklog asks for the destination's depth): it would wait for nothing.
+type Blind interface {
+	Blind() bool
+}
+
 // Publishing is one message to publish: the original message with
 // dlqt's replay headers (CopyHeaders), and the item it belongs to.
 type Publishing struct {

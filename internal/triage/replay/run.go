@@ -27,7 +27,8 @@ const (
 // publishes the canary at CanaryRate, observes for Observe, then waits for
 // RampUp (or, with AutoRamp, goes on at Rate), publishes the rest
 // paced by a token bucket, and watches the last copies for up to 5 s (never
-// longer than Observe) before it reports. ctl takes pause, resume, ramp-up
+// longer than Observe; not at all when the port is Blind and no MaxBacklog
+// is set) before it reports. ctl takes pause, resume, ramp-up
 // and abort at any time; progress (may be nil) is called at least every 250 ms from
 // Run's goroutine. A threshold (a failed-again copy, a return or nack,
 // destination backlog over MaxBacklog, a lost connection) stops it with

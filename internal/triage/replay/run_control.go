@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
 )
@@ -127,7 +128,7 @@ func (r *run) advance() error {
 		// The last copies get a short watch too, so one that fails right
 		// away is reported failed-again rather than resolved.
 		if len(r.queue) == 0 && r.holding == nil && r.inFlight == 0 && r.pacedCount > 0 && r.tailEnd.IsZero() {
-			r.tailEnd = r.clock.Now().Add(min(r.opts.Observe, maxTail))
+			r.tailEnd = r.clock.Now().Add(r.tailWatch())
 		}
 	case PhaseObserving:
 		if !r.clock.Now().Before(r.observeEnd) {
@@ -138,6 +139,16 @@ func (r *run) advance() error {
 		}
 	}
 	return nil
+}
+
+// tailWatch is how long the last copies are watched: Observe, at most
+// maxTail; nothing when the port sees no copy fail again and no backlog
+// limit is set, since a return or nack comes before its confirm.
+func (r *run) tailWatch() time.Duration {
+	if b, ok := r.port.(Blind); ok && b.Blind() && r.opts.MaxBacklog == 0 {
+		return 0
+	}
+	return min(r.opts.Observe, maxTail)
 }
 
 func (r *run) afterObservation() {

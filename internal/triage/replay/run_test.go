@@ -237,6 +237,45 @@ func TestTheLastCopiesAreWatchedBeforeTheReport(t *testing.T) {
 	}
 }
 
+// blindPort is a port whose queue no watch queue can be bound like.
+type blindPort struct {
+	*fakePort
+	blind bool
+}
+
+func (p blindPort) Blind() bool { return p.blind }
+
+// A port that sees no copy fail again (its parking queue is reached only
+// through the default exchange) has nothing to watch after the last
+// publish: the run reports at once, unless a backlog limit asks for the
+// destination's depth. The move benchmark waited its 1 s for nothing.
+func TestTheLastCopiesOfABlindReplayAreNotWaitedFor(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		port       Port
+		maxBacklog int
+		waits      bool
+	}{
+		{"watched", blindPort{newFakePort(), false}, 0, true},
+		{"blind", blindPort{newFakePort(), true}, 0, false},
+		{"blind with a backlog limit", blindPort{newFakePort(), true}, 100, true},
+		{"a port that cannot tell", newFakePort(), 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := runFor(Options{Rate: 10, Observe: time.Minute, MaxBacklog: tc.maxBacklog, AutoRamp: true}, 3)
+			r.port = tc.port
+			r.afterObservation()
+			r.queue, r.pacedCount = nil, 3
+			if err := r.advance(); err != nil {
+				t.Fatal(err)
+			}
+			if r.finished() == tc.waits {
+				t.Errorf("finished %t right after the last confirm, want %t (tail until %v)", r.finished(), !tc.waits, time.Until(r.tailEnd).Round(time.Second))
+			}
+		})
+	}
+}
+
 func TestABlockedBrokerHoldsPublishingAndSaysWhy(t *testing.T) {
 	r, _ := runFor(Options{Rate: 10, AutoRamp: true}, 3)
 	r.afterObservation()
