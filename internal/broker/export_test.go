@@ -28,3 +28,11 @@ func DecodeQueueOn(raw string, v triage.BrokerVersion) (triage.Queue, error) {
 	err := dec.Decode(&q)
 	return q.domain(v), err
 }
+
+// AckFrames is how many Ack frames the replay's hold sent, a multiple
+// ack as one.
+func (r *Replay) AckFrames() int {
+	r.held.mu.Lock()
+	defer r.held.mu.Unlock()
+	return r.held.ackFrames
+}

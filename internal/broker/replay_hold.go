@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -61,8 +62,11 @@ type heldSources struct {
 	back            uint64
 	baseReady, gave int
 	// floor is the lowest delivery tag the hold may not have settled
-	// (ackAsOne): every tag below it was acked, requeued or given back.
+	// (ackFromFloor): every tag below it was acked, requeued or given back.
 	floor uint64
+	// ackFrames counts the Ack frames sent, a multiple ack as one: what
+	// the broker's channel had to apply.
+	ackFrames int
 }
 
 // ref is where held message id is and its place among want, if the hold
@@ -790,23 +794,25 @@ func (r *Replay) releaseHeld() {
 	h.store.close()
 }
 
-// Ack implements replay.Port: in one multiple ack when the sources are
-// every delivery the hold channel may still hold from its oldest up
-// (ackAsOne), else each source on its own.
+// Ack implements replay.Port: the sources that are every delivery the
+// hold channel may still hold from its oldest up in one multiple ack
+// (ackFromFloor), each other one on its own.
 func (r *Replay) Ack(_ context.Context, ids []string) error {
 	if err := r.lease.Check(); err != nil {
 		return fmt.Errorf("replay: nothing acked: %w", err)
 	}
-	if done, err := r.ackAsOne(ids); done || err != nil {
+	rest, err := r.ackFromFloor(ids)
+	if err != nil {
 		return err
 	}
-	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error {
+	return r.settle(rest, func(ch *amqp.Channel, tag uint64) error {
 		if err := r.held.giveBackBefore(tag); err != nil {
 			return err
 		}
 		err := ch.Ack(tag, false)
 		if err == nil {
 			r.held.acked++ // under held.mu (settle)
+			r.held.ackFrames++
 		}
 		return err
 	})
@@ -817,49 +823,63 @@ func (r *Replay) Requeue(_ context.Context, ids []string) error {
 	return r.settle(ids, func(ch *amqp.Channel, tag uint64) error { return ch.Nack(tag, false, true) })
 }
 
-// ackAsOne acks ids in one Ack(multiple) when their delivery tags are
-// every tag from the lowest the hold has not settled up: a multiple ack
-// then names exactly them, and nothing the replay does not take. Acked one
-// by one, 100,000 sources were 100,000 frames for the broker to apply
-// while it also read and took the copies. done is false, with nothing
-// acked, when some other delivery lies among them (a message read past,
-// or one not read from the client's buffer yet).
-func (r *Replay) ackAsOne(ids []string) (done bool, err error) {
+// ackFromFloor acks in one Ack(multiple) those of ids whose delivery tags
+// are every tag from the lowest the hold has not settled up, and returns
+// the others, unacked. A multiple ack then names exactly those, and
+// nothing the replay does not take: it stops below the first tag that is
+// not one of ids (a message read past, one not read from the client's
+// buffer yet, one still in flight). Acked one by one, 100,000 sources were
+// 100,000 frames for the broker to apply while it also took the copies.
+func (r *Replay) ackFromFloor(ids []string) (rest []string, err error) {
 	if r.held == nil || len(ids) < 2 {
-		return false, nil
+		return ids, nil
 	}
 	h := r.held
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	tags := make([]uint64, 0, len(ids))
+	type source struct {
+		tag uint64
+		id  string
+	}
+	sources := make([]source, 0, len(ids))
 	for _, id := range ids {
 		ref, _, ok := h.ref(id)
 		if !ok {
-			return false, nil
+			rest = append(rest, id) // settle skips it as before
+			continue
 		}
-		tags = append(tags, ref.tag)
+		sources = append(sources, source{ref.tag, id})
 	}
-	slices.Sort(tags)
+	slices.SortFunc(sources, func(a, b source) int { return cmp.Compare(a.tag, b.tag) })
 	for h.floor == 0 || h.settled.has(h.floor) || h.floor <= h.back { // tags begin at 1; what is below back went back
 		h.floor++
 	}
-	for i, tag := range tags {
-		if tag != h.floor+uint64(i) {
-			return false, nil
+	n := 0
+	for n < len(sources) && sources[n].tag == h.floor+uint64(n) {
+		n++
+	}
+	for _, s := range sources[n:] {
+		rest = append(rest, s.id)
+	}
+	if n < 2 {
+		for _, s := range sources[:n] {
+			rest = append(rest, s.id)
 		}
+		return rest, nil
 	}
-	if err := h.ch.Ack(tags[len(tags)-1], true); err != nil {
-		return true, fmt.Errorf("replay: settle %d sources: %w", len(ids), err)
+	if err := h.ch.Ack(sources[n-1].tag, true); err != nil {
+		return nil, fmt.Errorf("replay: settle %d sources: %w", n, err)
 	}
-	for _, id := range ids {
-		ref, k, _ := h.ref(id)
+	for _, s := range sources[:n] {
+		ref, k, _ := h.ref(s.id)
 		h.refs[k] = heldRef{}
 		h.settled.add(ref.tag)
 		h.store.drop(int(ref.record))
-		delete(h.tables, id)
+		delete(h.tables, s.id)
 	}
-	h.acked += len(ids)
-	return true, nil
+	h.acked += n
+	h.ackFrames++
+	return rest, nil
 }
 
 func (r *Replay) settle(ids []string, do func(*amqp.Channel, uint64) error) error {

@@ -95,6 +95,64 @@ func TestASelectingHoldAcksAGroupAtTheHeadAsOne(t *testing.T) {
 	}
 }
 
+// Sources acked together that begin with every tag from the oldest
+// unsettled up go as one multiple ack for that run, and the others one by
+// one: a group at the head of its queue with more of it further on (the
+// old code sent every one alone once any lay apart). Nothing the replay
+// did not take is acked: the queue keeps exactly the others, in order.
+func TestAcksOfARunFromTheOldestGoAsOneAndTheRestAlone(t *testing.T) {
+	brokertest.SkipShort(t)
+	const n = 2000
+	f := newFixture(t, "holdrun")
+	f.declare("parked", nil)
+	all := f.publish("parked", n, 256)
+	f.waitDepth("parked", n)
+	take := func(k int) bool { return k < n/4 || k%7 == 0 }
+	var want, left []string
+	for k, id := range all {
+		if take(k) {
+			want = append(want, id)
+		} else {
+			left = append(left, id)
+		}
+	}
+	ctx := context.Background()
+	port, err := f.live().OpenReplay(ctx, "rp-holdrun", "parked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer port.Close()
+	held, err := port.HoldSelecting(ctx, "parked", func(_ triage.Message, id string) bool { k, _ := strconv.Atoi(id[2:]); return take(k) }, "rp-holdrun")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for b := range held {
+		if b.Err != nil {
+			t.Fatalf("the read ended short: %v", b.Err)
+		}
+		for _, h := range b.Held {
+			got = append(got, h.ID)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("held %d, want %d", len(got), len(want))
+	}
+	if err := port.Ack(ctx, slices.Concat(got[n/4:], got[:n/4])); err != nil { // in any order
+		t.Fatal(err)
+	}
+	if frames, apart := port.AckFrames(), len(want)-n/4; frames != 1+apart {
+		t.Errorf("%d ack frames for a run of %d from the oldest and %d apart, want %d", frames, n/4, apart, 1+apart)
+	}
+	if err := port.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.waitDepth("parked", len(left))
+	if ids, _ := streamedIDs(t, f, "parked", 0); !slices.Equal(ids, left) {
+		t.Fatalf("after the hold the queue holds %d ids, want the %d not taken, in order", len(ids), len(left))
+	}
+}
+
 // holdSelecting holds parked with choose, acks what it held (the first
 // batch while the read goes on, when early, the rest after), closes the
 // port, and returns the ids held, the ids acked and the port's notes.

@@ -119,6 +119,9 @@ type run struct {
 
 	// Journalled at the next flush: confirmed before the ack, the others as they come.
 	toConfirm, toFail, toReturn, toCollateral []string
+	// ackLater are confirmed sources, journalled so, whose ack waits for
+	// the streamed hold's read to end (flushConfirmed).
+	ackLater []string
 
 	started    bool
 	phase      Phase

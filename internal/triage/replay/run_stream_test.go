@@ -217,13 +217,17 @@ func TestAStreamedHoldThatFailsStopsTheReplay(t *testing.T) {
 	}
 }
 
-func TestTheBulkWaitsForAStreamedHoldsReadToEnd(t *testing.T) {
-	// b is held with a, but the read goes on: the canary (a) may go, the
-	// bulk (b) not until the read has ended, so that no source is acked
-	// behind messages the hold read past and cannot give back yet.
+// The bulk publishes while a streamed hold still reads, and no source is
+// acked until the read has ended: acked while its consumer is up, a source
+// frees a place of that consumer's prefetch, which the broker fills past the
+// hold's window, and on a group mixed with others it is settled behind
+// every message the hold read past. Before, the bulk itself waited for the
+// read: 100,000 on a quiet node took 4.5 s of reading, then 10 s of
+// publishing, where a Shovel moved them in 10.8 s.
+func TestTheBulkPublishesWhileAStreamedHoldReadsAndAcksAfter(t *testing.T) {
 	var mu sync.Mutex
 	var runningAt time.Time
-	var before []string // published a second into the running phase
+	var published, acked []string // a second into the running phase, the read not ended
 	port := newStreamPort(streamStep{batch: held("a", "b")})
 	port.clock = newFakeClock()
 	port.script = append(port.script, streamStep{wait: func(p *streamPort) bool {
@@ -232,7 +236,7 @@ func TestTheBulkWaitsForAStreamedHoldsReadToEnd(t *testing.T) {
 		if runningAt.IsZero() || p.clock.Now().Before(runningAt.Add(time.Second)) {
 			return false
 		}
-		before, _, _ = p.snapshot()
+		published, acked, _ = p.snapshot()
 		return true
 	}, batch: held("c")})
 	plan := fakePlan(Options{Rate: 100, Canary: 1, CanaryRate: 10, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
@@ -246,7 +250,13 @@ func TestTheBulkWaitsForAStreamedHoldsReadToEnd(t *testing.T) {
 	if r.err != nil || r.res.Resolved != 3 {
 		t.Fatalf("result %+v, %v", r.res, r.err)
 	}
-	if !slices.Equal(before, []string{"a"}) {
-		t.Errorf("published while the hold still read: %v, want the canary's a alone", before)
+	if !slices.Equal(published, []string{"a", "b"}) {
+		t.Errorf("published while the hold still read: %v, want the canary's a and the bulk's b", published)
+	}
+	if len(acked) != 0 {
+		t.Errorf("acked while the hold still read: %v, want none", acked)
+	}
+	if _, all, _ := port.snapshot(); !slices.Equal(all, []string{"a", "b", "c"}) {
+		t.Errorf("acked in the end: %v, want a, b and c", all)
 	}
 }
