@@ -260,3 +260,63 @@ func TestTheBulkPublishesWhileAStreamedHoldReadsAndAcksAfter(t *testing.T) {
 		t.Errorf("acked in the end: %v, want a, b and c", all)
 	}
 }
+
+// A kill while the hold still reads, after the bulk's copies were
+// confirmed: their sources were never acked (the acks wait for the read's
+// end), but "confirmed" was journalled, so the resume acks them and
+// publishes none of them again.
+func TestAKillBeforeTheReadEndsLeavesConfirmedSourcesToTheResumesAck(t *testing.T) {
+	spy := &journalSpy{}
+	var mu sync.Mutex
+	var atKill []triage.Record
+	confirmed := func() bool {
+		spy.mu.Lock()
+		defer spy.mu.Unlock()
+		for _, r := range spy.records {
+			if r.Action == triage.ActionReplayOutcome && r.Reason == string(OutcomeConfirmed) && slices.Contains(r.MessageIDs, "b") {
+				return true
+			}
+		}
+		return false
+	}
+	port := newStreamPort(streamStep{batch: held("a", "b")})
+	port.clock = newFakeClock()
+	port.script = append(port.script, streamStep{wait: func(p *streamPort) bool {
+		if !confirmed() {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if atKill == nil {
+			spy.mu.Lock()
+			atKill = slices.Clone(spy.records)
+			spy.mu.Unlock()
+		}
+		return true
+	}, batch: held("c")})
+	plan := fakePlan(Options{Rate: 100, Canary: 1, CanaryRate: 10, Observe: time.Second, AutoRamp: true}, "a", "b", "c")
+	if first := driveWith(t, t.Context(), spy, plan, port, nil, nil); first.err != nil || first.res.Resolved != 3 {
+		t.Fatalf("result %+v, %v", first.res, first.err)
+	}
+	mu.Lock()
+	records := atKill
+	mu.Unlock()
+	for _, r := range records {
+		if r.Action == triage.ActionReplayOutcome && r.Reason == string(OutcomeResolved) {
+			t.Fatalf("resolved journalled while the hold still read: %v (the acks wait for the read's end)", r.MessageIDs)
+		}
+	}
+	st, err := Find(journalOf(t, &journalSpy{records: records}), plan.ID)
+	if err != nil || !st.Interrupted() {
+		t.Fatalf("state %+v, %v", st, err)
+	}
+	port2 := newFakePort()
+	second := drive(t, st.ResumePlan(), port2, nil, nil)
+	published, acked, _ := port2.snapshot()
+	if second.err != nil || slices.Contains(published, "a") || slices.Contains(published, "b") {
+		t.Fatalf("resume: %+v, %v; published %v: a and b were confirmed before the kill", second.res, second.err, published)
+	}
+	if !slices.Contains(acked, "a") || !slices.Contains(acked, "b") || !slices.Contains(published, "c") {
+		t.Errorf("resume acked %v and published %v: want a and b acked, c published", acked, published)
+	}
+}
