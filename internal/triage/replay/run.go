@@ -119,9 +119,10 @@ type run struct {
 
 	// Journalled at the next flush: confirmed before the ack, the others as they come.
 	toConfirm, toFail, toReturn, toCollateral []string
-	// ackLater are confirmed sources, journalled so, whose ack waits for
-	// the streamed hold's read to end (flushConfirmed).
-	ackLater []string
+	// ackLater counts the confirmed sources, journalled so and flagged
+	// flagAckLater, whose ack waits for the streamed hold's read to end
+	// (flushConfirmed).
+	ackLater int
 
 	started    bool
 	phase      Phase

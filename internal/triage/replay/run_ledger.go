@@ -35,6 +35,7 @@ const (
 	flagHeld      uint8 = 1 << iota // held, not yet acked or requeued
 	flagConfirmed                   // the destination confirmed its copy
 	flagUnacked                     // confirmed, but its source could not be acked
+	flagAckLater                    // confirmed while the hold reads: acked once the read has ended
 )
 
 // outcomeCodes are the outcomeCodes a ledger can keep, by their code; "" is none.

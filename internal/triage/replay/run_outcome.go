@@ -86,17 +86,59 @@ func (r *run) flush(ctx context.Context) error {
 // instead of publishing it again.
 func (r *run) flushConfirmed(ctx context.Context) error {
 	if len(r.toConfirm) > 0 {
-		if err := r.record(triage.ActionReplayOutcome, string(OutcomeConfirmed), r.toConfirm, nil); err != nil {
+		ids := r.toConfirm
+		if err := r.record(triage.ActionReplayOutcome, string(OutcomeConfirmed), ids, nil); err != nil {
 			return err
 		}
-		r.ackLater = append(r.ackLater, r.toConfirm...)
 		r.toConfirm = nil
+		if r.holding != nil || r.ackLater > 0 { // after those waiting, in plan order
+			for _, id := range ids {
+				r.led.flag(id, flagAckLater, true)
+			}
+			r.ackLater += len(ids)
+		} else if _, err := r.ackConfirmed(ctx, ids); err != nil {
+			return err
+		}
 	}
-	if len(r.ackLater) == 0 || r.holding != nil {
-		return nil
+	if r.ackLater > 0 && r.holding == nil {
+		return r.ackTheLater(ctx)
 	}
-	ids := r.ackLater
-	r.ackLater = nil
+	return nil
+}
+
+// ackChunk is how many sources whose ack waited for the read's end go in
+// one Ack and one journal entry: all of them at once (700,000 of a
+// replay of 1,000,000) took the process from 235 to 279 MiB of RSS.
+const ackChunk = 16384
+
+// ackTheLater acks, in plan order and ackChunk at a time, the confirmed
+// sources whose ack waited for the hold's read to end. After an ack that
+// failed it stops: the rest stay held and confirmed, for a resume to ack.
+func (r *run) ackTheLater(ctx context.Context) error {
+	var chunk []string
+	for i := range r.led.st {
+		if r.led.st[i].flags&flagAckLater == 0 {
+			continue
+		}
+		r.led.flagAt(i, flagAckLater, false)
+		r.ackLater--
+		chunk = append(chunk, r.led.items.ID(i))
+		if len(chunk) < ackChunk && r.ackLater > 0 {
+			continue
+		}
+		if acked, err := r.ackConfirmed(ctx, chunk); err != nil || !acked {
+			return err
+		}
+		chunk = nil // the journal may keep the slice it was given
+	}
+	return nil
+}
+
+// ackConfirmed acks sources whose confirm is journalled, and journals
+// them resolved. A failed ack (acked false) stops the run with the
+// sources left unacked: the replay then ends resumable, and a resume acks
+// them without publishing again. An error is the journal's.
+func (r *run) ackConfirmed(ctx context.Context, ids []string) (acked bool, err error) {
 	if err := r.port.Ack(ctx, ids); err != nil {
 		for _, id := range ids {
 			r.led.flag(id, flagUnacked, true)
@@ -104,7 +146,7 @@ func (r *run) flushConfirmed(ctx context.Context) error {
 		if r.stopped == "" {
 			r.stopped = "could not ack confirmed sources (they may be delivered twice; resume acks them): " + err.Error()
 		}
-		return nil
+		return false, nil
 	}
 	var resolved []string
 	for _, id := range ids {
@@ -114,9 +156,9 @@ func (r *run) flushConfirmed(ctx context.Context) error {
 		}
 	}
 	if len(resolved) == 0 {
-		return nil
+		return true, nil
 	}
-	return r.record(triage.ActionReplayOutcome, string(OutcomeResolved), resolved, map[string]any{"acked": true})
+	return true, r.record(triage.ActionReplayOutcome, string(OutcomeResolved), resolved, map[string]any{"acked": true})
 }
 
 // flushReturned journals the returned, nacked and unanswered publishes and

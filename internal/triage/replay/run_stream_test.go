@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -318,5 +319,68 @@ func TestAKillBeforeTheReadEndsLeavesConfirmedSourcesToTheResumesAck(t *testing.
 	}
 	if !slices.Contains(acked, "a") || !slices.Contains(acked, "b") || !slices.Contains(published, "c") {
 		t.Errorf("resume acked %v and published %v: want a and b acked, c published", acked, published)
+	}
+}
+
+// chunkPort records the size of each Ack.
+type chunkPort struct {
+	*fakePort
+	sizes []int
+}
+
+func (p *chunkPort) Ack(ctx context.Context, ids []string) error {
+	p.sizes = append(p.sizes, len(ids))
+	return p.fakePort.Ack(ctx, ids)
+}
+
+// The sources whose ack waited for the read's end are acked, and journalled
+// resolved, ackChunk at a time in plan order, each after the confirm of
+// its copy: all at once, 700,000 of a replay of 1,000,000 took the process
+// from 235 to 279 MiB of RSS. Those confirmed after the read ended go
+// after them.
+func TestSourcesWaitingForTheReadsEndAreAckedInChunks(t *testing.T) {
+	n := ackChunk + 10
+	r, spy := runFor(Options{Rate: 10, AutoRamp: true}, 0)
+	for i := range n {
+		r.led.add(Item{ID: fmt.Sprintf("m%06d", i)})
+	}
+	r.plan.Items = r.led.items
+	port := &chunkPort{fakePort: newFakePort()}
+	r.port = port
+	held := make(chan HeldBatch)
+	r.holding = held
+	for i := range n - 1 {
+		id := fmt.Sprintf("m%06d", i)
+		r.led.flag(id, flagHeld, true)
+		r.settled(confirmResult{id, PublishResult{Confirmed: true}})
+	}
+	if err := r.flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if len(port.sizes) != 0 || r.ackLater != n-1 {
+		t.Fatalf("acked %v while the hold reads (%d waiting)", port.sizes, r.ackLater)
+	}
+	r.holding = nil // the read has ended
+	last := fmt.Sprintf("m%06d", n-1)
+	r.led.flag(last, flagHeld, true)
+	r.settled(confirmResult{last, PublishResult{Confirmed: true}})
+	if err := r.flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(port.sizes, []int{ackChunk, 10}) || r.ackLater != 0 {
+		t.Errorf("acks of %v (%d still waiting), want %d then 10", port.sizes, r.ackLater, ackChunk)
+	}
+	_, acked, _ := port.snapshot()
+	if len(acked) != n || acked[0] != "m000000" || acked[n-1] != last {
+		t.Errorf("acked %d, first %s, last %s: want all %d in plan order", len(acked), acked[0], acked[len(acked)-1], n)
+	}
+	resolved := 0
+	for _, rec := range spy.records {
+		if rec.Action == triage.ActionReplayOutcome && rec.Reason == string(OutcomeResolved) {
+			resolved += len(rec.MessageIDs)
+		}
+	}
+	if resolved != n || r.result().Resolved != n {
+		t.Errorf("journalled %d resolved, result %d; want %d", resolved, r.result().Resolved, n)
 	}
 }
