@@ -62,7 +62,12 @@ func selectingHoldTakes(t *testing.T, args amqp.Table) {
 		}
 	}
 	f.waitDepth("parked", len(want))
-	ids, _ := streamedIDs(t, f, "parked", 0)
+	// Taken, not browsed: a browse of a quorum queue on 4.x asks first (its
+	// default delivery limit), and the test is over.
+	var ids []string
+	for _, d := range f.drain("parked") {
+		ids = append(ids, d.MessageId)
+	}
 	if args != nil { // a quorum queue puts what was returned in the order it applies the returns
 		slices.Sort(ids)
 		slices.Sort(want)
