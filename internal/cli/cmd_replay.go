@@ -117,12 +117,12 @@ exit status is that of the plan, non-zero when it may not run.`,
 func (f replayFlags) options(allow []string) (replay.Options, error) {
 	o := replay.Options{Rate: f.rate, Canary: f.canary, CanaryRate: f.canaryRate, Observe: f.observe, Baseline: f.baseline, MaxBacklog: f.maxBacklog, Allow: allow, AutoRamp: true}
 	switch {
-	case f.rate <= 0:
-		return o, usageError{fmt.Errorf("--rate must be positive, got %g", f.rate)}
+	case !replay.UsableRate(f.rate):
+		return o, usageError{fmt.Errorf("--rate must be a positive number of messages per second, got %g", f.rate)}
 	case f.canary <= 0:
 		return o, usageError{fmt.Errorf("--canary must be at least 1, got %d", f.canary)}
-	case f.canaryRate <= 0:
-		return o, usageError{fmt.Errorf("--canary-rate must be positive, got %g", f.canaryRate)}
+	case !replay.UsableRate(f.canaryRate):
+		return o, usageError{fmt.Errorf("--canary-rate must be a positive number of messages per second, got %g", f.canaryRate)}
 	case f.observe <= 0:
 		// Zero is refused rather than taken as "no watch": a canary nobody
 		// watches checks nothing (a copy that fails again comes back after

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,8 @@ func TestCanaryRateIsAFlagAndMustBePositive(t *testing.T) {
 	}{
 		{rate: 10, canaryRate: 0, refused: true},
 		{rate: 10, canaryRate: -1, refused: true},
+		{rate: 10, canaryRate: math.NaN(), refused: true}, // pflag parses "NaN"; it passed "<= 0"
+		{rate: 10, canaryRate: math.Inf(1), refused: true},
 		{rate: 10, canaryRate: 5, want: 5},
 		{rate: 2, canaryRate: 5, want: 2}, // capped by the ceiling
 		{rate: 10, canaryRate: replay.DefaultCanaryRate, want: 1},
@@ -86,5 +89,18 @@ func TestAProposalKeepsItsCanaryRate(t *testing.T) {
 	}
 	if _, err := old.options(nil); err != nil {
 		t.Errorf("a proposal without canary_rate: %v", err)
+	}
+}
+
+// --rate NaN passed its "<= 0" check (pflag parses "NaN" and "Inf"): a
+// rate must be a finite number above zero.
+func TestRateMustBeAFiniteNumber(t *testing.T) {
+	for _, r := range []float64{0, -5, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		f := replayFlags{rate: r, canary: 5, canaryRate: 1, observe: time.Second}
+		_, err := f.options(nil)
+		var usage usageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), "--rate") {
+			t.Errorf("--rate %g: err %v, want a usage error that names --rate", r, err)
+		}
 	}
 }

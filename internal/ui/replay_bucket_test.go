@@ -20,3 +20,18 @@ func TestStartConfirmNamesTheRetryBucket(t *testing.T) {
 		t.Errorf("no retry bucket in:\n%s", got)
 	}
 }
+
+// The dry run's rate field takes a finite number above zero: "NaN" parses
+// as a float and passed its "<= 0" check.
+func TestTheRateFieldRefusesWhatCannotPace(t *testing.T) {
+	for _, v := range []string{"0", "-3", "NaN", "Inf", "abc"} {
+		o := replay.Options{Rate: 10}
+		if err := applyField(&o, fieldRate, v); err == nil || o.Rate != 10 {
+			t.Errorf("rate %q: err %v, rate now %g; want refused, 10 kept", v, err, o.Rate)
+		}
+	}
+	o := replay.Options{Rate: 10}
+	if err := applyField(&o, fieldRate, "50"); err != nil || o.Rate != 50 {
+		t.Errorf("rate 50: err %v, rate %g", err, o.Rate)
+	}
+}

@@ -146,7 +146,7 @@ func applyField(o *replay.Options, f planField, v string) error {
 		o.Observe = d
 	case fieldRate:
 		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || r <= 0 {
+		if err != nil || !replay.UsableRate(r) {
 			return fmt.Errorf("rate %q: want messages per second, above 0", v)
 		}
 		o.Rate = r

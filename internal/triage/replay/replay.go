@@ -6,6 +6,7 @@ package replay
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/dlqt/dlqt/internal/triage"
@@ -31,6 +32,13 @@ const (
 	// value counts only during the hold).
 	DefaultBaseline = 5 * time.Second
 )
+
+// UsableRate says whether perSecond can pace a replay: above zero and
+// finite. A flag parses "NaN" and "Inf" as numbers, and NaN passed a
+// "<= 0" check.
+func UsableRate(perSecond float64) bool {
+	return perSecond > 0 && !math.IsInf(perSecond, 0)
+}
 
 // Options steer one replay. Zero values take the defaults above.
 type Options struct {
